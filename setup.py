@@ -1,0 +1,31 @@
+"""seqlab: sequence labelling (NER, chunking, relations) and reusable word representations."""
+from setuptools import find_packages, setup
+
+setup(
+    name="seqlab",
+    version="0.1.0",
+    description="BiLSTM-CRF and windowed taggers, relation classifiers, and word representations (Brown, C&W, HLBL, LS)",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.10",
+    packages=find_packages(include=["seqlab", "seqlab.*", "features", "features.*"]),
+    include_package_data=True,
+    package_data={"seqlab": ["resources/*"]},
+    install_requires=[
+        "torch==2.13.0",
+        "numpy>=1.24",
+        "scikit-learn>=1.3",
+        "seqeval>=1.2.2",
+        "gensim>=4.3",
+        "fasttext>=0.9.2",
+        "pyyaml>=6.0",
+        # tqdm: progress bars with rate and ETA for training and induction; a well-kept
+        # library is better for users than a hand-written progress printer.
+        "tqdm>=4.66",
+    ],
+    extras_require={
+        "test": ["pytest>=7.4", "hypothesis>=6.90"],
+        "bench": ["pytorch-crf>=0.7.2", "psutil>=5.9"],
+    },
+    entry_points={"console_scripts": ["seqlab=seqlab.cli:main"]},
+)
