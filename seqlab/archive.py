@@ -1,0 +1,109 @@
+"""A run directory: what a training run leaves behind and how a model is loaded back.
+
+Layout::
+
+    config.yaml      the fully resolved config
+    vocabs.json      word, character and label vocabularies
+    model.pt         the best weights (a state dict only)
+    checkpoint.pt    the last epoch's weights, optimizer, RNG and loop state, for --resume
+    metrics.json     dev/test scores and the per-epoch history
+    train.log        the log
+
+Every file is written atomically. Weights load with ``torch.load(weights_only=True)``,
+so a model file can never run code.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from seqlab.atomic import atomic_open, atomic_torch_save
+from seqlab.config import Config, load_config
+from seqlab.data.vocab import Vocab, load_vocabs as _load_vocabs, save_vocabs as _save_vocabs
+from seqlab.errors import SeqlabError
+
+CONFIG, VOCABS, WEIGHTS, CHECKPOINT, METRICS, LOG = (
+    "config.yaml", "vocabs.json", "model.pt", "checkpoint.pt", "metrics.json", "train.log",
+)
+
+
+def has_checkpoint(run_dir: Path) -> bool:
+    return (Path(run_dir) / CHECKPOINT).is_file()
+
+
+def save_config(run_dir: Path, text: str) -> None:
+    with atomic_open(Path(run_dir) / CONFIG) as out:
+        out.write(text)
+
+
+def save_vocabs(run_dir: Path, vocabs: dict[str, Vocab]) -> None:
+    _save_vocabs(Path(run_dir) / VOCABS, vocabs)
+
+
+def load_vocabs(run_dir: Path) -> dict[str, Vocab]:
+    return _load_vocabs(Path(run_dir) / VOCABS)
+
+
+def save_weights(run_dir: Path, model: torch.nn.Module) -> None:
+    atomic_torch_save(model.state_dict(), Path(run_dir) / WEIGHTS)
+
+
+def _load(path: Path, device: torch.device | str) -> Any:
+    if not path.is_file():
+        raise SeqlabError(f"{path}: no such file (is {path.parent} a seqlab run directory?)")
+    try:
+        return torch.load(path, map_location=device, weights_only=True)
+    except Exception as err:  # unpickling refused or a corrupt file
+        raise SeqlabError(f"{path}: cannot load weights safely: {err}") from None
+
+
+def load_weights(run_dir: Path, device: torch.device | str = "cpu") -> dict[str, torch.Tensor]:
+    return _load(Path(run_dir) / WEIGHTS, device)
+
+
+def save_checkpoint(run_dir: Path, state: dict[str, Any]) -> None:
+    atomic_torch_save(state, Path(run_dir) / CHECKPOINT)
+
+
+def load_checkpoint(run_dir: Path, device: torch.device | str = "cpu") -> dict[str, Any]:
+    ckpt = _load(Path(run_dir) / CHECKPOINT, device)
+    for key in ("generator", "torch_rng"):  # RNG states must stay on the CPU
+        ckpt[key] = ckpt[key].cpu()
+    return ckpt
+
+
+def save_metrics(run_dir: Path, metrics: dict[str, Any]) -> None:
+    with atomic_open(Path(run_dir) / METRICS) as out:
+        json.dump(metrics, out, indent=2)
+
+
+def attach_log(run_dir: Path) -> None:
+    """Send seqlab's log to ``train.log`` in the run directory (appending on resume)."""
+    root = logging.getLogger("seqlab")
+    path = str((Path(run_dir) / LOG).resolve())
+    if any(isinstance(h, logging.FileHandler) and h.baseFilename == path for h in root.handlers):
+        return
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+
+def load_run(run_dir: str | Path, device: torch.device | str = "cpu") -> tuple[Config, dict[str, Vocab], Any, Any]:
+    """Load a trained tagger: its config, vocabularies, model (eval mode) and feature function."""
+    from seqlab.build import build_tagger, feature_function
+
+    run_dir = Path(run_dir)
+    if not (run_dir / CONFIG).is_file():
+        raise SeqlabError(f"{run_dir}: not a seqlab run directory (no {CONFIG}); pass the --output folder of a training run")
+    config = load_config(run_dir / CONFIG)
+    vocabs = load_vocabs(run_dir)
+    features, feature_dim = feature_function(config.model.features)
+    model = build_tagger(config, vocabs, feature_dim=feature_dim)
+    model.load_state_dict(load_weights(run_dir, device))
+    model.to(device).eval()
+    return config, vocabs, model, features

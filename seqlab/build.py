@@ -1,0 +1,112 @@
+"""Explicit name → builder tables: a config and vocabularies become a model and an optimizer."""
+from __future__ import annotations
+
+import logging
+import math
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from seqlab.config import Config, FeatureConfig, ModelConfig, TrainConfig
+from seqlab.data.batching import FeatureFn
+from seqlab.data.schemes import allowed_transitions
+from seqlab.data.vocab import CAPS, Vocab
+from seqlab.models.tagger import Tagger
+from seqlab.modules.crf import CRF
+from seqlab.modules.decoders import SoftmaxDecoder
+from seqlab.modules.embedder import CharBiLSTM, TokenEmbedder
+from seqlab.modules.encoders import BiLSTMEncoder
+
+log = logging.getLogger(__name__)
+
+
+def _crf(labels: Sequence[str], scheme: str) -> nn.Module:
+    allowed, start, end = allowed_transitions(labels, scheme)
+    return CRF(len(labels), torch.tensor(allowed), torch.tensor(start), torch.tensor(end))
+
+
+def _softmax(labels: Sequence[str], scheme: str) -> nn.Module:
+    return SoftmaxDecoder(len(labels))
+
+
+DECODERS: dict[str, Callable[[Sequence[str], str], nn.Module]] = {"crf": _crf, "softmax": _softmax}
+ENCODERS: dict[str, Callable[[int, ModelConfig], nn.Module]] = {
+    "bilstm": lambda input_dim, m: BiLSTMEncoder(input_dim, m.hidden, m.layers),
+}
+
+
+def build_tagger(
+    config: Config,
+    vocabs: dict[str, Vocab],
+    *,
+    feature_dim: int = 0,
+    pretrained: torch.Tensor | None = None,
+) -> Tagger:
+    """Assemble ``Tagger(embedder, encoder, decoder)`` from a config."""
+    m = config.model
+    words = nn.Embedding(len(vocabs["words"]), m.embeddings.dim, padding_idx=0)
+    if pretrained is not None:
+        if pretrained.shape != words.weight.shape:
+            raise ValueError(f"pretrained matrix must match {tuple(words.weight.shape)}, but got {tuple(pretrained.shape)}")
+        words.weight.data.copy_(pretrained)
+    words.weight.requires_grad_(m.embeddings.trainable)
+    chars = CharBiLSTM(len(vocabs["chars"]), m.chars.dim, m.chars.hidden) if m.chars else None
+    caps = nn.Embedding(len(CAPS), m.capitalization.dim, padding_idx=0) if m.capitalization else None
+    embedder = TokenEmbedder(words, chars, caps, feature_dim)
+    encoder = ENCODERS[m.encoder](embedder.output_dim, m)
+    labels = vocabs["tags"].itos
+    decoder = DECODERS[m.decoder](labels, config.data.tag_scheme)
+    return Tagger(embedder, encoder, decoder, len(labels), m.dropout)
+
+
+def build_optimizer(model: nn.Module, t: TrainConfig) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler]:
+    """SGD with momentum or Adam, with per-epoch exponential learning-rate decay."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    if t.optimizer == "sgd":
+        opt: torch.optim.Optimizer = torch.optim.SGD(params, lr=t.lr, momentum=t.momentum, weight_decay=t.weight_decay)
+    else:
+        opt = torch.optim.Adam(params, lr=t.lr, weight_decay=t.weight_decay)
+    return opt, torch.optim.lr_scheduler.ExponentialLR(opt, gamma=t.lr_decay)
+
+
+def embedding_matrix(words: Vocab, found: dict[str, np.ndarray], dim: int, seed: int) -> torch.Tensor:
+    """Pretrained rows where a vector was found, uniform(±sqrt(3/dim)) elsewhere, zeros for padding."""
+    gen = torch.Generator().manual_seed(seed)
+    bound = math.sqrt(3.0 / dim)
+    matrix = (torch.rand(len(words), dim, generator=gen) * 2 - 1) * bound
+    matrix[0] = 0.0
+    hits = [(i, w) for i, w in enumerate(words.itos) if w in found]
+    if hits:
+        rows = torch.tensor([i for i, _ in hits])
+        matrix[rows] = torch.from_numpy(np.stack([found[w] for _, w in hits]).astype(np.float32))
+    return matrix
+
+
+def feature_function(features: Sequence[FeatureConfig]) -> tuple[FeatureFn | None, int]:
+    """Fixed per-token feature vectors from the configured sources, concatenated."""
+    if not features:
+        return None, 0
+    from seqlab.data.pretrained import load_vectors
+    from seqlab.paths import resolve_data_path
+
+    tables = []
+    for i, f in enumerate(features):
+        vectors = load_vectors(resolve_data_path(f.path, key=f"model.features[{i}].path"), f.format)
+        tables.append((f, vectors))
+
+    def compute(types: Sequence[str]) -> np.ndarray:
+        parts = []
+        for f, vectors in tables:
+            out = np.zeros((len(types), vectors.dim), dtype=np.float32)
+            for j, word in enumerate(types):
+                vec = vectors.lookup(word.lower() if f.lowercase else word)
+                if vec is not None:
+                    out[j] = vec
+            if f.scale is not None and out.std() > 0:
+                out *= f.scale / out.std()  # Turian et al. 2010 §7.2
+            parts.append(out)
+        return np.concatenate(parts, axis=1)
+
+    return compute, sum(v.dim for _, v in tables)

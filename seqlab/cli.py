@@ -1,0 +1,125 @@
+"""The ``seqlab`` command: thin argparse verbs over importable functions."""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Sequence
+
+from seqlab.errors import SeqlabError
+
+log = logging.getLogger("seqlab")
+
+
+def _default_output(config_path: str) -> Path:
+    stem = Path(config_path).stem
+    base = Path("runs") / f"{stem}-{datetime.now():%Y%m%d-%H%M%S}"
+    return base
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from seqlab.config import load_config
+    from seqlab.train import train
+
+    if args.resume:
+        run_dir = Path(args.resume)
+        if args.set:
+            raise SeqlabError("--set cannot be combined with --resume: a resumed run keeps its own config.yaml")
+        config = load_config(run_dir / "config.yaml")
+        if args.config and load_config(args.config) != config:
+            log.warning("resuming with %s/config.yaml; %s differs from it and is ignored", run_dir, args.config)
+        train(config, run_dir, resume=True, progress=not args.quiet)
+        return 0
+    if not args.config:
+        raise SeqlabError("seqlab train: give a CONFIG file (or --resume RUN_DIR)")
+    config = load_config(args.config, args.set)
+    out = Path(args.output) if args.output else _default_output(args.config)
+    train(config, out, progress=not args.quiet)
+    print(f"run directory: {out}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from seqlab.tag import evaluate_file
+
+    text = evaluate_file(args.model_dir, args.file, output=args.output, batch_size=args.batch_size)
+    sys.stdout.write(text)
+    return 0
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from seqlab.metrics import score_conll_file
+
+    sys.stdout.write(score_conll_file(args.file))
+    return 0
+
+
+def cmd_tag(args: argparse.Namespace) -> int:
+    from seqlab.tag import tag_stream
+
+    if args.file in (None, "-"):
+        tag_stream(args.model_dir, sys.stdin, sys.stdout, fmt=args.format, batch_size=args.batch_size)
+    else:
+        path = Path(args.file)
+        if not path.is_file():
+            raise SeqlabError(f"{path}: no such file")
+        with open(path, encoding="utf-8", errors="strict") as handle:
+            tag_stream(args.model_dir, handle, sys.stdout, fmt=args.format, batch_size=args.batch_size, source=str(path))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="seqlab", description="Sequence labelling: train, evaluate, tag, score.")
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    t = sub.add_parser("train", help="train a tagger from a YAML config")
+    t.add_argument("config", nargs="?", help="YAML config (see configs/)")
+    t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override, e.g. model.hidden=256")
+    t.add_argument("--output", help="run directory (default runs/CONFIG-TIMESTAMP)")
+    t.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its last checkpoint")
+    t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.set_defaults(func=cmd_train)
+
+    e = sub.add_parser("eval", help="score a trained model on a labelled CoNLL file")
+    e.add_argument("model_dir")
+    e.add_argument("file")
+    e.add_argument("--output", help="where to write token/gold/pred columns (default MODEL_DIR/eval/FILE.pred.txt)")
+    e.add_argument("--batch-size", type=int, default=100)
+    e.set_defaults(func=cmd_eval)
+
+    s = sub.add_parser("score", help="score an existing prediction file")
+    s_sub = s.add_subparsers(dest="format", required=True)
+    sc = s_sub.add_parser("conll", help="conlleval drop-in: columns 'token ... gold pred'")
+    sc.add_argument("file")
+    sc.set_defaults(func=cmd_score)
+
+    g = sub.add_parser("tag", help="tag raw text (one paragraph per line)")
+    g.add_argument("model_dir")
+    g.add_argument("file", nargs="?", help="text file, or - / nothing for standard input")
+    g.add_argument("--format", choices=("conll", "jsonl", "inline"), default="conll")
+    g.add_argument("--batch-size", type=int, default=64)
+    g.set_defaults(func=cmd_tag)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
+    try:
+        return args.func(args)
+    except SeqlabError as err:
+        print(f"seqlab: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("seqlab: interrupted (a training run can be continued with --resume)", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

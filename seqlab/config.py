@@ -1,0 +1,294 @@
+"""Experiment configs: YAML loaded strictly into frozen dataclasses.
+
+An unknown key or a value of the wrong type is a :class:`ConfigError` that names
+the key (``model.hiden``) and suggests the nearest valid one. ``--set a.b=c``
+overrides are applied to the YAML tree before it is checked, so they are held
+to the same rules.
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import yaml
+
+from seqlab.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """Which files to read and how their columns and tags are laid out."""
+
+    train: str
+    dev: str
+    test: str | None = None
+    columns: tuple[str, ...] = ("word", "pos", "chunk", "ner")
+    word_column: str = "word"
+    tag_column: str = "ner"
+    file_scheme: str = "iob1"  # scheme of the tags in the files
+    tag_scheme: str = "bilou"  # scheme the model is trained with (Ghaddar & Langlais 2018 use BILOU)
+
+    def __post_init__(self) -> None:
+        _choice("data.file_scheme", self.file_scheme, SCHEME_NAMES)
+        _choice("data.tag_scheme", self.tag_scheme, SCHEME_NAMES)
+        for key in ("word_column", "tag_column"):
+            if getattr(self, key) not in self.columns:
+                raise ConfigError(f"data.{key}: {getattr(self, key)!r} is not one of data.columns {list(self.columns)}")
+
+
+@dataclass(frozen=True)
+class EmbeddingsConfig:
+    """Word embeddings, initialised from a pretrained file and fine-tuned."""
+
+    path: str | None = None
+    format: str = "glove"
+    dim: int = 50
+    trainable: bool = True
+    lowercase_fallback: bool = True  # look a word up as written, then lower-cased
+    min_count: int = 2  # training words without a pretrained vector are kept from this count on
+    digits_to_zero: bool = False
+
+    def __post_init__(self) -> None:
+        _choice("model.embeddings.format", self.format, ("glove", "word2vec", "word2vec_bin", "fasttext_vec", "fasttext_bin"))
+        _positive("model.embeddings.dim", self.dim)
+
+
+@dataclass(frozen=True)
+class CharConfig:
+    """Character BiLSTM (Lample et al. 2016): char embedding size and hidden size per direction."""
+
+    dim: int = 25
+    hidden: int = 50
+
+    def __post_init__(self) -> None:
+        _positive("model.chars.dim", self.dim)
+        _positive("model.chars.hidden", self.hidden)
+
+
+@dataclass(frozen=True)
+class CapsConfig:
+    """Capitalization embedding (allUpper, allLower, upperFirst, upperNotFirst, numeric, noAlphaNum)."""
+
+    dim: int = 25
+
+
+@dataclass(frozen=True)
+class FeatureConfig:
+    """Fixed per-token feature vectors (LS, scaled C&W/HLBL, ...), not trained."""
+
+    kind: str
+    path: str
+    format: str = "word2vec"
+    lowercase: bool = True
+    scale: float | None = None  # Turian et al. 2010 §7.2: E <- scale * E / std(E)
+
+    def __post_init__(self) -> None:
+        _choice("model.features[].kind", self.kind, FEATURE_KINDS)
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """A tagger assembled from an embedder, an encoder and a decoder."""
+
+    embeddings: EmbeddingsConfig = field(default_factory=EmbeddingsConfig)
+    chars: CharConfig | None = field(default_factory=CharConfig)
+    capitalization: CapsConfig | None = field(default_factory=CapsConfig)
+    features: tuple[FeatureConfig, ...] = ()
+    encoder: str = "bilstm"
+    hidden: int = 128  # per direction
+    layers: int = 1
+    dropout: float = 0.5
+    decoder: str = "crf"
+
+    def __post_init__(self) -> None:
+        _choice("model.encoder", self.encoder, ("bilstm",))
+        _choice("model.decoder", self.decoder, ("crf", "softmax"))
+        _positive("model.hidden", self.hidden)
+        _positive("model.layers", self.layers)
+        if not 0.0 <= self.dropout < 1.0:
+            raise ConfigError(f"model.dropout: expected a value in [0, 1), got {self.dropout}")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Optimisation: SGD with momentum by default (Ghaddar & Langlais 2018 §4)."""
+
+    optimizer: str = "sgd"
+    lr: float = 0.009
+    momentum: float = 0.9
+    lr_decay: float = 0.95  # exponential: lr_epoch = lr * lr_decay ** epoch
+    weight_decay: float = 0.0
+    batch_size: int = 10
+    clip: float = 5.0  # max gradient norm; 0 disables
+    epochs: int = 50
+    patience: int = 10  # early stopping on dev F1
+    seed: int = 1
+    device: str = "auto"  # auto | cpu | cuda | cuda:N
+    eval_batch_size: int = 100
+    threads: int = 0  # torch CPU threads; 0 keeps torch's default
+
+    def __post_init__(self) -> None:
+        _choice("train.optimizer", self.optimizer, ("sgd", "adam"))
+        for key in ("lr", "batch_size", "epochs", "eval_batch_size"):
+            _positive(f"train.{key}", getattr(self, key))
+        if not 0.0 < self.lr_decay <= 1.0:
+            raise ConfigError(f"train.lr_decay: expected a value in (0, 1], got {self.lr_decay}")
+        if not (self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:")):
+            raise ConfigError(f"train.device: expected auto, cpu, cuda or cuda:N, got {self.device!r}")
+
+
+@dataclass(frozen=True)
+class Config:
+    """A whole experiment."""
+
+    data: DataConfig
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+
+_SCIENTIFIC = re.compile(r"^[+-]?\d+(\.\d*)?[eE][+-]?\d+$")
+SCHEME_NAMES = ("iob1", "iob2", "bioes", "bilou")
+FEATURE_KINDS = ("vectors",)
+
+
+def _choice(key: str, value: str, choices: Sequence[str]) -> None:
+    if value not in choices:
+        near = difflib.get_close_matches(str(value), choices, n=1)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        raise ConfigError(f"{key}: expected one of {list(choices)}, got {value!r}{hint}")
+
+
+def _positive(key: str, value: float) -> None:
+    if value <= 0:
+        raise ConfigError(f"{key}: expected a positive number, got {value}")
+
+
+# ---------------------------------------------------------------- loading
+
+
+def load_config(path: str | Path, overrides: Sequence[str] = ()) -> Config:
+    """Read a YAML config, apply ``a.b=c`` overrides, and check it strictly."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file {str(path)!r} does not exist")
+    try:
+        tree = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+    if not isinstance(tree, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level, got {type(tree).__name__}")
+    for item in overrides:
+        apply_override(tree, item)
+    return from_tree(Config, tree, prefix="")
+
+
+def apply_override(tree: dict[str, Any], item: str) -> None:
+    """Apply one ``--set a.b.c=value`` (value parsed as YAML) to a config tree, checking the key path."""
+    key, sep, raw = item.partition("=")
+    if not sep or not key:
+        raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. model.hidden=256")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    parts = key.split(".")
+    cls: Any = Config
+    node = tree
+    for depth, part in enumerate(parts):
+        names = {f.name: f for f in dataclasses.fields(cls)}
+        where = ".".join(parts[: depth + 1])
+        if part not in names:
+            raise ConfigError(f"--set {where}: unknown key{_suggest(part, names)}")
+        if depth == len(parts) - 1:
+            node[part] = value
+            return
+        inner = _dataclass_in(typing.get_type_hints(cls)[part])
+        if inner is None:
+            raise ConfigError(f"--set {where}: {part!r} is not a section, it has no key {parts[depth + 1]!r}")
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = {}
+            node[part] = child
+        node, cls = child, inner
+
+
+def from_tree(cls: type, tree: Any, prefix: str) -> Any:
+    """Build dataclass ``cls`` from a YAML mapping, refusing unknown keys and wrong types."""
+    if not isinstance(tree, Mapping):
+        raise ConfigError(f"{prefix.rstrip('.') or 'config'}: expected a mapping, got {tree!r}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key in tree:
+        if key not in fields:
+            raise ConfigError(f"{prefix}{key}: unknown key{_suggest(str(key), fields)}")
+    kwargs = {}
+    for name, spec in fields.items():
+        key = f"{prefix}{name}"
+        if name in tree:
+            kwargs[name] = _convert(hints[name], tree[name], key)
+        elif spec.default is dataclasses.MISSING and spec.default_factory is dataclasses.MISSING:  # type: ignore[misc]
+            raise ConfigError(f"{key}: required key is missing")
+    return cls(**kwargs)
+
+
+def _convert(hint: Any, value: Any, key: str) -> Any:
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        options = [a for a in args if a is not type(None)]
+        errors = []
+        for option in options:
+            try:
+                return _convert(option, value, key)
+            except ConfigError as err:
+                errors.append(str(err))
+        raise ConfigError(errors[0] if len(errors) == 1 else f"{key}: {value!r} matches none of {options}")
+    if origin is tuple:
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{key}: expected a list, got {value!r}")
+        return tuple(_convert(args[0], v, f"{key}[{i}]") for i, v in enumerate(value))
+    if dataclasses.is_dataclass(hint):
+        return from_tree(hint, value, prefix=f"{key}.")
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if hint is float and isinstance(value, str) and _SCIENTIFIC.match(value):
+        return float(value)  # YAML 1.1 reads 1e-3 (no dot) as a string
+    if hint in (int, float, str, bool) and (type(value) is not hint):
+        raise ConfigError(f"{key}: expected {hint.__name__}, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _dataclass_in(hint: Any) -> type | None:
+    if dataclasses.is_dataclass(hint):
+        return hint  # type: ignore[return-value]
+    for arg in typing.get_args(hint):
+        if dataclasses.is_dataclass(arg):
+            return arg  # type: ignore[return-value]
+    return None
+
+
+def _suggest(key: str, valid: Mapping[str, Any]) -> str:
+    near = difflib.get_close_matches(key, list(valid), n=1, cutoff=0.5)
+    return f"; did you mean {near[0]!r}?" if near else f"; valid keys are {sorted(valid)}"
+
+
+def to_tree(config: Any) -> Any:
+    """A config as plain YAML-ready data (tuples become lists)."""
+    if dataclasses.is_dataclass(config):
+        return {f.name: to_tree(getattr(config, f.name)) for f in dataclasses.fields(config)}
+    if isinstance(config, (list, tuple)):
+        return [to_tree(v) for v in config]
+    return config
+
+
+def dump_config(config: Config) -> str:
+    """The fully resolved config as YAML."""
+    return yaml.safe_dump(to_tree(config), sort_keys=False)

@@ -1,0 +1,182 @@
+"""Turn sentences into padded id tensors once, then cut batches by tensor indexing.
+
+A data set is encoded up front into ``(N, T_max)`` matrices of word, capitalization
+and word-type ids. Characters and fixed feature vectors are stored per word
+*type*, so a batch runs the character BiLSTM only over the distinct words it
+contains. Training batches are bucketed by length to keep padding small.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Sequence
+
+import numpy as np
+import torch
+
+from seqlab.data.vocab import Vocab, WordVocab, capitalization
+
+FeatureFn = Callable[[Sequence[str]], np.ndarray]  # word types -> (n, dim) fixed vectors
+
+
+@dataclass
+class Batch:
+    """One padded batch, batch-first."""
+
+    words: torch.Tensor  # shape: (B, T) word ids, 0 = padding
+    caps: torch.Tensor  # shape: (B, T) capitalization ids
+    mask: torch.Tensor  # shape: (B, T) bool, left-aligned
+    chars: torch.Tensor  # shape: (U, C) char ids of the U distinct word types in the batch
+    char_lengths: torch.Tensor  # shape: (U,)
+    type_index: torch.Tensor  # shape: (B, T) row of `chars` for each token
+    features: torch.Tensor | None  # shape: (B, T, F) fixed feature vectors
+    tags: torch.Tensor | None  # shape: (B, T) label ids
+    indices: torch.Tensor  # shape: (B,) positions of the sentences in their data set
+
+    def to(self, device: torch.device) -> "Batch":
+        if device.type == "cpu":
+            return self
+        move = lambda t: None if t is None else t.to(device, non_blocking=True)  # noqa: E731
+        return Batch(
+            move(self.words), move(self.caps), move(self.mask), move(self.chars), move(self.char_lengths),
+            move(self.type_index), move(self.features), move(self.tags), self.indices,
+        )
+
+
+@dataclass
+class Encoded:
+    """A data set as id matrices plus per-type character and feature tables."""
+
+    words: torch.Tensor  # shape: (N, T_max)
+    caps: torch.Tensor  # shape: (N, T_max)
+    types: torch.Tensor  # shape: (N, T_max) word-type ids, 0 = padding type
+    lengths: torch.Tensor  # shape: (N,)
+    type_chars: torch.Tensor  # shape: (n_types, C_max)
+    type_char_lengths: torch.Tensor  # shape: (n_types,)
+    type_features: torch.Tensor | None  # shape: (n_types, F)
+    tags: torch.Tensor | None = None  # shape: (N, T_max)
+    type_strings: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return int(self.lengths.shape[0])
+
+
+def encode(
+    sentences: Sequence[Sequence[str]],
+    vocabs: dict[str, Vocab],
+    *,
+    tags: Sequence[Sequence[str]] | None = None,
+    features: FeatureFn | None = None,
+    max_word_chars: int = 40,
+) -> Encoded:
+    """Encode tokenised sentences (and optionally their labels) into id matrices."""
+    words_vocab = vocabs["words"]
+    assert isinstance(words_vocab, WordVocab)
+    n = len(sentences)
+    lengths = np.fromiter((len(s) for s in sentences), dtype=np.int64, count=n)
+    t_max = max(1, int(lengths.max(initial=1)))
+    type_ids: dict[str, int] = {"": 0}
+    word_of_type: list[int] = [0]
+    cap_of_type: list[int] = [0]
+    types = np.zeros((n, t_max), dtype=np.int64)
+    for i, sentence in enumerate(sentences):  # once per data set, not in training
+        row = types[i]
+        for j, token in enumerate(sentence):
+            tid = type_ids.get(token)
+            if tid is None:
+                tid = type_ids[token] = len(word_of_type)
+                word_of_type.append(words_vocab.index(token))
+                cap_of_type.append(capitalization(token))
+            row[j] = tid
+    type_list = list(type_ids)
+    types_t = torch.from_numpy(types)
+    encoded = Encoded(
+        words=torch.tensor(word_of_type, dtype=torch.long)[types_t],
+        caps=torch.tensor(cap_of_type, dtype=torch.long)[types_t],
+        types=types_t,
+        lengths=torch.from_numpy(lengths),
+        type_chars=torch.zeros(0),
+        type_char_lengths=torch.zeros(0),
+        type_features=None,
+        type_strings=type_list,
+    )
+    encoded.type_chars, encoded.type_char_lengths = _char_table(type_list, vocabs["chars"], max_word_chars)
+    if features is not None:
+        table = np.asarray(features(type_list[1:]), dtype=np.float32)
+        encoded.type_features = torch.cat([torch.zeros(1, table.shape[1]), torch.from_numpy(table)])
+    if tags is not None:
+        encoded.tags = _encode_tags(tags, vocabs["tags"], t_max)
+    return encoded
+
+
+def _char_table(type_list: list[str], chars: Vocab, max_chars: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Char ids per word type; long words keep their first and last ``max_chars // 2`` characters."""
+    half = max_chars // 2
+    clipped = [w if len(w) <= max_chars else w[:half] + w[-half:] for w in type_list]
+    width = max(1, max(len(w) for w in clipped))
+    table = np.zeros((len(clipped), width), dtype=np.int64)
+    lengths = np.ones(len(clipped), dtype=np.int64)  # the padding type gets one padding char
+    for i, word in enumerate(clipped[1:], start=1):
+        table[i, : len(word)] = [chars.index(c) for c in word]
+        lengths[i] = len(word)
+    return torch.from_numpy(table), torch.from_numpy(lengths)
+
+
+def _encode_tags(tags: Sequence[Sequence[str]], labels: Vocab, t_max: int) -> torch.Tensor:
+    out = np.zeros((len(tags), t_max), dtype=np.int64)
+    for i, row in enumerate(tags):
+        out[i, : len(row)] = [labels.index(t) for t in row]
+    return torch.from_numpy(out)
+
+
+def make_batch(data: Encoded, indices: torch.Tensor) -> Batch:
+    """Gather sentences ``indices`` into a padded batch (pure tensor indexing)."""
+    lengths = data.lengths[indices]
+    width = int(lengths.max())
+    types = data.types[indices, :width]  # shape: (B, T)
+    unique, inverse = torch.unique(types, return_inverse=True)  # U distinct types in this batch
+    char_lengths = data.type_char_lengths[unique]
+    chars = data.type_chars[unique, : int(char_lengths.max())]
+    mask = torch.arange(width).unsqueeze(0) < lengths.unsqueeze(1)
+    return Batch(
+        words=data.words[indices, :width],
+        caps=data.caps[indices, :width],
+        mask=mask,
+        chars=chars,
+        char_lengths=char_lengths,
+        type_index=inverse,
+        features=None if data.type_features is None else data.type_features[types],
+        tags=None if data.tags is None else data.tags[indices, :width],
+        indices=indices,
+    )
+
+
+def iterate(
+    data: Encoded,
+    batch_size: int,
+    *,
+    shuffle: bool,
+    generator: torch.Generator | None = None,
+    bucket_factor: int = 50,
+) -> Iterator[Batch]:
+    """Batches over a data set.
+
+    With ``shuffle``, sentences are shuffled, sorted by length within pools of
+    ``bucket_factor * batch_size``, cut into batches, and the batches shuffled
+    (bucketing as in AllenNLP's ``BucketBatchSampler``). Without it, sentences
+    are sorted by length for fast decoding; ``Batch.indices`` maps them back.
+    """
+    n = len(data)
+    if shuffle:
+        order = torch.randperm(n, generator=generator)
+        pool = batch_size * bucket_factor
+        chunks = []
+        for start in range(0, n, pool):
+            part = order[start : start + pool]
+            part = part[torch.argsort(data.lengths[part], stable=True)]
+            chunks.extend(part.split(batch_size))
+        for k in torch.randperm(len(chunks), generator=generator).tolist():
+            yield make_batch(data, chunks[k])
+    else:
+        order = torch.argsort(data.lengths, stable=True)
+        for part in order.split(batch_size):
+            yield make_batch(data, part)

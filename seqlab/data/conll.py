@@ -1,0 +1,127 @@
+"""Streaming reader and writer for CoNLL column files.
+
+One token per line, columns separated by spaces or tabs, sentences separated by
+blank lines, and ``-DOCSTART-`` lines marking document boundaries (CoNLL-2000,
+CoNLL-2003, OntoNotes in CoNLL form). Columns are named by the caller, e.g.
+``("word", "pos", "chunk", "ner")``.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+from seqlab.atomic import atomic_open
+from seqlab.errors import DataFormatError, SeqlabError
+
+DOCSTART = "-DOCSTART-"
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence: a tuple of values per named column, and where it came from."""
+
+    columns: dict[str, tuple[str, ...]]
+    path: str = ""
+    line: int = 0  # line number of the sentence's first token (1-based)
+    doc_start: bool = False  # first sentence after a -DOCSTART- line
+    extra: dict[str, object] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(next(iter(self.columns.values()))) if self.columns else 0
+
+    def __getitem__(self, column: str) -> tuple[str, ...]:
+        try:
+            return self.columns[column]
+        except KeyError:
+            raise SeqlabError(
+                f"{self.path}: no column {column!r}; columns are {list(self.columns)}"
+            ) from None
+
+
+def _split(line: str) -> list[str]:
+    return line.split()  # any run of spaces or tabs
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Yield (line number, text) from a UTF-8 file, with a clear error on bad bytes."""
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                yield number, raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as err:
+                raise DataFormatError(
+                    str(path), number, f"not valid UTF-8 (byte {raw[err.start]:#04x} at column {err.start + 1})"
+                ) from None
+
+
+def read_conll(
+    path: str | os.PathLike[str],
+    columns: Sequence[str],
+    *,
+    min_columns: int | None = None,
+) -> Iterator[Sentence]:
+    """Stream sentences from a CoNLL column file.
+
+    Every token line must have exactly ``len(columns)`` fields (or at least
+    ``min_columns`` when given, extra fields being ignored). ``-DOCSTART-`` lines
+    are skipped; the next sentence is flagged ``doc_start``.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise SeqlabError(f"{path}: no such file")
+    names = tuple(columns)
+    if len(set(names)) != len(names):
+        raise SeqlabError(f"column names must be unique, got {list(names)}")
+    needed = len(names) if min_columns is None else min_columns
+    rows: list[list[str]] = []
+    first_line = 0
+    doc_start = False
+    for number, text in _lines(path):
+        fields = _split(text)
+        if not fields:
+            if rows:
+                yield _sentence(rows, names, str(path), first_line, doc_start)
+                rows, doc_start = [], False
+            continue
+        if fields[0] == DOCSTART:
+            if rows:
+                yield _sentence(rows, names, str(path), first_line, doc_start)
+                rows = []
+            doc_start = True
+            continue
+        if len(fields) < needed or (min_columns is None and len(fields) != needed):
+            raise DataFormatError(
+                str(path), number, f"expected {needed} columns {list(names)}, found {len(fields)}: {text!r}"
+            )
+        if not rows:
+            first_line = number
+        rows.append(fields[: len(names)])
+    if rows:
+        yield _sentence(rows, names, str(path), first_line, doc_start)
+
+
+def _sentence(rows: list[list[str]], names: tuple[str, ...], path: str, line: int, doc_start: bool) -> Sentence:
+    cols = {name: tuple(row[i] if i < len(row) else "" for row in rows) for i, name in enumerate(names)}
+    return Sentence(cols, path=path, line=line, doc_start=doc_start)
+
+
+def format_sentence(rows: Iterable[Sequence[str]], sep: str = " ") -> str:
+    """Format one sentence's rows as column lines followed by a blank line."""
+    return "".join(sep.join(row) + "\n" for row in rows) + "\n"
+
+
+def write_conll(
+    path: str | os.PathLike[str],
+    sentences: Iterable[Sequence[Sequence[str]]],
+    *,
+    sep: str = " ",
+    docstart: bool = False,
+) -> None:
+    """Write sentences (each a list of rows of column values) atomically."""
+    with atomic_open(path) as out:
+        if docstart:
+            out.write(f"{DOCSTART}{sep}-X-{sep}O\n\n")
+        for rows in sentences:
+            out.write(format_sentence(rows, sep))

@@ -1,0 +1,159 @@
+"""Tagging schemes (IOB1, IOB2, BIOES, BILOU): spans, conversion and allowed transitions.
+
+Schemes are data: each is a table of the prefixes it uses for a chunk's first,
+inner, last and only token. Reading tags into spans follows the CoNLL
+``conlleval`` chunk rules (a chunk starts at ``B``/``S``/``U``, or at an inner
+tag whose type differs from the previous token's chunk), so improper input such
+as ``O I-PER`` is read the way the official scorer reads it. Ratinov & Roth
+(2009) and Ghaddar & Langlais (2018) tag with BILOU.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from seqlab.errors import SeqlabError
+
+OUTSIDE = "O"
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """Prefixes a scheme writes for a chunk's begin, inside, last and single (unit) token."""
+
+    name: str
+    begin: str
+    inside: str
+    last: str
+    unit: str
+    begin_only_after_same_type: bool = False  # IOB1: B- marks a chunk that follows one of the same type
+
+    @property
+    def prefixes(self) -> frozenset[str]:
+        return frozenset({self.begin, self.inside, self.last, self.unit})
+
+
+SCHEMES: dict[str, Scheme] = {
+    "iob1": Scheme("iob1", begin="I", inside="I", last="I", unit="I", begin_only_after_same_type=True),
+    "iob2": Scheme("iob2", begin="B", inside="I", last="I", unit="B"),
+    "bioes": Scheme("bioes", begin="B", inside="I", last="E", unit="S"),
+    "bilou": Scheme("bilou", begin="B", inside="I", last="L", unit="U"),
+}
+
+Span = tuple[str, int, int]  # (type, start, end) with end exclusive
+
+_STARTS = {"B", "S", "U"}
+_ENDS = {"E", "S", "L", "U"}
+
+
+def get_scheme(name: str) -> Scheme:
+    """Look a scheme up by name, with a clear error listing the known ones."""
+    try:
+        return SCHEMES[name.lower()]
+    except KeyError:
+        raise SeqlabError(f"unknown tag scheme {name!r}; expected one of {sorted(SCHEMES)}") from None
+
+
+def split_tag(tag: str) -> tuple[str, str]:
+    """``'B-PER'`` → ``('B', 'PER')``; ``'O'`` → ``('O', '')``."""
+    if tag == OUTSIDE:
+        return OUTSIDE, ""
+    prefix, sep, kind = tag.partition("-")
+    if not sep or not kind or prefix not in {"B", "I", "E", "S", "L", "U"}:
+        raise SeqlabError(f"malformed tag {tag!r}: expected 'O' or PREFIX-TYPE with PREFIX in B, I, E, S, L, U")
+    return prefix, kind
+
+
+def spans(tags: Sequence[str]) -> list[Span]:
+    """Read chunks from a tag sequence in any scheme, with conlleval's rules."""
+    result: list[Span] = []
+    start = -1
+    current = ""
+    prev_prefix = OUTSIDE
+    for i, tag in enumerate(tags):
+        prefix, kind = split_tag(tag)
+        starts = prefix in _STARTS or (
+            prefix != OUTSIDE and (start < 0 or kind != current or prev_prefix in _ENDS)
+        )
+        if start >= 0 and (prefix == OUTSIDE or starts):
+            result.append((current, start, i))
+            start = -1
+        if starts:
+            start, current = i, kind
+        if start >= 0 and prefix in _ENDS:
+            result.append((current, start, i + 1))
+            start = -1
+        prev_prefix = prefix
+    if start >= 0:
+        result.append((current, start, len(tags)))
+    return result
+
+
+def from_spans(chunks: Iterable[Span], length: int, scheme: str | Scheme) -> list[str]:
+    """Write chunks as a tag sequence of ``length`` tokens in ``scheme``."""
+    sch = get_scheme(scheme) if isinstance(scheme, str) else scheme
+    tags = [OUTSIDE] * length
+    previous_end, previous_kind = -1, ""
+    for kind, start, end in sorted(chunks, key=lambda s: s[1]):
+        if not 0 <= start < end <= length:
+            raise SeqlabError(f"span {(kind, start, end)} does not fit in {length} tokens")
+        if end - start == 1:
+            tags[start] = f"{sch.unit}-{kind}"
+        else:
+            tags[start] = f"{sch.begin}-{kind}"
+            for i in range(start + 1, end - 1):
+                tags[i] = f"{sch.inside}-{kind}"
+            tags[end - 1] = f"{sch.last}-{kind}"
+        if sch.begin_only_after_same_type and previous_end == start and previous_kind == kind:
+            tags[start] = f"B-{kind}"
+        previous_end, previous_kind = end, kind
+    return tags
+
+
+def convert(tags: Sequence[str], target: str, source: str | None = None) -> list[str]:
+    """Convert a tag sequence to ``target``; any input scheme is read with conlleval's rules."""
+    del source  # every scheme is read the same way; kept for call-site readability
+    return from_spans(spans(tags), len(tags), target)
+
+
+def labels_for(types: Iterable[str], scheme: str) -> list[str]:
+    """All labels of a scheme over entity types, ``O`` first, in a stable order."""
+    sch = get_scheme(scheme)
+    prefixes = sorted(sch.prefixes | ({"B"} if sch.begin_only_after_same_type else set()), key="BIELSU".index)
+    return [OUTSIDE] + [f"{p}-{t}" for t in sorted(set(types)) for p in prefixes]
+
+
+def allowed_transitions(labels: Sequence[str], scheme: str) -> tuple[list[list[bool]], list[bool], list[bool]]:
+    """Which label transitions, first labels and last labels a well-formed sequence may have.
+
+    Returns ``(allowed[i][j], start[j], end[i])`` for constraining a CRF.
+    """
+    sch = get_scheme(scheme)
+    parsed = [split_tag(label) for label in labels]
+    for label, (prefix, _) in zip(labels, parsed):
+        if prefix != OUTSIDE and prefix not in sch.prefixes | ({"B"} if sch.begin_only_after_same_type else set()):
+            raise SeqlabError(f"label {label!r} is not a {sch.name.upper()} label")
+
+    def opens(prefix: str) -> bool:  # may this tag start a chunk with nothing open before it?
+        if sch.begin_only_after_same_type:
+            return prefix == "I"
+        return prefix in (sch.begin, sch.unit)
+
+    def closes(prefix: str) -> bool:  # does a chunk necessarily end at this tag?
+        return prefix in (sch.last, sch.unit) and sch.last != sch.inside
+
+    def follows(a: tuple[str, str], b: tuple[str, str]) -> bool:
+        (pa, ta), (pb, tb) = a, b
+        if pb == OUTSIDE:
+            return pa == OUTSIDE or closes(pa) or sch.last == sch.inside
+        if sch.begin_only_after_same_type:  # IOB1
+            return pb == "I" or (pa != OUTSIDE and ta == tb)
+        inside_open = pa != OUTSIDE and not closes(pa)
+        if pb in (sch.begin, sch.unit) and sch.begin != sch.inside:
+            return not inside_open or sch.last == sch.inside
+        return inside_open and ta == tb  # an inner or last tag continues its own chunk
+
+    allowed = [[follows(a, b) for b in parsed] for a in parsed]
+    start = [p == OUTSIDE or opens(p) for p, _ in parsed]
+    end = [p == OUTSIDE or closes(p) or sch.last == sch.inside for p, _ in parsed]
+    return allowed, start, end

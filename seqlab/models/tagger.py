@@ -1,0 +1,56 @@
+"""A sequence tagger assembled from parts: ``Tagger(embedder, encoder, decoder)``."""
+from __future__ import annotations
+
+from typing import Protocol
+
+import torch
+from torch import nn
+
+from seqlab.data.batching import Batch
+
+
+class Decoder(Protocol):
+    def loss(self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor: ...
+    def decode(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor: ...
+    def marginals(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor: ...
+
+
+class Tagger(nn.Module):
+    """Embedder → dropout → encoder → dropout → linear → decoder (CRF or softmax).
+
+    The BiLSTM-CRF of Lample et al. (2016) and Ghaddar & Langlais (2018) §4, with
+    dropout on the encoder's input and output.
+    """
+
+    def __init__(self, embedder: nn.Module, encoder: nn.Module, decoder: nn.Module, num_tags: int,
+                 dropout: float = 0.5) -> None:
+        super().__init__()
+        if embedder.output_dim != encoder.input_dim:
+            raise ValueError(
+                f"embedder output_dim must match encoder input_dim, but got {embedder.output_dim} and {encoder.input_dim}"
+            )
+        self.embedder = embedder
+        self.encoder = encoder
+        self.decoder = decoder
+        self.dropout = nn.Dropout(dropout)
+        self.projection = nn.Linear(encoder.output_dim, num_tags)
+        self.num_tags = num_tags
+
+    def emissions(self, batch: Batch) -> torch.Tensor:
+        tokens = self.dropout(self.embedder(batch))  # shape: (B, T, D)
+        encoded = self.dropout(self.encoder(tokens, batch.mask))  # shape: (B, T, 2H)
+        return self.projection(encoded)  # shape: (B, T, K)
+
+    def loss(self, batch: Batch) -> torch.Tensor:
+        if batch.tags is None:
+            raise ValueError("a batch without tags has no loss")
+        return self.decoder.loss(self.emissions(batch), batch.tags, batch.mask)
+
+    def decode(self, batch: Batch) -> torch.Tensor:
+        """Best label ids, shape (B, T); 0 at padding."""
+        return self.decoder.decode(self.emissions(batch), batch.mask)
+
+    def decode_with_marginals(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """Best label ids and per-token label marginals, shapes (B, T) and (B, T, K)."""
+        emissions = self.emissions(batch)
+        return self.decoder.decode(emissions, batch.mask), self.decoder.marginals(emissions, batch.mask)

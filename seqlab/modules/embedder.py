@@ -1,0 +1,68 @@
+"""Token representations: word embedding ⊕ character BiLSTM ⊕ capitalization ⊕ fixed features.
+
+As in Lample et al. (2016) §4 and Ghaddar & Langlais (2018) §4: pretrained word
+embeddings fine-tuned in training, a character BiLSTM whose final forward and
+backward states describe a word's spelling, a small capitalization embedding,
+and a slot for fixed per-token vectors (LS, scaled C&W/HLBL, Brown prefixes)
+that are inputs only and are never trained.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence
+
+from seqlab.data.batching import Batch
+
+
+class CharBiLSTM(nn.Module):
+    """A word's spelling as the final states of a BiLSTM over its characters (Lample et al. 2016 §4.1)."""
+
+    def __init__(self, num_chars: int, dim: int = 25, hidden: int = 50) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding(num_chars, dim, padding_idx=0)
+        self.lstm = nn.LSTM(dim, hidden, batch_first=True, bidirectional=True)
+        self.output_dim = 2 * hidden
+
+    def forward(self, chars: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        embedded = self.embedding(chars)  # shape: (U, C, dim)
+        packed = pack_padded_sequence(embedded, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        _, (hidden, _) = self.lstm(packed)  # shape: (2, U, hidden), in the original order
+        return torch.cat([hidden[0], hidden[1]], dim=-1)  # shape: (U, 2 * hidden)
+
+
+class TokenEmbedder(nn.Module):
+    """Concatenates the token representations a tagger is configured with."""
+
+    def __init__(
+        self,
+        words: nn.Embedding,
+        chars: CharBiLSTM | None = None,
+        caps: nn.Embedding | None = None,
+        feature_dim: int = 0,
+    ) -> None:
+        super().__init__()
+        self.words = words
+        self.chars = chars
+        self.caps = caps
+        self.feature_dim = feature_dim
+        self.output_dim = (
+            words.embedding_dim
+            + (chars.output_dim if chars is not None else 0)
+            + (caps.embedding_dim if caps is not None else 0)
+            + feature_dim
+        )
+
+    def forward(self, batch: Batch) -> torch.Tensor:
+        parts = [self.words(batch.words)]  # shape: (B, T, word_dim)
+        if self.chars is not None:
+            per_type = self.chars(batch.chars, batch.char_lengths)  # shape: (U, char_dim)
+            parts.append(per_type[batch.type_index])  # shape: (B, T, char_dim)
+        if self.caps is not None:
+            parts.append(self.caps(batch.caps))  # shape: (B, T, caps_dim)
+        if self.feature_dim:
+            if batch.features is None or batch.features.shape[-1] != self.feature_dim:
+                got = None if batch.features is None else batch.features.shape[-1]
+                raise ValueError(f"feature vectors must have dim {self.feature_dim}, but got {got}")
+            parts.append(batch.features)  # shape: (B, T, feature_dim)
+        return torch.cat(parts, dim=-1)  # shape: (B, T, output_dim)

@@ -1,0 +1,46 @@
+"""Where data lives: paths in configs are relative to ``SEQLAB_DATA``.
+
+``SEQLAB_DATA`` defaults to ``../shared/data`` (beside the project checkout, or
+beside the current directory) when that folder exists.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from seqlab.errors import SeqlabError
+
+ENV = "SEQLAB_DATA"
+_PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+
+def data_root() -> Path | None:
+    """The data folder: ``$SEQLAB_DATA``, else ``../shared/data`` if it exists, else None."""
+    env = os.environ.get(ENV)
+    if env:
+        return Path(env).expanduser()
+    for base in (_PROJECT_ROOT, Path.cwd()):
+        candidate = base.parent / "shared" / "data"
+        if candidate.is_dir():
+            return candidate.resolve()
+    return None
+
+
+def resolve_data_path(value: str, *, key: str, must_exist: bool = True) -> Path:
+    """Resolve a config path: absolute paths as given, others under :func:`data_root`."""
+    path = Path(value).expanduser()
+    root = data_root()
+    if not path.is_absolute():
+        if root is None:
+            raise SeqlabError(
+                f"{key}: {value!r} is relative to the data folder, but SEQLAB_DATA is not set and "
+                f"../shared/data does not exist; set SEQLAB_DATA=/path/to/data"
+            )
+        path = root / path
+    if must_exist and not path.exists():
+        where = f"SEQLAB_DATA={os.environ[ENV]}" if os.environ.get(ENV) else f"default data folder {root}"
+        raise SeqlabError(
+            f"{key}: file {str(path)!r} does not exist (relative paths are resolved against the {where}; "
+            f"set SEQLAB_DATA=/path/to/data to change it)"
+        )
+    return path

@@ -1,0 +1,226 @@
+"""Training: epochs over bucketed batches, dev-F1 early stopping, atomic checkpoints, resume.
+
+``train(config, out_dir)`` can be imported and called; the CLI is a thin layer on it.
+A run directory holds the resolved config, vocabularies, best weights, the last
+checkpoint, ``metrics.json`` and the log. ``resume`` continues a killed run from
+its last checkpoint and reaches the same result as an uninterrupted run.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import torch
+from tqdm import tqdm
+
+from seqlab import archive
+from seqlab.build import build_optimizer, build_tagger, embedding_matrix, feature_function
+from seqlab.config import Config, dump_config
+from seqlab.data.batching import Encoded, encode, iterate
+from seqlab.data.dataset import Split, read_split
+from seqlab.data.schemes import labels_for, split_tag
+from seqlab.data.vocab import Vocab, WordVocab, char_vocab, label_vocab
+from seqlab.errors import SeqlabError
+from seqlab.evaluate import evaluate_split
+from seqlab.models.tagger import Tagger
+
+log = logging.getLogger("seqlab.train")
+
+
+def resolve_device(name: str) -> torch.device:
+    """``auto`` → the GPU when one is present, else the CPU."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(name)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise SeqlabError(f"train.device: {name!r} was asked for, but no CUDA GPU is available; use auto or cpu")
+    return device
+
+
+def build_vocabs(config: Config, splits: dict[str, Split]) -> tuple[dict[str, Vocab], torch.Tensor | None]:
+    """Word, character and label vocabularies, and the initial word-embedding matrix.
+
+    The word vocabulary holds every word of every split that has a pretrained
+    vector (looked up as written, then lower-cased), plus training words seen at
+    least ``min_count`` times; this uses no labels from dev or test.
+    """
+    emb = config.model.embeddings
+    train = splits["train"]
+    normalize = WordVocab([], digits_to_zero=emb.digits_to_zero).normalize
+    counts = Counter(normalize(w) for s in train.tokens for w in s)
+    found: dict[str, Any] = {}
+    if emb.path:
+        from seqlab.data.pretrained import load_vectors, select_vectors
+        from seqlab.paths import resolve_data_path
+
+        vectors = load_vectors(resolve_data_path(emb.path, key="model.embeddings.path"), emb.format)
+        if vectors.dim != emb.dim:
+            raise SeqlabError(f"model.embeddings.dim is {emb.dim}, but {emb.path} has {vectors.dim}-dimensional vectors")
+        corpus_words = sorted({normalize(w) for split in splits.values() for s in split.tokens for w in s})
+        by_word = select_vectors(vectors, corpus_words, lowercase_fallback=emb.lowercase_fallback)
+        for word, vec in by_word.items():  # store under the key that matched, so lookup finds it the same way
+            key = word if word in vectors else word.lower()
+            found.setdefault(key, vec)
+        log.info("pretrained vectors for %d of %d corpus word types", len(by_word), len(corpus_words))
+    frequent = sorted(w for w, n in counts.items() if n >= emb.min_count and w not in found and w.lower() not in found)
+    words = WordVocab(sorted(found) + frequent, lowercase_fallback=emb.lowercase_fallback, digits_to_zero=emb.digits_to_zero)
+    types = sorted({split_tag(t)[1] for s in train.tags for t in s} - {""})
+    vocabs: dict[str, Vocab] = {
+        "words": words,
+        "chars": char_vocab(w for s in train.tokens for w in s),
+        "tags": label_vocab(labels_for(types, config.data.tag_scheme)),
+    }
+    matrix = embedding_matrix(words, found, emb.dim, config.train.seed) if emb.path else None
+    return vocabs, matrix
+
+
+class Trainer:
+    """Holds the model, optimizer and data of one run; ``fit`` runs epochs until done."""
+
+    def __init__(self, config: Config, out_dir: Path, *, resume: bool = False, progress: bool = True) -> None:
+        self.config = config
+        self.out_dir = out_dir
+        self.progress = progress
+        t = config.train
+        if t.threads:
+            torch.set_num_threads(t.threads)
+        self.device = resolve_device(t.device)
+        self.splits = {name: read_split(config.data, name) for name in ("train", "dev", "test") if getattr(config.data, name)}
+        if resume:  # the run's own vocabularies; its weights come from the checkpoint
+            self.vocabs = archive.load_vocabs(out_dir)
+            matrix = None
+        else:
+            self.vocabs, matrix = build_vocabs(config, self.splits)
+        self.features, feature_dim = feature_function(config.model.features)
+        torch.manual_seed(t.seed)
+        self.model: Tagger = build_tagger(config, self.vocabs, feature_dim=feature_dim, pretrained=matrix).to(self.device)
+        self.optimizer, self.scheduler = build_optimizer(self.model, t)
+        self.encoded: dict[str, Encoded] = {
+            name: encode(s.tokens, self.vocabs, tags=s.tags, features=self.features) for name, s in self.splits.items()
+        }
+        self.generator = torch.Generator().manual_seed(t.seed)
+        self.state: dict[str, Any] = {"epoch": 0, "best_f1": -1.0, "best_epoch": 0, "bad_epochs": 0, "history": []}
+
+    # ------------------------------------------------------------ checkpoints
+
+    def save_checkpoint(self) -> None:
+        archive.save_checkpoint(self.out_dir, {
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "generator": self.generator.get_state(),
+            "torch_rng": torch.get_rng_state(),
+            "state": json.dumps(self.state),
+        })
+
+    def load_checkpoint(self) -> None:
+        ckpt = archive.load_checkpoint(self.out_dir, self.device)
+        self.model.load_state_dict(ckpt["model"])
+        self.optimizer.load_state_dict(ckpt["optimizer"])
+        self.scheduler.load_state_dict(ckpt["scheduler"])
+        self.generator.set_state(ckpt["generator"])
+        torch.set_rng_state(ckpt["torch_rng"])
+        self.state = json.loads(ckpt["state"])
+        log.info("resumed after epoch %d (best dev F1 %.2f at epoch %d)",
+                 self.state["epoch"], self.state["best_f1"], self.state["best_epoch"])
+
+    # ------------------------------------------------------------ epochs
+
+    def train_epoch(self, epoch: int) -> dict[str, float]:
+        t = self.config.train
+        self.model.train()
+        data = self.encoded["train"]
+        batches = math.ceil(len(data) / t.batch_size)
+        bar = tqdm(total=len(data), unit="sent", desc=f"epoch {epoch}", disable=not self.progress, leave=False)
+        total, seen, tokens, start = 0.0, 0, 0, time.perf_counter()
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        for step, batch in enumerate(iterate(data, t.batch_size, shuffle=True, generator=self.generator)):
+            batch = batch.to(self.device)
+            loss = self.model.loss(batch)
+            if not torch.isfinite(loss):
+                raise SeqlabError(f"training diverged at epoch {epoch}, step {step}: loss is {loss.item()}; lower train.lr")
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if t.clip > 0:
+                torch.nn.utils.clip_grad_norm_(params, t.clip)
+            self.optimizer.step()
+            size = int(batch.indices.shape[0])
+            total += loss.item() * size
+            seen += size
+            tokens += int(batch.mask.sum())
+            bar.update(size)
+            if step % 20 == 0 or step == batches - 1:
+                bar.set_postfix(loss=f"{total / seen:.3f}", lr=f"{self.optimizer.param_groups[0]['lr']:.5f}")
+        bar.close()
+        elapsed = time.perf_counter() - start
+        return {"loss": total / max(seen, 1), "train_seconds": elapsed, "sentences_per_second": seen / elapsed,
+                "tokens_per_second": tokens / elapsed}
+
+    def fit(self) -> dict[str, Any]:
+        t = self.config.train
+        while self.state["epoch"] < t.epochs and self.state["bad_epochs"] < t.patience:
+            epoch = self.state["epoch"] + 1
+            stats = self.train_epoch(epoch)
+            self.scheduler.step()
+            dev = evaluate_split(self.model, self.encoded["dev"], self.splits["dev"], self.vocabs,
+                                 self.config, self.device)
+            stats.update(epoch=epoch, dev_f1=dev.f1, lr=self.optimizer.param_groups[0]["lr"])
+            improved = dev.f1 > self.state["best_f1"]
+            if improved:
+                self.state.update(best_f1=dev.f1, best_epoch=epoch, bad_epochs=0)
+                archive.save_weights(self.out_dir, self.model)
+            else:
+                self.state["bad_epochs"] += 1
+            self.state["epoch"] = epoch
+            self.state["history"].append(stats)
+            self.save_checkpoint()
+            log.info("epoch %d: loss %.4f, dev F1 %.2f%s, %.0f sent/s, %.1f s, lr %.5f", epoch, stats["loss"], dev.f1,
+                     " (best)" if improved else "", stats["sentences_per_second"], stats["train_seconds"], stats["lr"])
+        if self.state["bad_epochs"] >= t.patience:
+            log.info("early stopping: no dev F1 gain for %d epochs", t.patience)
+        return self.finish()
+
+    def finish(self) -> dict[str, Any]:
+        """Reload the best weights, score dev and test, write predictions and metrics.json."""
+        self.model.load_state_dict(archive.load_weights(self.out_dir, self.device))
+        metrics: dict[str, Any] = {
+            "best_epoch": self.state["best_epoch"],
+            "epochs": self.state["epoch"],
+            "history": self.state["history"],
+        }
+        for name in ("dev", "test"):
+            if name in self.splits:
+                result = evaluate_split(self.model, self.encoded[name], self.splits[name], self.vocabs, self.config,
+                                        self.device, predictions=self.out_dir / f"{name}.predictions.txt")
+                metrics[name] = result.to_dict()
+                log.info("%s:\n%s", name, result.report_text)
+        archive.save_metrics(self.out_dir, metrics)
+        return metrics
+
+
+def train(config: Config, out_dir: str | Path, *, resume: bool = False, progress: bool = True) -> dict[str, Any]:
+    """Train a tagger into ``out_dir``; with ``resume``, continue the run already there."""
+    out_dir = Path(out_dir)
+    if resume:
+        if not archive.has_checkpoint(out_dir):
+            raise SeqlabError(f"--resume {out_dir}: no checkpoint.pt there to resume from")
+    elif archive.has_checkpoint(out_dir):
+        raise SeqlabError(f"{out_dir} already holds a run; use --resume {out_dir} to continue it, or another --output")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    archive.attach_log(out_dir)
+    log.info("run directory %s", out_dir)
+    trainer = Trainer(config, out_dir, resume=resume, progress=progress)
+    if resume:
+        trainer.load_checkpoint()
+    else:
+        archive.save_config(out_dir, dump_config(config))
+        archive.save_vocabs(out_dir, trainer.vocabs)
+    n_params = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
+    log.info("device %s, %d trainable parameters, %d/%d/%d train/dev/test sentences", trainer.device, n_params,
+             *(len(trainer.splits[s].tokens) if s in trainer.splits else 0 for s in ("train", "dev", "test")))
+    return trainer.fit()

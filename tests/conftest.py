@@ -1,0 +1,44 @@
+"""Shared fixtures: tiny real-format data, and the shared data folder when present."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true", default=False, help="run tests marked slow (full data)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: needs the full data sets or minutes of CPU; run with --runslow")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--runslow"):
+        return
+    skip = pytest.mark.skip(reason="slow test: run with --runslow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def ner_data(monkeypatch) -> Path:
+    """SEQLAB_DATA pointed at the tiny NER fixture folder."""
+    folder = FIXTURES / "ner"
+    monkeypatch.setenv("SEQLAB_DATA", str(folder))
+    return folder
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """The real benchmark data (../shared/data or $SEQLAB_DATA); skip when it is absent."""
+    from seqlab.paths import data_root
+
+    root = data_root()
+    if root is None or not (root / "conll2003" / "train.txt").is_file():
+        pytest.skip("real data not found: set SEQLAB_DATA or place it at ../shared/data")
+    return root

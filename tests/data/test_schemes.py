@@ -1,0 +1,115 @@
+import itertools
+import random
+
+import pytest
+
+from seqlab.data.schemes import SCHEMES, allowed_transitions, convert, from_spans, labels_for, spans
+from seqlab.errors import SeqlabError
+
+# One sentence, written by hand in every scheme: [PER Peter Blackburn] [PER John] met [LOC Paris] [LOC Texas] .
+SENTENCE = {
+    "iob1": ["I-PER", "I-PER", "B-PER", "O", "I-LOC", "B-LOC", "O"],
+    "iob2": ["B-PER", "I-PER", "B-PER", "O", "B-LOC", "B-LOC", "O"],
+    "bioes": ["B-PER", "E-PER", "S-PER", "O", "S-LOC", "S-LOC", "O"],
+    "bilou": ["B-PER", "L-PER", "U-PER", "O", "U-LOC", "U-LOC", "O"],
+}
+SPANS = [("PER", 0, 2), ("PER", 2, 3), ("LOC", 4, 5), ("LOC", 5, 6)]
+
+
+@pytest.mark.parametrize("scheme", sorted(SENTENCE))
+def test_spans_of_hand_written_sentence(scheme):
+    assert spans(SENTENCE[scheme]) == SPANS
+
+
+@pytest.mark.parametrize("source,target", list(itertools.product(sorted(SENTENCE), repeat=2)))
+def test_conversion_between_every_pair(source, target):
+    assert convert(SENTENCE[source], target) == SENTENCE[target]
+
+
+def _random_spans(rng, length, types=("PER", "LOC", "ORG")):
+    out, i = [], 0
+    while i < length:
+        if rng.random() < 0.4:
+            end = min(length, i + rng.randint(1, 4))
+            out.append((rng.choice(types), i, end))
+            i = end
+        else:
+            i += 1
+    return out
+
+
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
+def test_round_trip_on_random_span_sets(scheme):
+    rng = random.Random(7)
+    for _ in range(500):
+        length = rng.randint(1, 12)
+        chunks = _random_spans(rng, length)
+        tags = from_spans(chunks, length, scheme)
+        assert spans(tags) == chunks
+        for other in SCHEMES:
+            assert convert(convert(tags, other), scheme) == tags
+
+
+@pytest.mark.parametrize(
+    "tags,expected",
+    [
+        (["O", "I-PER"], [("PER", 1, 2)]),  # improper IOB2 start, read as conlleval does
+        (["B-PER", "I-LOC"], [("PER", 0, 1), ("LOC", 1, 2)]),
+        (["I-ORG", "I-ORG", "B-ORG"], [("ORG", 0, 2), ("ORG", 2, 3)]),
+        (["B-PER", "O", "I-PER"], [("PER", 0, 1), ("PER", 2, 3)]),
+        (["E-PER", "I-PER"], [("PER", 0, 1), ("PER", 1, 2)]),
+    ],
+)
+def test_improper_sequences(tags, expected):
+    assert spans(tags) == expected
+
+
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
+def test_allowed_transitions_accept_every_well_formed_sequence(scheme):
+    labels = labels_for(["PER", "LOC"], scheme)
+    index = {label: i for i, label in enumerate(labels)}
+    allowed, start, end = allowed_transitions(labels, scheme)
+    rng = random.Random(3)
+    for _ in range(300):
+        length = rng.randint(1, 10)
+        tags = from_spans(_random_spans(rng, length, ("PER", "LOC")), length, scheme)
+        ids = [index[t] for t in tags]
+        assert start[ids[0]] and end[ids[-1]]
+        assert all(allowed[a][b] for a, b in zip(ids, ids[1:]))
+
+
+@pytest.mark.parametrize(
+    "scheme,bad",
+    [
+        ("bilou", ["O", "I-PER"]),
+        ("bilou", ["B-PER", "O"]),
+        ("bilou", ["B-PER", "L-LOC"]),
+        ("bilou", ["U-PER", "I-PER"]),
+        ("bioes", ["B-PER", "S-PER"]),
+        ("iob2", ["O", "I-PER"]),
+        ("iob2", ["B-LOC", "I-PER"]),
+        ("iob1", ["O", "B-PER"]),
+    ],
+)
+def test_allowed_transitions_reject_ill_formed(scheme, bad):
+    labels = labels_for(["PER", "LOC"], scheme)
+    index = {label: i for i, label in enumerate(labels)}
+    allowed, start, end = allowed_transitions(labels, scheme)
+    ids = [index[t] for t in bad]
+    ok = start[ids[0]] and end[ids[-1]] and all(allowed[a][b] for a, b in zip(ids, ids[1:]))
+    assert not ok
+
+
+def test_labels_for_bilou():
+    assert labels_for(["PER"], "bilou") == ["O", "B-PER", "I-PER", "L-PER", "U-PER"]
+
+
+@pytest.mark.parametrize("tag,message", [("X-PER", "malformed tag"), ("PER", "malformed tag"), ("B-", "malformed tag")])
+def test_malformed_tags(tag, message):
+    with pytest.raises(SeqlabError, match=message):
+        spans(["O", tag])
+
+
+def test_unknown_scheme():
+    with pytest.raises(SeqlabError, match="unknown tag scheme 'iobes'"):
+        convert(["O"], "iobes")

@@ -1,0 +1,325 @@
+"""Tests for seqlab.data.tokenize: CoNLL-2003 conventions, offsets, and a round trip on real data."""
+from __future__ import annotations
+
+import itertools
+import os
+import re
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from seqlab.data.tokenize import Token, iter_sentences, parse_abbreviations, split_sentences, tokenize
+from seqlab.errors import DataFormatError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DATA_DIR = Path(os.environ.get("SEQLAB_DATA", REPO_ROOT.parent / "shared" / "data"))
+CONLL_TRAIN = DATA_DIR / "conll2003" / "train.txt"
+needs_conll = pytest.mark.skipif(
+    not CONLL_TRAIN.is_file(), reason=f"CoNLL-2003 train not found at {CONLL_TRAIN} (set SEQLAB_DATA)"
+)
+
+
+def texts(text: str) -> list[str]:
+    return [tok.text for tok in tokenize(text)]
+
+
+CASES = [
+    # punctuation split off
+    ("Hello, world.", ["Hello", ",", "world", "."]),
+    ("Wait; what: now? Yes! (maybe) [sic]",
+     ["Wait", ";", "what", ":", "now", "?", "Yes", "!", "(", "maybe", ")", "[", "sic", "]"]),
+    ('He said "no" twice.', ["He", "said", '"', "no", '"', "twice", "."]),
+    # clitics
+    ("Clinton's aides", ["Clinton", "'s", "aides"]),
+    ("PAKISTAN'S RECORD", ["PAKISTAN", "'S", "RECORD"]),
+    ("I don't know", ["I", "do", "n't", "know"]),
+    ("they can't and won't", ["they", "ca", "n't", "and", "wo", "n't"]),
+    ("we're they've I'll she'd I'm", ["we", "'re", "they", "'ve", "I", "'ll", "she", "'d", "I", "'m"]),
+    ("the U.S.'s role", ["the", "U.S.", "'s", "role"]),
+    ("the (WTO)'s first", ["the", "(", "WTO", ")", "'s", "first"]),
+    # apostrophes inside words, possessive plural, quotation marks
+    ("O'Neill and O'Sullivan's Gov't", ["O'Neill", "and", "O'Sullivan", "'s", "Gov't"]),
+    ("the farmers' union", ["the", "farmers", "'", "union"]),
+    ("Euro '96 finals", ["Euro", "'", "96", "finals"]),
+    ("called it 'Independence Day,' he said", ["called", "it", "'", "Independence", "Day", ",", "'", "he", "said"]),
+    # abbreviations, acronyms, initials
+    ("Mr. Smith met Dr. Jones", ["Mr.", "Smith", "met", "Dr.", "Jones"]),
+    ("Acme Inc. and Foo Corp. said", ["Acme", "Inc.", "and", "Foo", "Corp.", "said"]),
+    ("on Jan. 5 at 10 a.m. sharp", ["on", "Jan.", "5", "at", "10", "a.m.", "sharp"]),
+    ("the U.N. and U.S.A. teams", ["the", "U.N.", "and", "U.S.A.", "teams"]),
+    ("J. Smith and M. Vaughan", ["J.", "Smith", "and", "M.", "Vaughan"]),
+    ("U.S.-led forces", ["U.S.-led", "forces"]),
+    ("a Wash.-based firm", ["a", "Wash.-based", "firm"]),
+    ("the Iraq-U.N. deal", ["the", "Iraq-U.N.", "deal"]),
+    ("U.S freedom", ["U.S", "freedom"]),
+    ("i.e. this, e.g. that", ["i.e.", "this", ",", "e.g.", "that"]),
+    # a sentence-final abbreviation loses its period to the sentence end (CoNLL-2003)
+    ("He lives in the U.S.", ["He", "lives", "in", "the", "U.S", "."]),
+    ("shares of Acme Inc.", ["shares", "of", "Acme", "Inc", "."]),
+    ('from Acme Inc."', ["from", "Acme", "Inc", ".", '"']),
+    ("Menlo Park, Calif..", ["Menlo", "Park", ",", "Calif", ".."]),
+    # hyphens, numbers, dates, times
+    ("Urdu-speaking two-year-old", ["Urdu-speaking", "two-year-old"]),
+    ("BRUSSELS 1996-08-22", ["BRUSSELS", "1996-08-22"]),
+    ("won 6-4 6- 3", ["won", "6-4", "6-", "3"]),
+    ("1,234.56 and 3.5 and .500", ["1,234.56", "and", "3.5", "and", ".500"]),
+    ("fell -0.5 or +0.05", ["fell", "-", "0.5", "or", "+0.05"]),
+    ("1/2 1996/97 3/1/90", ["1/2", "1996/97", "3/1/90"]),
+    ("at 10:30 in 1:54.342", ["at", "10:30", "in", "1:54.342"]),
+    ("10th 1980s H1", ["10th", "1980s", "H1"]),
+    ("rated AA+ by S&P and AT&T", ["rated", "AA+", "by", "S&P", "and", "AT&T"]),
+    ("Duff & Phelps", ["Duff", "&", "Phelps"]),
+    ("MATURITY 24.SEP.02", ["MATURITY", "24.SEP.02"]),
+    # percent and currency
+    ("up 5% to $1,200", ["up", "5", "%", "to", "$", "1,200"]),
+    ("C$100 or US$ 5 or HK$3.5", ["C$", "100", "or", "US$", "5", "or", "HK$", "3.5"]),
+    # URLs, e-mail, ellipsis, dashes
+    ("see http://www.reuters.com/news?id=1, then", ["see", "http://www.reuters.com/news?id=1", ",", "then"]),
+    ("site www.internetstartup.com.", ["site", "www.internetstartup.com", "."]),
+    ("mail derivatives@reuters.com.", ["mail", "derivatives@reuters.com", "."]),
+    ("wait... what", ["wait", "...", "what"]),
+    ("rebels--poll -- Reuters", ["rebels", "--", "poll", "--", "Reuters"]),
+    # line-initial rank
+    ("2. Colin Jackson ( Britain ) 13.24", ["2.", "Colin", "Jackson", "(", "Britain", ")", "13.24"]),
+    ("10= Martina Ertl", ["10=", "Martina", "Ertl"]),
+    ("It rose in 1996.", ["It", "rose", "in", "1996", "."]),
+    # Unicode: curly quotes treated like ASCII ones, text kept
+    ("\u201cHe\u2019s here,\u201d O\u2019Neill said.",
+     ["\u201c", "He", "\u2019s", "here", ",", "\u201d", "O\u2019Neill", "said", "."]),
+    ("Z\u00fcrich \u2014 S\u00e3o Paulo\u2026", ["Z\u00fcrich", "\u2014", "S\u00e3o", "Paulo", "\u2026"]),
+    # already tokenized text stays as it is
+    ("Germany 's lamb , they do n't", ["Germany", "'s", "lamb", ",", "they", "do", "n't"]),
+    ("", []),
+    ("   \n\t ", []),
+]
+
+
+@pytest.mark.parametrize("text, expected", CASES, ids=[c[0][:30] for c in CASES])
+def test_tokenize_conventions(text: str, expected: list[str]) -> None:
+    assert texts(text) == expected
+
+
+SENTENCE_CASES = [
+    ("One. Two.", [["One", "."], ["Two", "."]]),
+    ("Why? Because! 3 left.", [["Why", "?"], ["Because", "!"], ["3", "left", "."]]),
+    ("lower. case stays", [["lower", ".", "case", "stays"]]),
+    ('He said "stop." Then left.', [["He", "said", '"', "stop", ".", '"'], ["Then", "left", "."]]),
+    ('Done. "Next," he said.', [["Done", "."], ['"', "Next", ",", '"', "he", "said", "."]]),
+    ('wars. " Israel said', [["wars", ".", '"'], ["Israel", "said"]]),
+    ("(It rained.) We left.", [["(", "It", "rained", ".", ")"], ["We", "left", "."]]),
+    ("Mr. Smith and Gen. Lebed met on Jan. 5.", [["Mr.", "Smith", "and", "Gen.", "Lebed", "met", "on", "Jan.", "5", "."]]),
+    ("J. Smith won. He smiled.", [["J.", "Smith", "won", "."], ["He", "smiled", "."]]),
+    ("U.S. officials met U.S. President Clinton", [["U.S.", "officials", "met", "U.S.", "President", "Clinton"]]),
+    ("It sold in the U.S. The price fell.", [["It", "sold", "in", "the", "U.S", "."], ["The", "price", "fell", "."]]),
+    ("Acme Inc. said so.", [["Acme", "Inc.", "said", "so", "."]]),
+    ("in group C. The draw", [["in", "group", "C", "."], ["The", "draw"]]),
+    ("Results follow... Then more", [["Results", "follow", "..."], ["Then", "more"]]),
+    ("said. -- Reuters desk", [["said", "."], ["--", "Reuters", "desk"]]),
+    ("no stop here\n\nnew paragraph", [["no", "stop", "here"], ["new", "paragraph"]]),
+    ("one line\nwrapped here.", [["one", "line", "wrapped", "here", "."]]),
+    ("", []),
+]
+
+
+@pytest.mark.parametrize("text, expected", SENTENCE_CASES, ids=[c[0][:30] for c in SENTENCE_CASES])
+def test_split_sentences(text: str, expected: list[list[str]]) -> None:
+    assert [[tok.text for tok in sentence] for sentence in split_sentences(text)] == expected
+
+
+def test_token_offsets_point_into_the_original() -> None:
+    text = "  Clinton's  U.S.\tvisit."
+    assert tokenize(text) == [
+        Token("Clinton", 2, 9), Token("'s", 9, 11), Token("U.S.", 13, 17), Token("visit", 18, 23), Token(".", 23, 24)
+    ]
+    assert tokenize("in the U.S.")[-2:] == [Token("U.S", 7, 10), Token(".", 10, 11)]
+
+
+def check_offsets(text: str, tokens: list[Token]) -> None:
+    """Slices of the original, in order, not overlapping, with only whitespace between them."""
+    position = 0
+    for tok in tokens:
+        assert position <= tok.start < tok.end
+        assert text[tok.start : tok.end] == tok.text
+        gap = text[position : tok.start]
+        assert gap == "" or gap.isspace()
+        position = tok.end
+    rest = text[position:]
+    assert rest == "" or rest.isspace()
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.text())
+def test_offset_invariant_on_any_text(text: str) -> None:
+    tokens = tokenize(text)
+    check_offsets(text, tokens)
+    assert all(not any(ch.isspace() for ch in tok.text) for tok in tokens)
+    sentences = split_sentences(text)
+    assert all(sentences) and [tok for s in sentences for tok in s] == tokens
+
+
+PUNCTUATED = st.lists(
+    st.sampled_from(["U.S.", "Mr.", "Inc.", "J.", "don't", "O'Neill", "'s", "'", '"', "\u201c", "\u2019", "...",
+                     "--", "-", "1,234.56", "$", "5%", "(", ")", ".", ",", "?", "!", "The", "word", "e.g.", "2.",
+                     " ", "  ", "\n", "\n\n", "\t", "http://a.b/c", "x@y.org", "+1", "6-"]),
+    max_size=40,
+).map("".join)
+
+
+@settings(deadline=None, max_examples=300)
+@given(PUNCTUATED)
+def test_offset_invariant_on_punctuation_heavy_text(text: str) -> None:
+    check_offsets(text, tokenize(text))
+
+
+def test_iter_sentences_streams_lines_with_line_offsets() -> None:
+    lines = ["First one. Second one.\n", "\n", "   \n", "  Third line\n"]
+    got = [(n, [(t.text, t.start, t.end) for t in s]) for n, s in iter_sentences(lines)]
+    assert got == [
+        (1, [("First", 0, 5), ("one", 6, 9), (".", 9, 10)]),
+        (1, [("Second", 11, 17), ("one", 18, 21), (".", 21, 22)]),
+        (4, [("Third", 2, 7), ("line", 8, 12)]),
+    ]
+
+
+def test_iter_sentences_is_lazy() -> None:
+    endless = itertools.repeat("A line without end\n")
+    first = list(itertools.islice(iter_sentences(endless), 3))
+    assert [n for n, _ in first] == [1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: tokenize(b"bytes"), "text must be str, but got bytes"),
+        (lambda: split_sentences(None), "text must be str, but got NoneType"),
+        (lambda: list(iter_sentences(["ok\n", b"bad\n"])), "line 2 must be str, but got bytes"),
+    ],
+)
+def test_non_str_input_is_rejected(call, message: str) -> None:
+    with pytest.raises(TypeError, match=re.escape(message)):
+        call()
+
+
+@pytest.mark.parametrize(
+    "listing, message",
+    [
+        ("Mr. prefix extra\n", "abbrev.txt:1: expected 'ABBREVIATION KIND', but got 'Mr. prefix extra'"),
+        ("# c\nMr. title\n", "abbrev.txt:2: kind must be one of ('prefix', 'plain'), but got 'title'"),
+        ("Mr prefix\n", "abbrev.txt:1: abbreviation must end with '.', but got 'Mr'"),
+    ],
+)
+def test_bad_abbreviation_list_names_file_and_line(listing: str, message: str) -> None:
+    with pytest.raises(DataFormatError, match=re.escape(message)):
+        parse_abbreviations(listing, source="abbrev.txt")
+
+
+def shipped_abbreviations() -> dict[str, str]:
+    path = resources.files("seqlab").joinpath("resources/abbreviations.txt")
+    return parse_abbreviations(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("abbreviation", sorted(shipped_abbreviations()))
+def test_every_shipped_abbreviation_keeps_its_period(abbreviation: str) -> None:
+    assert texts(f"see {abbreviation} here") == ["see", abbreviation, "here"]
+
+
+# --- real data: CoNLL-2003 round trip -------------------------------------------------------
+
+NO_SPACE_BEFORE = frozenset(
+    {",", ".", ";", ":", "?", "!", ")", "]", "%", "..", "...", "....",
+     "'s", "'S", "n't", "N'T", "'re", "'RE", "'ve", "'VE", "'ll", "'LL", "'d", "'D", "'m", "'M"}
+)
+NO_SPACE_AFTER = frozenset({"(", "["})
+CURRENCY = re.compile(r"[A-Z]{0,3}\$")
+
+
+def detokenize(tokens: list[str]) -> str:
+    """Rebuild plausible raw text from CoNLL tokens: ``Germany's``, ``(U.S.)``, ``"quote,"``, ``$5``."""
+    out: list[str] = []
+    quote_open = False
+    glue_next = False
+    for i, tok in enumerate(tokens):
+        if tok == '"':
+            attach = quote_open
+        elif tok == "'":
+            attach = bool(out) and out[-1][-1] in "sS"
+        else:
+            attach = tok in NO_SPACE_BEFORE
+        if out and not attach and not glue_next:
+            out.append(" ")
+        out.append(tok)
+        next_is_number = i + 1 < len(tokens) and tokens[i + 1][0].isdigit()
+        glue_next = (tok in NO_SPACE_AFTER or (tok == '"' and not quote_open)
+                     or bool(CURRENCY.fullmatch(tok)) and next_is_number)
+        if tok == '"':
+            quote_open = not quote_open
+    return "".join(out)
+
+
+def read_conll_documents(path: Path, max_sentences: int) -> list[list[list[str]]]:
+    documents: list[list[list[str]]] = [[]]
+    sentence: list[str] = []
+    count = 0
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            word = line.split(" ", 1)[0].strip()
+            if word == "-DOCSTART-":
+                documents.append([])
+            elif word:
+                sentence.append(word)
+            elif sentence:
+                documents[-1].append(sentence)
+                sentence = []
+                count += 1
+                if count == max_sentences:
+                    break
+    return [d for d in documents if d]
+
+
+def test_detokenize_examples() -> None:
+    tokens = ['"', "Germany", "'s", "lamb", "(", "U.S.", ")", "costs", "$", "5", ",", '"', "he", "said", "."]
+    assert detokenize(tokens) == '"Germany\'s lamb (U.S.) costs $5," he said.'
+    assert detokenize(["ministers", "'", "meeting", "do", "n't"]) == "ministers' meeting don't"
+
+
+@needs_conll
+def test_round_trip_on_conll2003_train() -> None:
+    """Tokenizing detokenized CoNLL-2003 sentences gives back their exact tokens."""
+    sentences = [s for doc in read_conll_documents(CONLL_TRAIN, 2000) for s in doc]
+    failures = [s for s in sentences if texts(detokenize(s)) != s]
+    rate = 1 - len(failures) / len(sentences)
+    print(f"CoNLL-2003 train round trip: {len(sentences) - len(failures)}/{len(sentences)} = {rate:.2%}")
+    assert rate >= 0.98, [" ".join(s) for s in failures[:10]]
+
+
+@needs_conll
+def test_pretokenized_conll2003_train_is_kept() -> None:
+    """CoNLL-2003 sentences with their tokens joined by single spaces come back unchanged."""
+    sentences = [s for doc in read_conll_documents(CONLL_TRAIN, 2000) for s in doc]
+    kept = sum(texts(" ".join(s)) == s for s in sentences)
+    print(f"CoNLL-2003 train, space-joined tokens kept: {kept}/{len(sentences)} = {kept / len(sentences):.2%}")
+    assert kept / len(sentences) >= 0.98
+
+
+@needs_conll
+def test_sentence_splits_on_conll2003_train() -> None:
+    """Two consecutive CoNLL sentences joined by a space split back into the same two sentences.
+
+    Only pairs whose first sentence ends in ``.``, ``?`` or ``!`` (maybe followed by a quote or
+    bracket) count: headlines and datelines end without one and were separate lines in Reuters.
+    """
+    pairs = [
+        (a, b)
+        for doc in read_conll_documents(CONLL_TRAIN, 2000)
+        for a, b in zip(doc, doc[1:])
+        if a[-1] in {".", "?", "!"} or (len(a) > 1 and a[-1] in {'"', ")"} and a[-2] in {".", "?", "!"})
+    ]
+    right = sum(
+        [[t.text for t in s] for s in split_sentences(detokenize(a) + " " + detokenize(b))] == [a, b]
+        for a, b in pairs
+    )
+    print(f"CoNLL-2003 train sentence pairs split right: {right}/{len(pairs)} = {right / len(pairs):.2%}")
+    assert right / len(pairs) >= 0.95

@@ -1,0 +1,96 @@
+"""The model contract every tagger passes: gradients, fitting, save/load, batching, resume."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from seqlab import archive
+from seqlab.config import load_config
+from seqlab.data.batching import encode, iterate
+from seqlab.predict import predict
+from seqlab.train import Trainer, train
+
+DECODERS = ["crf", "softmax"]
+
+
+@pytest.fixture
+def config(ner_data):
+    return lambda *overrides: load_config(ner_data / "tiny.yaml", list(overrides))
+
+
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_every_parameter_gets_a_gradient(config, tmp_path, decoder):
+    trainer = Trainer(config(f"model.decoder={decoder}", "model.dropout=0.5"), tmp_path)
+    batch = next(iterate(trainer.encoded["train"], 5, shuffle=False))
+    trainer.model.train()
+    trainer.model.loss(batch).backward()
+    for name, param in trainer.model.named_parameters():
+        assert param.grad is not None and torch.isfinite(param.grad).all(), name
+        assert param.grad.abs().sum() > 0, f"{name} got a zero gradient"
+
+
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_fits_a_tiny_fixture_to_near_zero_loss(config, tmp_path, decoder):
+    trainer = Trainer(config(f"model.decoder={decoder}", "train.epochs=40"), tmp_path, progress=False)
+    losses = [trainer.train_epoch(e)["loss"] for e in range(40)]
+    assert losses[-1] < 0.05 * losses[0] and losses[-1] < 0.1
+    results = predict(trainer.model, trainer.encoded["train"], trainer.vocabs["tags"])
+    assert [r.labels for r in results] == trainer.splits["train"].tags
+
+
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_batched_equals_one_by_one(config, tmp_path, decoder):
+    trainer = Trainer(config(f"model.decoder={decoder}"), tmp_path)
+    data, labels = trainer.encoded["train"], trainer.vocabs["tags"]
+    batched = predict(trainer.model, data, labels, batch_size=10, confidences=True)
+    single = predict(trainer.model, data, labels, batch_size=1, confidences=True)
+    assert [r.labels for r in batched] == [r.labels for r in single]
+    for a, b in zip(batched, single):
+        assert [s[:3] for s in a.spans] == [s[:3] for s in b.spans]
+        assert [s[3] for s in a.spans] == pytest.approx([s[3] for s in b.spans], abs=1e-5)
+
+
+def test_train_writes_a_run_directory_and_loads_back(config, tmp_path):
+    metrics = train(config("train.epochs=2"), tmp_path / "run", progress=False)
+    run = tmp_path / "run"
+    for name in ("config.yaml", "vocabs.json", "model.pt", "checkpoint.pt", "metrics.json", "train.log",
+                 "dev.predictions.txt", "test.predictions.txt"):
+        assert (run / name).is_file(), name
+    assert metrics["epochs"] == 2 and 0.0 <= metrics["test"]["f1"] <= 100.0
+    cfg, vocabs, model, features = archive.load_run(run)
+    trainer_model = Trainer(cfg, tmp_path / "other").model
+    trainer_model.load_state_dict(archive.load_weights(run))
+    data = encode([["Peter", "Blackburn", "said", "Zorglub"]], vocabs)
+    a = predict(model, data, vocabs["tags"], confidences=True)
+    b = predict(trainer_model, data, vocabs["tags"], confidences=True)
+    assert a == b
+
+
+def test_resume_reaches_the_same_result(config, tmp_path, monkeypatch):
+    cfg = config("train.epochs=3", "model.dropout=0.5", "train.optimizer=sgd", "train.lr=0.05", "train.lr_decay=0.9")
+    train(cfg, tmp_path / "full", progress=False)
+
+    original = Trainer.train_epoch
+
+    def killed(self, epoch):
+        if epoch == 2:
+            raise KeyboardInterrupt
+        return original(self, epoch)
+
+    monkeypatch.setattr(Trainer, "train_epoch", killed)
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, tmp_path / "killed", progress=False)
+    monkeypatch.setattr(Trainer, "train_epoch", original)
+    train(cfg, tmp_path / "killed", resume=True, progress=False)
+    full = archive.load_checkpoint(tmp_path / "full")["model"]
+    resumed = archive.load_checkpoint(tmp_path / "killed")["model"]
+    for key in full:
+        assert torch.equal(full[key], resumed[key]), key
+
+
+def test_refuses_to_overwrite_a_run(config, tmp_path):
+    from seqlab.errors import SeqlabError
+
+    train(config("train.epochs=1"), tmp_path / "run", progress=False)
+    with pytest.raises(SeqlabError, match="already holds a run; use --resume"):
+        train(config("train.epochs=1"), tmp_path / "run", progress=False)

@@ -1,0 +1,79 @@
+from pathlib import Path
+
+import pytest
+
+from seqlab.config import Config, dump_config, load_config
+from seqlab.errors import ConfigError, SeqlabError
+from seqlab.paths import resolve_data_path
+
+CONFIGS = sorted((Path(__file__).parents[1] / "configs").glob("*.yaml"))
+
+MINIMAL = """
+data:
+  train: a.txt
+  dev: b.txt
+model:
+  hidden: 64
+"""
+
+
+def write(tmp_path, text):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_shipped_configs_load(path):
+    assert isinstance(load_config(path), Config)
+
+
+def test_defaults_and_frozen(tmp_path):
+    cfg = load_config(write(tmp_path, MINIMAL))
+    assert cfg.model.hidden == 64 and cfg.train.lr == 0.009 and cfg.data.tag_scheme == "bilou"
+    with pytest.raises(Exception):
+        cfg.model.hidden = 3  # type: ignore[misc]
+
+
+def test_overrides(tmp_path):
+    cfg = load_config(write(tmp_path, MINIMAL), ["model.hidden=256", "train.seed=3", "model.chars=null",
+                                                  "model.embeddings.dim=100", "train.lr=1e-3"])
+    assert (cfg.model.hidden, cfg.train.seed, cfg.model.chars, cfg.model.embeddings.dim) == (256, 3, None, 100)
+    assert cfg.train.lr == pytest.approx(0.001)
+
+
+def test_resolved_config_round_trips(tmp_path):
+    cfg = load_config(write(tmp_path, MINIMAL), ["train.seed=5"])
+    again = load_config(write(tmp_path, dump_config(cfg)))
+    assert again == cfg
+
+
+@pytest.mark.parametrize(
+    "text,overrides,message",
+    [
+        (MINIMAL + "  hiden: 3\n", [], r"model.hiden: unknown key; did you mean 'hidden'\?"),
+        (MINIMAL, ["model.hiden=3"], r"--set model.hiden: unknown key; did you mean 'hidden'\?"),
+        (MINIMAL, ["train.batch_size=ten"], r"train.batch_size: expected int, got str 'ten'"),
+        (MINIMAL, ["train.batch_size=true"], r"train.batch_size: expected int, got bool"),
+        (MINIMAL, ["model.decoder=crff"], r"model.decoder: expected one of \['crf', 'softmax'\], got 'crff'; did you mean 'crf'\?"),
+        (MINIMAL, ["data.tag_scheme=bioes2"], r"data.tag_scheme: expected one of"),
+        (MINIMAL, ["model.hidden"], r"expected KEY=VALUE"),
+        (MINIMAL, ["train.lr.x=1"], r"'lr' is not a section"),
+        ("data:\n  train: a.txt\n", [], r"data.dev: required key is missing"),
+        ("data: [1]\n", [], r"data: expected a mapping"),
+        (MINIMAL + "trian: {}\n", [], r"trian: unknown key; did you mean 'train'\?"),
+        (MINIMAL, ["data.columns=word"], r"data.columns: expected a list"),
+        (MINIMAL, ["data.tag_column=label"], r"data.tag_column: 'label' is not one of data.columns"),
+    ],
+)
+def test_errors_name_the_key(tmp_path, text, overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(write(tmp_path, text), overrides)
+
+
+def test_missing_data_file_says_how_to_set_seqlab_data(tmp_path, monkeypatch):
+    monkeypatch.setenv("SEQLAB_DATA", str(tmp_path))
+    with pytest.raises(SeqlabError, match=r"data.train: file .*nope.txt' does not exist .*SEQLAB_DATA"):
+        resolve_data_path("nope.txt", key="data.train")
+    (tmp_path / "yes.txt").write_text("x")
+    assert resolve_data_path("yes.txt", key="data.train") == tmp_path / "yes.txt"
