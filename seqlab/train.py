@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -136,7 +137,8 @@ class Trainer:
         self.model.train()
         data = self.encoded["train"]
         batches = math.ceil(len(data) / t.batch_size)
-        bar = tqdm(total=len(data), unit="sent", desc=f"epoch {epoch}", disable=not self.progress, leave=False)
+        bar = tqdm(total=len(data), unit="sent", desc=f"epoch {epoch}", disable=not self.progress, leave=False,
+                   mininterval=0.5 if sys.stderr.isatty() else 30.0)
         total, seen, tokens, start = 0.0, 0, 0, time.perf_counter()
         params = [p for p in self.model.parameters() if p.requires_grad]
         for step, batch in enumerate(iterate(data, t.batch_size, shuffle=True, generator=self.generator)):
