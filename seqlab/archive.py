@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 import logging
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
@@ -81,16 +82,21 @@ def save_metrics(run_dir: Path, metrics: dict[str, Any]) -> None:
         json.dump(metrics, out, indent=2)
 
 
-def attach_log(run_dir: Path) -> None:
-    """Send seqlab's log to ``train.log`` in the run directory (appending on resume)."""
+@contextmanager
+def run_log(run_dir: Path) -> Iterator[None]:
+    """Send seqlab's log to ``train.log`` in the run directory (appending on resume) while inside."""
     root = logging.getLogger("seqlab")
-    path = str((Path(run_dir) / LOG).resolve())
-    if any(isinstance(h, logging.FileHandler) and h.baseFilename == path for h in root.handlers):
-        return
-    handler = logging.FileHandler(path, encoding="utf-8")
+    handler = logging.FileHandler(Path(run_dir) / LOG, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root.addHandler(handler)
+    level = root.level
     root.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+        handler.close()
 
 
 def load_run(run_dir: str | Path, device: torch.device | str = "cpu") -> tuple[Config, dict[str, Vocab], Any, Any]:
@@ -104,6 +110,11 @@ def load_run(run_dir: str | Path, device: torch.device | str = "cpu") -> tuple[C
     vocabs = load_vocabs(run_dir)
     features, feature_dim = feature_function(config.model.features)
     model = build_tagger(config, vocabs, feature_dim=feature_dim)
-    model.load_state_dict(load_weights(run_dir, device))
+    try:
+        model.load_state_dict(load_weights(run_dir, device))
+    except RuntimeError as err:
+        first = str(err).splitlines()[0]
+        raise SeqlabError(f"{run_dir / WEIGHTS}: weights do not fit the model its config describes "
+                          f"(trained with another seqlab version?): {first}") from None
     model.to(device).eval()
     return config, vocabs, model, features

@@ -6,9 +6,9 @@ import logging
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Sequence
+from typing import BinaryIO, Iterator, Sequence
 
-from seqlab.errors import SeqlabError
+from seqlab.errors import DataFormatError, SeqlabError
 
 log = logging.getLogger("seqlab")
 
@@ -52,22 +52,48 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_score(args: argparse.Namespace) -> int:
     from seqlab.metrics import score_conll_file
 
+    if not Path(args.file).is_file():
+        raise SeqlabError(f"{args.file}: no such file")
     sys.stdout.write(score_conll_file(args.file))
     return 0
+
+
+def _utf8_lines(handle: BinaryIO, source: str) -> Iterator[str]:
+    """Decode a byte stream line by line; bytes that are not UTF-8 are an error naming the line."""
+    for number, raw in enumerate(handle, start=1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise DataFormatError(
+                source, number, f"not valid UTF-8 (byte {raw[err.start]:#04x} at column {err.start + 1})"
+            ) from None
 
 
 def cmd_tag(args: argparse.Namespace) -> int:
     from seqlab.tag import tag_stream
 
     if args.file in (None, "-"):
-        tag_stream(args.model_dir, sys.stdin, sys.stdout, fmt=args.format, batch_size=args.batch_size)
+        raw = getattr(sys.stdin, "buffer", None)  # None when stdin was replaced by a text-only stream
+        lines = sys.stdin if raw is None else _utf8_lines(raw, "<stdin>")
+        tag_stream(args.model_dir, lines, sys.stdout, fmt=args.format, batch_size=args.batch_size)
     else:
         path = Path(args.file)
         if not path.is_file():
             raise SeqlabError(f"{path}: no such file")
-        with open(path, encoding="utf-8", errors="strict") as handle:
-            tag_stream(args.model_dir, handle, sys.stdout, fmt=args.format, batch_size=args.batch_size, source=str(path))
+        with open(path, "rb") as handle:
+            tag_stream(args.model_dir, _utf8_lines(handle, str(path)), sys.stdout, fmt=args.format,
+                       batch_size=args.batch_size, source=str(path))
     return 0
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
 
 
 def parser() -> argparse.ArgumentParser:
@@ -87,7 +113,7 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("model_dir")
     e.add_argument("file")
     e.add_argument("--output", help="where to write token/gold/pred columns (default MODEL_DIR/eval/FILE.pred.txt)")
-    e.add_argument("--batch-size", type=int, default=100)
+    e.add_argument("--batch-size", type=_positive_int, default=100)
     e.set_defaults(func=cmd_eval)
 
     s = sub.add_parser("score", help="score an existing prediction file")
@@ -100,7 +126,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("model_dir")
     g.add_argument("file", nargs="?", help="text file, or - / nothing for standard input")
     g.add_argument("--format", choices=("conll", "jsonl", "inline"), default="conll")
-    g.add_argument("--batch-size", type=int, default=64)
+    g.add_argument("--batch-size", type=_positive_int, default=64)
     g.set_defaults(func=cmd_tag)
     return p
 

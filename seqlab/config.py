@@ -180,7 +180,10 @@ def load_config(path: str | Path, overrides: Sequence[str] = ()) -> Config:
     try:
         tree = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+        mark = getattr(err, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ConfigError(f"{where}: not valid YAML: {problem}") from None
     if not isinstance(tree, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level, got {type(tree).__name__}")
     for item in overrides:

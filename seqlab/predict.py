@@ -39,7 +39,11 @@ def predict(
     out: list[Prediction | None] = [None] * len(data)
     itos = labels.itos
     with torch.inference_mode():
-        for batch in iterate(data, batch_size, shuffle=False):
+        chars = model.embedder.chars
+        table = None  # spelling vectors computed once per word type, not once per token
+        if chars is not None:
+            table = chars.encode_types(data.type_chars.to(device), data.type_char_lengths.to(device))
+        for batch in iterate(data, batch_size, shuffle=False, char_table=table):
             batch = batch.to(device)
             if confidences:
                 best, marginals = model.decode_with_marginals(batch)  # shapes: (B, T), (B, T, K)

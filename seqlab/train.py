@@ -213,16 +213,16 @@ def train(config: Config, out_dir: str | Path, *, resume: bool = False, progress
             raise SeqlabError(f"--resume {out_dir}: no checkpoint.pt there to resume from")
     elif archive.has_checkpoint(out_dir):
         raise SeqlabError(f"{out_dir} already holds a run; use --resume {out_dir} to continue it, or another --output")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    archive.attach_log(out_dir)
-    log.info("run directory %s", out_dir)
     trainer = Trainer(config, out_dir, resume=resume, progress=progress)
-    if resume:
-        trainer.load_checkpoint()
-    else:
-        archive.save_config(out_dir, dump_config(config))
-        archive.save_vocabs(out_dir, trainer.vocabs)
-    n_params = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
-    log.info("device %s, %d trainable parameters, %d/%d/%d train/dev/test sentences", trainer.device, n_params,
-             *(len(trainer.splits[s].tokens) if s in trainer.splits else 0 for s in ("train", "dev", "test")))
-    return trainer.fit()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with archive.run_log(out_dir):
+        log.info("run directory %s", out_dir)
+        if resume:
+            trainer.load_checkpoint()
+        else:
+            archive.save_config(out_dir, dump_config(config))
+            archive.save_vocabs(out_dir, trainer.vocabs)
+        n_params = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
+        log.info("device %s, %d trainable parameters, %d/%d/%d train/dev/test sentences", trainer.device, n_params,
+                 *(len(trainer.splits[s].tokens) if s in trainer.splits else 0 for s in ("train", "dev", "test")))
+        return trainer.fit()

@@ -31,6 +31,7 @@ class Batch:
     features: torch.Tensor | None  # shape: (B, T, F) fixed feature vectors
     tags: torch.Tensor | None  # shape: (B, T) label ids
     indices: torch.Tensor  # shape: (B,) positions of the sentences in their data set
+    char_vectors: torch.Tensor | None = None  # shape: (B, T, C_dim) precomputed spelling vectors (decoding)
 
     def to(self, device: torch.device) -> "Batch":
         if device.type == "cpu":
@@ -38,7 +39,7 @@ class Batch:
         move = lambda t: None if t is None else t.to(device, non_blocking=True)  # noqa: E731
         return Batch(
             move(self.words), move(self.caps), move(self.mask), move(self.chars), move(self.char_lengths),
-            move(self.type_index), move(self.features), move(self.tags), self.indices,
+            move(self.type_index), move(self.features), move(self.tags), self.indices, move(self.char_vectors),
         )
 
 
@@ -69,6 +70,8 @@ def encode(
     max_word_chars: int = 40,
 ) -> Encoded:
     """Encode tokenised sentences (and optionally their labels) into id matrices."""
+    if max_word_chars < 1:
+        raise ValueError(f"max_word_chars must be at least 1, but got {max_word_chars}")
     words_vocab = vocabs["words"]
     assert isinstance(words_vocab, WordVocab)
     n = len(sentences)
@@ -109,9 +112,11 @@ def encode(
 
 
 def _char_table(type_list: list[str], chars: Vocab, max_chars: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Char ids per word type; long words keep their first and last ``max_chars // 2`` characters."""
-    half = max_chars // 2
-    clipped = [w if len(w) <= max_chars else w[:half] + w[-half:] for w in type_list]
+    """Char ids per word type; a word longer than ``max_chars`` keeps its first ``ceil(max_chars / 2)``
+    and its last ``floor(max_chars / 2)`` characters."""
+    tail = max_chars // 2
+    head = max_chars - tail
+    clipped = [w if len(w) <= max_chars else w[:head] + w[len(w) - tail :] for w in type_list]
     width = max(1, max(len(w) for w in clipped))
     table = np.zeros((len(clipped), width), dtype=np.int64)
     lengths = np.ones(len(clipped), dtype=np.int64)  # the padding type gets one padding char
@@ -128,14 +133,24 @@ def _encode_tags(tags: Sequence[Sequence[str]], labels: Vocab, t_max: int) -> to
     return torch.from_numpy(out)
 
 
-def make_batch(data: Encoded, indices: torch.Tensor) -> Batch:
-    """Gather sentences ``indices`` into a padded batch (pure tensor indexing)."""
+def make_batch(data: Encoded, indices: torch.Tensor, char_table: torch.Tensor | None = None) -> Batch:
+    """Gather sentences ``indices`` into a padded batch (pure tensor indexing).
+
+    With ``char_table`` (one spelling vector per word type, computed once for a
+    whole data set when decoding), the batch carries those vectors instead of
+    characters.
+    """
     lengths = data.lengths[indices]
     width = int(lengths.max())
     types = data.types[indices, :width]  # shape: (B, T)
-    unique, inverse = torch.unique(types, return_inverse=True)  # U distinct types in this batch
-    char_lengths = data.type_char_lengths[unique]
-    chars = data.type_chars[unique, : int(char_lengths.max())]
+    if char_table is None:
+        unique, inverse = torch.unique(types, return_inverse=True)  # U distinct types in this batch
+        char_lengths = data.type_char_lengths[unique]
+        chars = data.type_chars[unique, : int(char_lengths.max())]
+        char_vectors = None
+    else:
+        chars = char_lengths = inverse = torch.zeros(0, dtype=torch.long)
+        char_vectors = char_table[types.to(char_table.device)]  # shape: (B, T, C_dim)
     mask = torch.arange(width).unsqueeze(0) < lengths.unsqueeze(1)
     return Batch(
         words=data.words[indices, :width],
@@ -147,6 +162,7 @@ def make_batch(data: Encoded, indices: torch.Tensor) -> Batch:
         features=None if data.type_features is None else data.type_features[types],
         tags=None if data.tags is None else data.tags[indices, :width],
         indices=indices,
+        char_vectors=char_vectors,
     )
 
 
@@ -157,6 +173,7 @@ def iterate(
     shuffle: bool,
     generator: torch.Generator | None = None,
     bucket_factor: int = 50,
+    char_table: torch.Tensor | None = None,
 ) -> Iterator[Batch]:
     """Batches over a data set.
 
@@ -179,4 +196,4 @@ def iterate(
     else:
         order = torch.argsort(data.lengths, stable=True)
         for part in order.split(batch_size):
-            yield make_batch(data, part)
+            yield make_batch(data, part, char_table)

@@ -1,21 +1,29 @@
 """Linear-chain conditional random field: the structured decoder of a BiLSTM-CRF tagger.
 
-Speed comes from three choices, all exact:
+Speed comes from four choices, all exact:
 
 * The forward (alpha) and backward (beta) recursions run in rescaled probability space
-  in float64, so a time step is one ``(B, K) @ (K, K)`` matrix product and three
-  elementwise ops instead of a ``(B, K, K)`` logsumexp (Rabiner 1989, section V.A).
+  in float64 (Rabiner 1989, section V.A): a time step is a broadcast multiply, a sum and a
+  rescaling, instead of a ``(B, K, K)`` logsumexp.
 * log Z is a custom :class:`torch.autograd.Function` whose backward runs the beta
   recursion once and writes the gradients in closed form (node marginals for the
   emissions, summed edge marginals for the transitions), so no autograd graph is built
   over the time loop.
 * Masks are left-aligned prefixes, so the recursions run unmasked and each sentence's
   result is read at its last token; the beta recursion runs on right-aligned copies.
+* Per-step ops are ones ATen runs on the calling thread at these sizes. ``torch.mm``,
+  ``torch.exp``/``log`` (MKL) and ``torch.max`` with indices enter the OpenMP pool even
+  for a (32, 17) input and stall for a scheduler tick when another process holds the
+  other core, so scores are exponentiated in base 2 (``exp2``/``log2``) and Viterbi
+  recomputes back-pointers along the best path instead of storing them.
 
 If scores are so extreme (spreads of hundreds of nats within one time step) that the
 rescaled recursion underflows, log Z and its gradients fall back to log-space autograd.
 """
 from __future__ import annotations
+
+import math
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
@@ -24,15 +32,37 @@ from torch.autograd.function import FunctionCtx, once_differentiable
 DISALLOWED = -10000.0
 """Additive score of a disallowed transition, start tag or end tag."""
 
+_LOG2E = 1.0 / math.log(2.0)
 _TINY = torch.finfo(torch.float64).tiny
 
 
-def _time_major(emissions: Tensor, mask: Tensor) -> Tensor:
-    """Float64 copy of ``emissions`` as (T, B, K), zero beyond each sentence."""
+class _Potentials(NamedTuple):
+    """Scores as float64 base-2 potentials, each rescaled into [0, 1]."""
+
+    ee: Tensor  # shape: (T, B, K), 2 ** (emit - emax); emissions beyond each sentence are 0
+    emax: Tensor  # shape: (T, B, 1), log2 units
+    expt: Tensor  # shape: (K, K), 2 ** (trans - tmax)
+    tmax: Tensor  # shape: (), log2 units
+    start: Tensor  # shape: (B, K), log2 units, start + emissions at t = 0
+    end: Tensor  # shape: (K,), log2 units
+
+
+def _potentials(emissions: Tensor, trans: Tensor, start: Tensor, end: Tensor, mask: Tensor) -> _Potentials:
+    """Convert natural-log scores to :class:`_Potentials`, with time-major emissions."""
     batch, length, num_tags = emissions.shape
     emit = emissions.new_empty((length, batch, num_tags), dtype=torch.float64)  # shape: (T, B, K)
-    emit.copy_(emissions.detach().transpose(0, 1))
-    return emit.masked_fill_(~mask.t().unsqueeze(-1), 0.0)  # shape: (T, B, K)
+    torch.mul(emissions.detach().transpose(0, 1), _LOG2E, out=emit)
+    emit.masked_fill_(~mask.t().unsqueeze(-1), 0.0)
+    emax = emit.amax(-1, keepdim=True)  # shape: (T, B, 1)
+    trans2, start2, end2 = (x.detach().to(torch.float64) * _LOG2E for x in (trans, start, end))
+    tmax = trans2.amax()
+    first = emit[0] + start2  # shape: (B, K)
+    return _Potentials(emit.sub_(emax).exp2_(), emax, trans2.sub_(tmax).exp2_(), tmax, first, end2)
+
+
+def _log2(x: Tensor) -> Tensor:
+    """log2 by a kernel that stays on the calling thread (``torch.log2`` does not, above ~100 elements)."""
+    return torch.special.xlogy(_LOG2E, x)
 
 
 def _shift(x: Tensor, offsets: Tensor) -> Tensor:
@@ -43,73 +73,73 @@ def _shift(x: Tensor, offsets: Tensor) -> Tensor:
     return x.gather(0, index.unsqueeze(-1).expand_as(x))  # shape: (T, B, K)
 
 
-def _scaled_forward(emit: Tensor, trans: Tensor, start: Tensor) -> tuple[Tensor, Tensor, Tensor] | None:
+def _scaled_forward(pot: _Potentials) -> tuple[Tensor, Tensor] | None:
     """Rescaled forward recursion over all T steps, ignoring sentence ends.
 
-    Returns ``q`` (T, B, K), alpha rescaled so each row's max is 1; ``norm`` (T, B, 1),
-    what each step was divided by; and ``log_scale`` (T, B), with
-    ``alpha[t] = log q[t] + sum(log_scale[: t + 1])``. Returns ``None`` on underflow.
+    Returns ``q`` (T, B, K), alpha rescaled so each row's max is 1, and ``norm`` (T, B, 1),
+    what each step's row was divided by; ``None`` if a row underflowed.
     """
-    emax = emit.amax(-1, keepdim=True)  # shape: (T, B, 1)
-    ee = (emit - emax).exp_()  # shape: (T, B, K), in [0, 1]
-    tmax = trans.amax()
-    expt = (trans - tmax).exp_()  # shape: (K, K), in [0, 1]
-    q = torch.empty_like(emit)  # shape: (T, B, K)
-    norm = torch.ones_like(emax)  # shape: (T, B, 1)
-    first = start + emit[0]  # shape: (B, K)
-    first_max = first.amax(-1, keepdim=True)  # shape: (B, 1)
-    torch.exp(first.sub_(first_max), out=q[0])
-    for t in range(1, emit.size(0)):
-        p = torch.mm(q[t - 1], expt).mul_(ee[t])  # shape: (B, K)
+    q = torch.empty_like(pot.ee)  # shape: (T, B, K)
+    norm = torch.ones_like(pot.emax)  # shape: (T, B, 1)
+    torch.sub(pot.start, pot.start.amax(-1, keepdim=True), out=q[0]).exp2_()
+    expt_t = pot.expt.t().contiguous()  # shape: (K, K), [j, i] = 2 ** (trans[i, j] - tmax)
+    for t in range(1, q.size(0)):
+        p = (q[t - 1].unsqueeze(1) * expt_t).sum(-1).mul_(pot.ee[t])  # shape: (B, K)
         torch.amax(p, -1, keepdim=True, out=norm[t])
         torch.div(p, norm[t], out=q[t])
-    if bool((norm < _TINY).any()):
-        return None
-    log_scale = norm.log().add_(emax).add_(tmax)  # shape: (T, B, 1)
-    log_scale[0] = first_max
-    return q, norm, log_scale.squeeze(-1)
+    return None if bool((norm < _TINY).any()) else (q, norm)
 
 
-def _scaled_backward(emit: Tensor, trans: Tensor, end: Tensor, lengths: Tensor) -> Tensor:
+def _log_partition(pot: _Potentials, q: Tensor, norm: Tensor, mask: Tensor) -> Tensor:
+    """log Z (B,) in natural-log units from the rescaled forward pass."""
+    scale = _log2(norm).add_(pot.emax).add_(pot.tmax).squeeze(-1)  # shape: (T, B)
+    scale[0] = pot.start.amax(-1)
+    last = (mask.sum(1) - 1).view(1, -1, 1).expand(1, -1, q.size(2))  # shape: (1, B, K)
+    end_max = pot.end.amax()
+    to_end = (q.gather(0, last).squeeze(0) * (pot.end - end_max).exp2()).sum(-1)  # shape: (B,)
+    log2_z = scale.masked_fill_(~mask.t(), 0.0).sum(0) + _log2(to_end) + end_max  # shape: (B,)
+    return log2_z / _LOG2E
+
+
+def _scaled_backward(pot: _Potentials, lengths: Tensor) -> Tensor:
     """Rescaled beta (T, B, K): ``beta[t, b] = log r[t, b] + c[t, b]`` for some ``c``; garbage beyond each sentence."""
-    length = emit.size(0)
+    length = pot.ee.size(0)
     offsets = length - lengths  # shape: (B,)
     aligned = bool((offsets == 0).all())
-    ee = (emit - emit.amax(-1, keepdim=True)).exp_()  # shape: (T, B, K)
-    ee = ee if aligned else _shift(ee, offsets)  # shape: (T, B, K), every sentence ends at T - 1
-    expt_t = (trans - trans.amax()).exp_().t()  # shape: (K, K), [j, i] = exp(trans[i, j] - max)
+    ee = pot.ee if aligned else _shift(pot.ee, offsets)  # shape: (T, B, K), every sentence ends at T - 1
     r = torch.empty_like(ee)  # shape: (T, B, K)
-    r[-1] = (end - end.amax()).exp_()
+    r[-1] = (pot.end - pot.end.amax()).exp2_()
     norm = ee.new_empty((ee.size(1), 1))  # shape: (B, 1)
     for t in range(length - 2, -1, -1):
-        p = torch.mm(r[t + 1] * ee[t + 1], expt_t)  # shape: (B, K)
+        p = (r[t + 1].mul(ee[t + 1]).unsqueeze(1) * pot.expt).sum(-1)  # shape: (B, K)
         torch.amax(p, -1, keepdim=True, out=norm)
         torch.div(p, norm, out=r[t])
     return r if aligned else _shift(r, -offsets)  # shape: (T, B, K)
 
 
 def _scaled_gradients(
-    grad_out: Tensor, emit: Tensor, trans: Tensor, end: Tensor, q: Tensor, norm: Tensor, mask: Tensor
-) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    grad_out: Tensor, pot: _Potentials, q: Tensor, norm: Tensor, mask: Tensor
+) -> tuple[Tensor, Tensor, Tensor, Tensor] | None:
     """Gradients of ``sum(grad_out * log Z)`` w.r.t. emissions, transitions, start and end.
 
     With ``s[t] = q[t] . r[t]``, the node marginals are ``q[t] * r[t] / s[t]`` and the edge
     marginals are ``q[t-1, i] * expt[i, j] * ee[t, j] * r[t, j] / (norm[t] * s[t])``: the
-    unknown scales of alpha and beta cancel, so no log-space quantity is needed.
+    unknown scales of alpha and beta cancel. Returns ``None`` if a rescaled value overflowed.
     """
     lengths = mask.sum(1)  # shape: (B,)
-    r = _scaled_backward(emit, trans, end, lengths)  # shape: (T, B, K)
+    r = _scaled_backward(pot, lengths)  # shape: (T, B, K)
     g = grad_out.detach().to(torch.float64).view(1, -1, 1)  # shape: (1, B, 1)
     qr = q * r  # shape: (T, B, K)
     weight = torch.where(mask.t().unsqueeze(-1), g / qr.sum(-1, keepdim=True), 0.0)  # shape: (T, B, 1)
     node = qr.mul_(weight)  # shape: (T, B, K), grad_out * marginals, 0 beyond each sentence
     last = (lengths - 1).view(1, -1, 1).expand(1, -1, node.size(2))  # shape: (1, B, K)
     grad_end = node.gather(0, last).squeeze(0).sum(0)  # shape: (K,)
-    expt = (trans - trans.amax()).exp_()  # shape: (K, K)
-    right = (emit - emit.amax(-1, keepdim=True)).exp_().mul_(r).mul_(weight / norm)  # shape: (T, B, K)
-    num_tags = q.size(2)
-    pairs = q[:-1].reshape(-1, num_tags).t() @ right[1:].reshape(-1, num_tags)  # shape: (K, K)
-    return node.transpose(0, 1), pairs.mul_(expt), node[0].sum(0), grad_end
+    right = r.mul_(pot.ee).mul_(weight.div_(norm))[1:].reshape(1, -1, q.size(2))  # shape: (1, (T-1) B, K)
+    left = q[:-1].reshape(1, -1, q.size(2)).transpose(1, 2)  # shape: (1, K, (T-1) B)
+    grad_trans = torch.bmm(left, right).squeeze(0).mul_(pot.expt)  # shape: (K, K)
+    if not (bool(weight.isfinite().all()) and bool(grad_trans.isfinite().all())):
+        return None
+    return node.transpose(0, 1), grad_trans, node[0].sum(0), grad_end
 
 
 def _log_alphas(emissions: Tensor, trans: Tensor, start: Tensor) -> Tensor:
@@ -137,7 +167,7 @@ def _marginals_reference(emissions: Tensor, trans: Tensor, start: Tensor, end: T
     alphas = _log_alphas(emissions, trans, start)  # shape: (B, T, K)
     offsets = emissions.size(1) - lengths  # shape: (B,)
     flipped = _shift(emissions.transpose(0, 1), offsets).flip(0).transpose(0, 1)  # shape: (B, T, K)
-    rev = _log_alphas(flipped, trans.t(), end).transpose(0, 1).flip(0)  # shape: (T, B, K), beta + emit
+    rev = _log_alphas(flipped, trans.t(), end).transpose(0, 1).flip(0)  # shape: (T, B, K), beta + emissions
     rev = _shift(rev, -offsets).transpose(0, 1)  # shape: (B, T, K), left-aligned
     last = (lengths - 1).view(-1, 1, 1).expand(-1, 1, alphas.size(2))  # shape: (B, 1, K)
     log_z = torch.logsumexp(alphas.gather(1, last) + end, dim=-1, keepdim=True)  # shape: (B, 1, 1)
@@ -153,19 +183,14 @@ class _LogPartition(torch.autograd.Function):
         ctx: FunctionCtx, emissions: Tensor, trans: Tensor, start: Tensor, end: Tensor, mask: Tensor
     ) -> Tensor:
         ctx.save_for_backward(emissions, trans, start, end, mask)
-        emit = _time_major(emissions, mask)  # shape: (T, B, K)
-        trans64, start64, end64 = (x.detach().to(torch.float64) for x in (trans, start, end))
-        scaled = _scaled_forward(emit, trans64, start64)
-        ctx.scaled = None
-        if scaled is None:
-            exact = _log_partition_reference(emit.transpose(0, 1), trans64, start64, end64, mask)  # shape: (B,)
-            return exact.to(emissions.dtype)
-        q, norm, log_scale = scaled
-        last = (mask.sum(1) - 1).view(1, -1, 1).expand(1, -1, q.size(2))  # shape: (1, B, K)
-        q_last = q.gather(0, last).squeeze(0)  # shape: (B, K)
-        log_z = torch.logsumexp(q_last.log_().add_(end64), dim=-1)  # shape: (B,)
-        log_z += log_scale.masked_fill_(~mask.t(), 0.0).sum(0)
-        ctx.scaled = (emit, trans64, end64, q, norm)
+        pot = _potentials(emissions, trans, start, end, mask)
+        scaled = _scaled_forward(pot)
+        log_z = None if scaled is None else _log_partition(pot, *scaled, mask)  # shape: (B,)
+        if log_z is None or not bool(log_z.isfinite().all()):
+            ctx.scaled = None
+            exact = [x.detach().to(torch.float64) for x in (emissions, trans, start, end)]
+            return _log_partition_reference(*exact, mask).to(emissions.dtype)
+        ctx.scaled = (pot, *scaled)
         return log_z.to(emissions.dtype)
 
     @staticmethod
@@ -174,7 +199,7 @@ class _LogPartition(torch.autograd.Function):
         emissions, trans, start, end, mask = ctx.saved_tensors
         grads = None if ctx.scaled is None else _scaled_gradients(grad_out, *ctx.scaled, mask)
         ctx.scaled = None
-        if grads is None or not all(bool(g.isfinite().all()) for g in grads[1:]):
+        if grads is None:
             inputs = [x.detach().to(torch.float64).requires_grad_() for x in (emissions, trans, start, end)]
             with torch.enable_grad():
                 log_z = _log_partition_reference(*inputs, mask)
@@ -183,25 +208,48 @@ class _LogPartition(torch.autograd.Function):
         return (*(g.to(d) for g, d in zip(grads, dtypes)), None)
 
 
+def _marginals(emissions: Tensor, trans: Tensor, start: Tensor, end: Tensor, mask: Tensor) -> Tensor:
+    """Posterior marginals (B, T, K), 0 beyond each sentence, from the rescaled forward-backward pass."""
+    pot = _potentials(emissions, trans, start, end, mask)
+    scaled = _scaled_forward(pot)
+    if scaled is not None:
+        qr = scaled[0].mul_(_scaled_backward(pot, mask.sum(1)))  # shape: (T, B, K)
+        node = torch.where(mask.t().unsqueeze(-1), qr / qr.sum(-1, keepdim=True), 0.0)  # shape: (T, B, K)
+        if bool(node.isfinite().all()):
+            return node.transpose(0, 1).to(emissions.dtype, memory_format=torch.contiguous_format)
+    exact = [x.detach().to(torch.float64) for x in (emissions, trans, start, end)]
+    return _marginals_reference(*exact, mask).to(emissions.dtype)  # shape: (B, T, K)
+
+
 def _viterbi(emissions: Tensor, trans: Tensor, start: Tensor, end: Tensor, mask: Tensor) -> Tensor:
-    """Best tag path (B, T) by max-product dynamic programming, 0 beyond each sentence."""
+    """Best tag path (B, T) by max-sum dynamic programming (Viterbi 1967), 0 beyond each sentence.
+
+    The time loop keeps only the max scores; each back-pointer is recomputed along the best
+    path during the backtrace. (``torch.max`` with indices and ``torch.mm`` multithread even on
+    tiny inputs and stall for milliseconds when another process holds the other core.)
+    """
     batch, length, num_tags = emissions.shape
     dtype = torch.promote_types(emissions.dtype, trans.dtype)
-    scores = emissions.new_empty((length, batch, num_tags), dtype=dtype)  # shape: (T, B, K)
-    backptr = torch.empty((length, batch, num_tags), dtype=torch.long, device=emissions.device)  # shape: (T, B, K)
-    torch.add(start, emissions[:, 0], out=scores[0])
+    emit = emissions.new_empty((length, batch, num_tags), dtype=dtype)  # shape: (T, B, K)
+    emit.copy_(emissions.transpose(0, 1))
+    trans_t = trans.t().to(dtype, memory_format=torch.contiguous_format)  # shape: (K, K), [j, i] = trans[i, j]
+    scores = torch.empty_like(emit)  # shape: (T, B, K)
+    paths = emit.new_empty((batch, num_tags, num_tags))  # shape: (B, K, K), [b, j, i]: best via i to j
+    torch.add(start, emit[0], out=scores[0])
     for t in range(1, length):
-        torch.max(scores[t - 1].unsqueeze(2) + trans, dim=1, out=(scores[t], backptr[t]))
-        scores[t] += emissions[:, t]
+        torch.amax(torch.add(scores[t - 1].unsqueeze(1), trans_t, out=paths), dim=-1, out=scores[t])
+        scores[t] += emit[t]
     lengths = mask.sum(1)  # shape: (B,)
     last = (lengths - 1).view(1, -1, 1).expand(1, -1, num_tags)  # shape: (1, B, K)
-    path = backptr.new_empty((length, batch, 1))  # shape: (T, B, 1)
+    path = torch.empty((length, batch, 1), dtype=torch.long, device=emissions.device)  # shape: (T, B, 1)
     torch.argmax(scores.gather(0, last).squeeze(0) + end, dim=-1, keepdim=True, out=path[-1])
-    if not bool((lengths == length).all()):
-        stay = torch.arange(num_tags, device=emissions.device)  # shape: (K,)
-        backptr = torch.where(mask.t().unsqueeze(-1), backptr, stay)  # shape: (T, B, K)
+    beyond = None if bool((lengths == length).all()) else ~mask.t().unsqueeze(-1)  # shape: (T, B, 1)
     for t in range(length - 1, 0, -1):
-        torch.gather(backptr[t], 1, path[t], out=path[t - 1])
+        into = trans_t.index_select(0, path[t].view(-1)).add_(scores[t - 1])  # shape: (B, K)
+        if beyond is None:
+            torch.argmax(into, dim=-1, keepdim=True, out=path[t - 1])
+        else:  # a sentence that ends before t keeps its last tag until its end
+            torch.where(beyond[t], path[t], into.argmax(-1, keepdim=True), out=path[t - 1])
     return path.squeeze(-1).t().mul(mask)  # shape: (B, T)
 
 
@@ -269,17 +317,7 @@ class CRF(torch.nn.Module):
         """Posterior marginals p(y_t = k | x), shape (B, T, K), 0 beyond each sentence; not differentiable."""
         self._validate(emissions, mask)
         with torch.no_grad():
-            trans, start, end = (x.to(torch.float64) for x in self._scores())
-            emit = _time_major(emissions, mask)  # shape: (T, B, K)
-            scaled = _scaled_forward(emit, trans, start)
-            if scaled is not None:
-                r = _scaled_backward(emit, trans, end, mask.sum(1))  # shape: (T, B, K)
-                qr = scaled[0].mul_(r)  # shape: (T, B, K)
-                node = torch.where(mask.t().unsqueeze(-1), qr / qr.sum(-1, keepdim=True), 0.0)  # shape: (T, B, K)
-                if bool(node.isfinite().all()):
-                    return node.transpose(0, 1).to(emissions.dtype)
-            node = _marginals_reference(emissions.detach().to(torch.float64), trans, start, end, mask)
-            return node.to(emissions.dtype)  # shape: (B, T, K)
+            return _marginals(emissions, *self._scores(), mask)
 
     def _validate(self, emissions: Tensor, mask: Tensor, tags: Tensor | None = None) -> None:
         """Raise ValueError, saying what was expected and what arrived, if the inputs are malformed."""

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence
 
 from seqlab.data.batching import Batch
+from seqlab.modules.rnn import BiLSTM
 
 
 class CharBiLSTM(nn.Module):
@@ -21,14 +21,22 @@ class CharBiLSTM(nn.Module):
     def __init__(self, num_chars: int, dim: int = 25, hidden: int = 50) -> None:
         super().__init__()
         self.embedding = nn.Embedding(num_chars, dim, padding_idx=0)
-        self.lstm = nn.LSTM(dim, hidden, batch_first=True, bidirectional=True)
+        self.lstm = BiLSTM(dim, hidden)
         self.output_dim = 2 * hidden
 
     def forward(self, chars: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         embedded = self.embedding(chars)  # shape: (U, C, dim)
-        packed = pack_padded_sequence(embedded, lengths.cpu(), batch_first=True, enforce_sorted=False)
-        _, (hidden, _) = self.lstm(packed)  # shape: (2, U, hidden), in the original order
-        return torch.cat([hidden[0], hidden[1]], dim=-1)  # shape: (U, 2 * hidden)
+        _, final = self.lstm(embedded, lengths)  # shape: (U, 2 * hidden)
+        return final
+
+    def encode_types(self, chars: torch.Tensor, lengths: torch.Tensor, chunk: int = 4096) -> torch.Tensor:
+        """Spelling vectors for a whole table of word types, in length-sorted chunks (for decoding)."""
+        order = torch.argsort(lengths)
+        out = torch.empty(chars.shape[0], self.output_dim, device=chars.device)
+        for part in order.split(chunk):
+            width = int(lengths[part].max())
+            out[part] = self(chars[part, :width], lengths[part])  # shape: (chunk, output_dim)
+        return out
 
 
 class TokenEmbedder(nn.Module):
@@ -55,7 +63,9 @@ class TokenEmbedder(nn.Module):
 
     def forward(self, batch: Batch) -> torch.Tensor:
         parts = [self.words(batch.words)]  # shape: (B, T, word_dim)
-        if self.chars is not None:
+        if batch.char_vectors is not None:
+            parts.append(batch.char_vectors)  # shape: (B, T, char_dim), precomputed per word type
+        elif self.chars is not None:
             per_type = self.chars(batch.chars, batch.char_lengths)  # shape: (U, char_dim)
             parts.append(per_type[batch.type_index])  # shape: (B, T, char_dim)
         if self.caps is not None:

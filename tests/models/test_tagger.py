@@ -94,3 +94,13 @@ def test_refuses_to_overwrite_a_run(config, tmp_path):
     train(config("train.epochs=1"), tmp_path / "run", progress=False)
     with pytest.raises(SeqlabError, match="already holds a run; use --resume"):
         train(config("train.epochs=1"), tmp_path / "run", progress=False)
+
+
+def test_precomputed_spelling_vectors_equal_per_batch_ones(config, tmp_path):
+    trainer = Trainer(config(), tmp_path)
+    model, data = trainer.model.eval(), trainer.encoded["train"]
+    with torch.inference_mode():
+        table = model.embedder.chars.encode_types(data.type_chars, data.type_char_lengths, chunk=7)
+        for plain, cached in zip(iterate(data, 3, shuffle=False), iterate(data, 3, shuffle=False, char_table=table)):
+            assert cached.char_vectors is not None and plain.char_vectors is None
+            assert torch.allclose(model.emissions(plain), model.emissions(cached), atol=1e-5)

@@ -1,0 +1,77 @@
+"""A bidirectional LSTM over left-aligned padded batches, without packing.
+
+Each direction is its own unidirectional ``nn.LSTM``. The backward direction
+reads every sequence reversed *within its own length* (a gather), so padding is
+always at the end of what an LSTM reads and never reaches a real token's state.
+This avoids ``PackedSequence`` and lets PyTorch use its fused CPU/GPU kernels:
+on 2 CPU cores it trains about 1.7× faster than a packed ``bidirectional=True``
+LSTM at batch 10 (``benchmarks/crf_speed.py`` and ``tagger_speed.py`` measure it).
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+# Packing pays off only for large, ragged batches (e.g. the ~1,000 distinct words of a
+# 100-sentence decoding batch in the character BiLSTM); below this many cells, or when
+# padding is under a quarter of them, the fused unpacked kernels are faster.
+PACK_MIN_CELLS = 4096
+PACK_MIN_PADDING = 0.25
+
+
+def reverse_index(lengths: torch.Tensor, width: int) -> torch.Tensor:
+    """Gather index that reverses each row within its length and leaves padding in place.
+
+    shape: (B, width); applying it twice is the identity.
+    """
+    positions = torch.arange(width, device=lengths.device).unsqueeze(0)  # shape: (1, T)
+    reversed_ = lengths.unsqueeze(1) - 1 - positions  # shape: (B, T)
+    return torch.where(reversed_ >= 0, reversed_, positions)
+
+
+def _gather_time(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    return x.gather(1, index.unsqueeze(-1).expand(-1, -1, x.shape[-1]))  # shape: (B, T, D)
+
+
+class BiLSTM(nn.Module):
+    """Stacked bidirectional LSTM; returns per-token outputs and each sequence's final states."""
+
+    def __init__(self, input_dim: int, hidden: int, layers: int = 1) -> None:
+        super().__init__()
+        self.forward_layers = nn.ModuleList(
+            nn.LSTM(input_dim if i == 0 else 2 * hidden, hidden, batch_first=True) for i in range(layers)
+        )
+        self.backward_layers = nn.ModuleList(
+            nn.LSTM(input_dim if i == 0 else 2 * hidden, hidden, batch_first=True) for i in range(layers)
+        )
+        self.input_dim = input_dim
+        self.hidden = hidden
+        self.output_dim = 2 * hidden
+
+    def forward(self, inputs: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """inputs (B, T, D) left-aligned, lengths (B,) ≥ 1 → outputs (B, T, 2H), final states (B, 2H)."""
+        batch, width = inputs.shape[:2]
+        index = reverse_index(lengths, width)  # shape: (B, T)
+        cells = batch * width
+        pack = cells >= PACK_MIN_CELLS and float(lengths.sum()) < (1 - PACK_MIN_PADDING) * cells
+        run = _packed if pack else _padded
+        x = inputs
+        for fwd, bwd in zip(self.forward_layers, self.backward_layers):
+            ahead = run(fwd, x, lengths)  # shape: (B, T, H)
+            behind = run(bwd, _gather_time(x, index), lengths)  # shape: (B, T, H), in reversed order
+            x = torch.cat([ahead, _gather_time(behind, index)], dim=-1)  # shape: (B, T, 2H)
+        last = (lengths - 1).view(-1, 1, 1).expand(-1, 1, self.hidden)  # shape: (B, 1, H)
+        final_forward = ahead.gather(1, last).squeeze(1)  # shape: (B, H)
+        final_backward = behind.gather(1, last).squeeze(1)  # shape: (B, H): the reversed read ends at len - 1
+        return x, torch.cat([final_forward, final_backward], dim=-1)
+
+
+def _padded(lstm: nn.LSTM, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    return lstm(x)[0]
+
+
+def _packed(lstm: nn.LSTM, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+    out, _ = pad_packed_sequence(lstm(packed)[0], batch_first=True, total_length=x.shape[1])
+    return out

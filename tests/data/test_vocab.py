@@ -1,0 +1,168 @@
+"""Tests for seqlab.data.vocab: capitalization classes, word lookup, specials, save/load."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from seqlab.data.vocab import (
+    CAPS,
+    PAD,
+    UNK,
+    Vocab,
+    WordVocab,
+    capitalization,
+    char_vocab,
+    label_vocab,
+    load_vocabs,
+    normalize_digits,
+    save_vocabs,
+)
+from seqlab.errors import SeqlabError
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("EU", "allUpper"),
+        ("U.S.", "allUpper"),
+        ("A", "allUpper"),
+        ("rejects", "allLower"),
+        ("über", "allLower"),
+        ("Peter", "upperFirst"),
+        ("McDonald", "upperFirst"),
+        ("iPhone", "upperNotFirst"),
+        ("eBay", "upperNotFirst"),
+        ("1996-08-22", "numeric"),
+        ("3.5", "numeric"),
+        ("1,234.56", "numeric"),
+        ("-5", "numeric"),
+        ("+0.05", "numeric"),
+        ("12:30", "numeric"),
+        ("50%", "numeric"),
+        (",", "noAlphaNum"),
+        ("--", "noAlphaNum"),
+        ("(", "noAlphaNum"),
+        ("...", "noAlphaNum"),
+    ],
+)
+def test_capitalization_classes(word, expected):
+    assert CAPS[capitalization(word)] == expected
+
+
+def test_caps_table_has_padding_first_and_six_classes():
+    assert CAPS[0] == PAD
+    assert len(CAPS) == 7 and len(set(CAPS)) == 7
+
+
+@given(st.text(max_size=12))
+@settings(max_examples=60, deadline=None)
+def test_capitalization_is_a_real_class_for_any_string(word):
+    assert 1 <= capitalization(word) < len(CAPS)
+
+
+@pytest.mark.parametrize(("word", "expected"), [("1996-08-22", "0000-00-00"), ("A4", "A0"), ("abc", "abc"), ("", "")])
+def test_normalize_digits(word, expected):
+    assert normalize_digits(word) == expected
+
+
+def test_vocab_specials_and_order():
+    vocab = Vocab(["b", "a", "b", "c"])
+    assert vocab.itos == [PAD, UNK, "b", "a", "c"]
+    assert len(vocab) == 5
+    assert [vocab.index(w) for w in ("b", "a", "c")] == [2, 3, 4]
+    assert vocab.index("zzz") == 1 == vocab.index(UNK)
+    assert vocab.index(PAD) == 0
+    assert "a" in vocab and "zzz" not in vocab
+
+
+def test_label_vocab_has_no_specials():
+    labels = label_vocab(["O", "B-PER", "I-PER"])
+    assert labels.itos == ["O", "B-PER", "I-PER"]
+    assert [labels.index(t) for t in labels.itos] == [0, 1, 2]
+    assert PAD not in labels and UNK not in labels
+
+
+def test_unknown_item_without_unk_is_an_error_naming_it():
+    labels = label_vocab(["O", "B-PER"])
+    with pytest.raises(SeqlabError, match=r"'B-LOC' is not in the vocabulary \(2 items"):
+        labels.index("B-LOC")
+
+
+def test_word_vocab_exact_then_lowercase():
+    words = WordVocab(["German", "german", "eu"])
+    german, german_lower, eu = (words.stoi[w] for w in ("German", "german", "eu"))
+    assert words.index("German") == german  # exact match wins over the lower-cased one
+    assert words.index("german") == german_lower
+    assert words.index("GERMAN") == german_lower
+    assert words.index("EU") == eu
+    assert words.index("Brussels") == words.stoi[UNK]
+
+
+def test_word_vocab_without_lowercase_fallback():
+    words = WordVocab(["eu"], lowercase_fallback=False)
+    assert words.index("eu") == words.stoi["eu"]
+    assert words.index("EU") == words.stoi[UNK]
+
+
+def test_word_vocab_digits_to_zero():
+    with_zero = WordVocab([normalize_digits("1996-08-22"), "a0"], digits_to_zero=True)
+    assert with_zero.index("2001-12-31") == with_zero.stoi["0000-00-00"]
+    assert with_zero.index("A7") == with_zero.stoi["a0"]  # digits first, then the lower-case fallback
+    plain = WordVocab(["0000-00-00"])
+    assert plain.index("2001-12-31") == plain.stoi[UNK]
+
+
+def test_char_vocab_min_count():
+    chars = char_vocab(["aab", "c"], min_count=2)
+    assert chars.itos == [PAD, UNK, "a"]
+    assert char_vocab(["ba"]).itos == [PAD, UNK, "a", "b"]
+
+
+def test_save_load_round_trip(tmp_path):
+    vocabs = {
+        "words": WordVocab(["the", "EU", "0000"], lowercase_fallback=False, digits_to_zero=True),
+        "chars": char_vocab(["the", "EU"]),
+        "tags": label_vocab(["O", "U-ORG", "B-PER", "L-PER"]),
+        "nounk": Vocab(["x", "y"], pad=True, unk=False),
+        "nopad": Vocab(["x", "y"], pad=False, unk=True),
+    }
+    path = tmp_path / "vocabs.json"
+    save_vocabs(path, vocabs)
+    loaded = load_vocabs(path)
+    assert list(loaded) == list(vocabs)
+    for name, vocab in vocabs.items():
+        again = loaded[name]
+        assert type(again) is type(vocab), name
+        assert again.itos == vocab.itos and again.stoi == vocab.stoi, name
+        assert (again.pad, again.unk) == (vocab.pad, vocab.unk), name
+    words = loaded["words"]
+    assert isinstance(words, WordVocab)
+    assert (words.lowercase_fallback, words.digits_to_zero) == (False, True)
+    assert words.index("1234") == words.stoi["0000"]
+    assert words.index("eu") == words.stoi[UNK]
+    with pytest.raises(SeqlabError):
+        loaded["tags"].index("B-LOC")
+    assert loaded["nopad"].index("q") == 0  # the unknown id, since there is no padding entry
+
+
+@given(st.lists(st.text(min_size=1, max_size=5), max_size=20))
+@settings(max_examples=40, deadline=None)
+def test_dict_round_trip_preserves_ids(items):
+    for pad in (True, False):
+        for unk in (True, False):
+            vocab = Vocab(items, pad=pad, unk=unk)
+            again = Vocab.from_dict(json.loads(json.dumps(vocab.to_dict())))
+            assert again.itos == vocab.itos
+            assert all(again.index(w) == vocab.index(w) for w in items)
+
+
+@pytest.mark.parametrize("content", [None, "{not json", "[1, 2"])
+def test_load_vocabs_bad_file_names_it(tmp_path, content):
+    path = tmp_path / "vocabs.json"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    with pytest.raises(SeqlabError, match="vocabs.json: cannot read vocabularies"):
+        load_vocabs(path)

@@ -1,0 +1,302 @@
+"""Tests for the ``seqlab`` command: each verb through ``main([...])``, and bad input as exit 2 without traceback."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import logging
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from seqlab.cli import main
+from seqlab.config import load_config
+
+NER = Path(__file__).parent / "fixtures" / "ner"
+TINY = NER / "tiny.yaml"
+FAST = ["--set", "train.epochs=1", "--set", "train.threads=1"]
+LABEL = re.compile(r"^(O|[IB]-(PER|LOC|ORG|MISC))$")
+
+
+@contextlib.contextmanager
+def forget_new_log_handlers():
+    """Detach the ``train.log`` handlers a training run adds to the ``seqlab`` logger."""
+    seqlab_log = logging.getLogger("seqlab")
+    before = set(seqlab_log.handlers)
+    try:
+        yield
+    finally:
+        for handler in set(seqlab_log.handlers) - before:
+            seqlab_log.removeHandler(handler)
+            handler.close()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def data_env():
+    """SEQLAB_DATA pointed at the tiny NER fixture for the whole module (the config's paths are relative)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SEQLAB_DATA", str(NER))
+        yield NER
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_handlers():
+    with forget_new_log_handlers():
+        yield
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory, data_env):
+    """One run made by ``seqlab train CONFIG --set ... --output DIR --quiet``: (run dir, exit code, stdout)."""
+    run = tmp_path_factory.mktemp("cli") / "run"
+    out = io.StringIO()
+    with forget_new_log_handlers(), contextlib.redirect_stdout(out):
+        code = main(["train", str(TINY), *FAST, "--output", str(run), "--quiet"])
+    return run, code, out.getvalue()
+
+
+@pytest.fixture
+def run_dir(trained) -> Path:
+    return trained[0]
+
+
+def read_columns(path: Path) -> list[list[list[str]]]:
+    """Sentences of a CoNLL file as rows of fields, -DOCSTART- lines left out (read independently of seqlab)."""
+    sentences, current = [], []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        fields = line.split()
+        if not fields or fields[0] == "-DOCSTART-":
+            if current:
+                sentences.append(current)
+            current = []
+        else:
+            current.append(fields)
+    if current:
+        sentences.append(current)
+    return sentences
+
+
+def single_error_line(err: str) -> str:
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("seqlab: error: "), err
+    return lines[0]
+
+
+# ---------------------------------------------------------------- train
+
+
+def test_train_makes_a_run_directory(trained):
+    run, code, stdout = trained
+    assert code == 0
+    assert stdout.splitlines()[-1] == f"run directory: {run}"
+    for name in ("config.yaml", "vocabs.json", "model.pt", "checkpoint.pt", "metrics.json", "train.log"):
+        assert (run / name).is_file(), name
+    assert load_config(run / "config.yaml").train.epochs == 1  # --set reached the saved config
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["epochs"] == 1 and len(metrics["history"]) == 1
+
+
+def test_resume_of_a_finished_run_just_finishes_again(run_dir, tmp_path, capsys):
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    weights = (copy / "model.pt").read_bytes()
+    (copy / "metrics.json").unlink()
+    assert main(["train", "--resume", str(copy), "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+    metrics = json.loads((copy / "metrics.json").read_text())  # written again by the finishing step
+    assert metrics["epochs"] == 1 and len(metrics["history"]) == 1  # no extra epoch was run
+    assert (copy / "model.pt").read_bytes() == weights
+
+
+def test_resume_with_set_is_an_error(run_dir, capsys):
+    assert main(["train", "--resume", str(run_dir), "--set", "train.epochs=5"]) == 2
+    line = single_error_line(capsys.readouterr().err)
+    assert "--set cannot be combined with --resume" in line
+
+
+# ---------------------------------------------------------------- bad input
+
+
+def bad_conll(tmp_path: Path) -> Path:
+    path = tmp_path / "bad.txt"
+    path.write_text("EU NNP I-NP I-ORG\nrejects VBZ I-NP O\nGerman JJ I-MISC\n\n", encoding="utf-8")
+    return path
+
+
+def bad_tag(tmp_path: Path) -> Path:
+    path = tmp_path / "badtag.txt"
+    path.write_text("EU NNP I-NP I-ORG\n\nPeter NNP I-NP I-PER\nBlackburn NNP I-NP X-PER\n", encoding="utf-8")
+    return path
+
+
+def bad_prediction(tmp_path: Path) -> Path:
+    path = tmp_path / "pred.txt"
+    path.write_text("EU I-ORG I-ORG\nrejects O\n", encoding="utf-8")
+    return path
+
+
+def unknown_key_yaml(tmp_path: Path) -> Path:
+    path = tmp_path / "typo.yaml"
+    path.write_text(TINY.read_text(encoding="utf-8").replace("train:\n", "trian:\n"), encoding="utf-8")
+    return path
+
+
+def bad_yaml(tmp_path: Path) -> Path:
+    path = tmp_path / "broken.yaml"
+    path.write_text("data: [train\n", encoding="utf-8")
+    return path
+
+
+BAD_INPUTS = {
+    "unknown --set key": (
+        lambda t, r: ["train", str(TINY), "--set", "model.hiden=3", "--output", str(t / "x")],
+        r"model\.hiden: unknown key; did you mean 'hidden'\?"),
+    "unknown key in the file": (
+        lambda t, r: ["train", str(unknown_key_yaml(t)), "--output", str(t / "x")],
+        r"trian: unknown key; did you mean 'train'\?"),
+    "wrong type": (
+        lambda t, r: ["train", str(TINY), "--set", "model.hidden=big", "--output", str(t / "x")],
+        r"model\.hidden: expected int, got str 'big'"),
+    "--set without =": (
+        lambda t, r: ["train", str(TINY), "--set", "model.hidden", "--output", str(t / "x")],
+        r"expected KEY=VALUE"),
+    "missing config": (
+        lambda t, r: ["train", str(t / "nope.yaml"), "--output", str(t / "x")],
+        r"config file '.*nope\.yaml' does not exist"),
+    "invalid YAML": (
+        lambda t, r: ["train", str(bad_yaml(t)), "--output", str(t / "x")],
+        r"broken\.yaml:\d+:\d+: not valid YAML"),
+    "no config": (lambda t, r: ["train", "--quiet"], r"give a CONFIG file"),
+    "malformed data line": (
+        lambda t, r: ["train", str(TINY), *FAST, "--set", f"data.train={bad_conll(t)}", "--output", str(t / "x")],
+        r"bad\.txt:3: expected 4 columns"),
+    "malformed tag in data": (
+        lambda t, r: ["train", str(TINY), *FAST, "--set", f"data.train={bad_tag(t)}", "--output", str(t / "x")],
+        r"badtag\.txt:4: malformed tag 'X-PER'"),
+    "missing data file": (
+        lambda t, r: ["train", str(TINY), *FAST, "--set", "data.train=missing.txt", "--output", str(t / "x")],
+        r"data\.train: file '.*missing\.txt' does not exist .*SEQLAB_DATA"),
+    "run exists": (lambda t, r: ["train", str(TINY), "--output", str(r)], r"already holds a run; use --resume"),
+    "resume a non-run": (lambda t, r: ["train", "--resume", str(t)], r"config\.yaml' does not exist"),
+    "eval on a non-run": (
+        lambda t, r: ["eval", str(t), str(NER / "dev.txt")], r"not a seqlab run directory \(no config\.yaml\)"),
+    "eval a missing file": (lambda t, r: ["eval", str(r), str(t / "none.txt")], r"none\.txt: no such file"),
+    "eval a malformed file": (lambda t, r: ["eval", str(r), str(bad_conll(t))], r"bad\.txt:3: expected 4 columns"),
+    "tag a missing file": (lambda t, r: ["tag", str(r), str(t / "none.txt")], r"none\.txt: no such file"),
+    "tag with a non-run": (
+        lambda t, r: ["tag", str(t), str(NER / "dev.txt")], r"not a seqlab run directory"),
+    "score a malformed file": (
+        lambda t, r: ["score", "conll", str(bad_prediction(t))], r"pred\.txt:2: expected 3 columns"),
+    "score a missing file": (lambda t, r: ["score", "conll", str(t / "none.txt")], r"none\.txt: no such file"),
+}
+
+
+KNOWN_BUGS: dict[str, str] = {}
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(case, marks=pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[case])) if case in KNOWN_BUGS else case
+    for case in BAD_INPUTS
+])
+def test_bad_input_is_exit_2_with_one_line(case, tmp_path, run_dir, capsys):
+    argv, pattern = BAD_INPUTS[case]
+    assert main(argv(tmp_path, run_dir)) == 2
+    captured = capsys.readouterr()
+    line = single_error_line(captured.err)
+    assert re.search(pattern, line), line
+    assert captured.out == ""
+
+
+@pytest.mark.parametrize("verb", [["eval", "RUN", str(NER / "dev.txt")], ["tag", "RUN"]])
+@pytest.mark.parametrize("size", ["0", "-3", "ten"])
+def test_batch_size_must_be_a_positive_integer(verb, size, run_dir, capsys):
+    argv = [str(run_dir) if a == "RUN" else a for a in verb]
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--batch-size", size])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --batch-size: expected a positive integer" in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------- score and eval
+
+
+def test_score_conll_prints_conllevals_report(tmp_path, capsys):
+    path = tmp_path / "pred.txt"
+    path.write_text(
+        "-DOCSTART- -X- O O\n\n"
+        "EU NNP I-ORG I-ORG\nrejects VBZ O O\nGerman JJ I-MISC O\ncall NN O O\n\n"
+        "Peter NNP I-PER I-PER\nBlackburn NNP I-PER I-LOC\n",
+        encoding="utf-8",
+    )
+    assert main(["score", "conll", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    # 6 tokens + the -DOCSTART- line; gold EU/ORG German/MISC Peter Blackburn/PER, found EU/ORG Peter/PER Blackburn/LOC
+    assert lines[0] == "processed 7 tokens with 3 phrases; found: 3 phrases; correct: 1."
+    assert lines[1] == "accuracy:  71.43%; precision:  33.33%; recall:  33.33%; FB1:  33.33"
+    assert lines[2:] == [
+        "              LOC: precision:   0.00%; recall:   0.00%; FB1:   0.00  1",
+        "             MISC: precision:   0.00%; recall:   0.00%; FB1:   0.00  0",
+        "              ORG: precision: 100.00%; recall: 100.00%; FB1: 100.00  1",
+        "              PER: precision:   0.00%; recall:   0.00%; FB1:   0.00  1",
+    ]
+
+
+def test_eval_prints_the_report_and_writes_token_gold_pred(run_dir, tmp_path, capsys):
+    out = tmp_path / "dev.pred.txt"
+    dev = NER / "dev.txt"
+    assert main(["eval", str(run_dir), str(dev), "--output", str(out), "--batch-size", "2"]) == 0
+    report = capsys.readouterr().out
+    gold_sentences = read_columns(dev)
+    n_tokens = sum(len(s) for s in gold_sentences)
+    assert report.splitlines()[0].startswith(f"processed {n_tokens} tokens with ")
+    assert report.splitlines()[-1] == f"predictions written to {out}"
+    written = read_columns(out)
+    assert all(len(row) == 3 for s in written for row in s)
+    assert [[row[0] for row in s] for s in written] == [[row[0] for row in s] for s in gold_sentences]
+    assert [[row[1] for row in s] for s in written] == [[row[-1] for row in s] for s in gold_sentences]
+    assert all(LABEL.match(row[2]) for s in written for row in s)
+    # The file scores as the report said: score conll reads back what eval wrote.
+    assert main(["score", "conll", str(out)]) == 0
+    assert capsys.readouterr().out == report.rsplit("predictions written to", 1)[0]
+
+
+def test_eval_default_output_is_inside_the_run(run_dir, capsys):
+    assert main(["eval", str(run_dir), str(NER / "dev.txt")]) == 0
+    default = run_dir / "eval" / "dev.txt.pred.txt"
+    assert capsys.readouterr().out.splitlines()[-1] == f"predictions written to {default}"
+    assert default.is_file()
+
+
+def test_tag_a_file(run_dir, tmp_path, capsys):
+    path = tmp_path / "raw.txt"
+    path.write_text("Peter Blackburn said so. EU rejects it.\n\nGerman lamb.\n", encoding="utf-8")
+    assert main(["tag", str(run_dir), str(path), "--format", "conll"]) == 0
+    blocks = capsys.readouterr().out.rstrip("\n").split("\n\n")
+    tokens = [[line.split(" ")[0] for line in block.split("\n")] for block in blocks]
+    assert tokens == [["Peter", "Blackburn", "said", "so", "."], ["EU", "rejects", "it", "."], ["German", "lamb", "."]]
+
+
+# ---------------------------------------------------------------- as a program
+
+
+def test_runs_as_a_program():
+    helped = subprocess.run([sys.executable, "-m", "seqlab.cli", "--help"], capture_output=True, text=True, timeout=60)
+    assert helped.returncode == 0, helped.stderr
+    assert helped.stdout.startswith("usage: seqlab")
+    for verb in ("train", "eval", "score", "tag"):
+        assert verb in helped.stdout
+    failed = subprocess.run([sys.executable, "-m", "seqlab.cli", "score", "conll", "no/such/file.txt"],
+                            capture_output=True, text=True, timeout=60)
+    assert failed.returncode == 2
+    assert failed.stderr == "seqlab: error: no/such/file.txt: no such file\n"
+    script = shutil.which("seqlab")
+    if script is not None:
+        helped = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=60)
+        assert helped.returncode == 0 and helped.stdout.startswith("usage: seqlab")

@@ -1,0 +1,194 @@
+"""Tests for seqlab.tag.tag_stream: the conll, jsonl and inline writers, and streaming in batches."""
+from __future__ import annotations
+
+import io
+import json
+import logging
+import re
+from pathlib import Path
+
+import pytest
+
+from seqlab.cli import main
+from seqlab.config import load_config
+from seqlab.data.schemes import spans
+from seqlab.data.tokenize import split_sentences
+from seqlab.tag import tag_stream
+from seqlab.train import train
+
+NER = Path(__file__).parent / "fixtures" / "ner"
+TYPES = ("PER", "LOC", "ORG", "MISC")
+FILE_LABEL = re.compile(r"^(O|[IB]-(PER|LOC|ORG|MISC))$")  # the fixture's file scheme is IOB1
+MARK = re.compile(r"\[(?:PER|LOC|ORG|MISC) (.*?)\]")
+
+# Text close to the training fixture, so that the model finds some entities; a blank line,
+# a line of spaces, two sentences on one line, and surrounding spaces.
+LINES = [
+    "EU rejects German call to boycott British lamb. Peter Blackburn said so.",
+    "",
+    "   ",
+    "  The European Commission said on Thursday it disagreed with German advice.  ",
+    "BRUSSELS 1996-08-22",
+    "Zorglub met Mr. Smith in Brussels (Belgium).",
+]
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory) -> Path:
+    """A tiny tagger trained long enough on the fixture to predict entities."""
+    out = tmp_path_factory.mktemp("tag") / "run"
+    seqlab_log = logging.getLogger("seqlab")
+    handlers = list(seqlab_log.handlers)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SEQLAB_DATA", str(NER))
+        train(load_config(NER / "tiny.yaml", ["train.epochs=30", "train.threads=1"]), out, progress=False)
+    for handler in set(seqlab_log.handlers) - set(handlers):  # the run's train.log
+        seqlab_log.removeHandler(handler)
+        handler.close()
+    return out
+
+
+def tagged(run_dir, lines, fmt, **kwargs) -> str:
+    out = io.StringIO()
+    tag_stream(run_dir, lines, out, fmt=fmt, **kwargs)
+    return out.getvalue()
+
+
+def expected_sentences(lines):
+    return [[t.text for t in s] for line in lines for s in split_sentences(line)]
+
+
+def test_conll_one_token_per_line_and_blank_lines_between_sentences(run_dir):
+    text = tagged(run_dir, LINES, "conll")
+    assert text.endswith("\n\n")
+    blocks = text[:-2].split("\n\n")
+    expected = expected_sentences(LINES)
+    assert len(blocks) == len(expected) == 5
+    for block, tokens in zip(blocks, expected):
+        rows = [line.split(" ") for line in block.split("\n")]
+        assert all(len(row) == 2 for row in rows), block
+        assert [row[0] for row in rows] == tokens
+        assert all(FILE_LABEL.match(row[1]) for row in rows), block
+
+
+def test_jsonl_spans_are_slices_of_their_input_line(run_dir):
+    text = tagged(run_dir, LINES, "jsonl")
+    objects = [json.loads(line) for line in text.splitlines()]
+    assert [o["tokens"] for o in objects] == expected_sentences(LINES)
+    assert [o["line"] for o in objects] == [1, 1, 4, 5, 6]  # 1-based; blank lines yield no sentence
+    spans = [(o["line"], span) for o in objects for span in o["spans"]]
+    assert spans, "the model found no entity at all, so the span checks would be vacuous"
+    for number, span in spans:
+        assert set(span) == {"start", "end", "type", "text", "confidence"}
+        assert span["text"] == LINES[number - 1][span["start"]:span["end"]]
+        assert span["text"] == span["text"].strip() and span["text"]
+        assert span["type"] in TYPES
+        assert 0.0 < span["confidence"] <= 1.0
+    for obj in objects:  # spans within a sentence are in order and do not overlap
+        ends = [(s["start"], s["end"]) for s in obj["spans"]]
+        assert all(a[1] <= b[0] for a, b in zip(ends, ends[1:]))
+
+
+def test_jsonl_spans_match_the_conll_labels(run_dir):
+    conll = tagged(run_dir, LINES, "conll")[:-2].split("\n\n")
+    objects = [json.loads(line) for line in tagged(run_dir, LINES, "jsonl").splitlines()]
+    sentences = [s for line in LINES for s in split_sentences(line)]
+    for block, obj, sentence in zip(conll, objects, sentences):
+        labels = [line.split(" ")[1] for line in block.split("\n")]
+        from_labels = [(kind, sentence[s].start, sentence[e - 1].end) for kind, s, e in spans(labels)]
+        assert from_labels == [(o["type"], o["start"], o["end"]) for o in obj["spans"]], labels
+
+
+def test_inline_with_marks_removed_is_the_input(run_dir):
+    text = tagged(run_dir, LINES, "inline")
+    out_lines = text.split("\n")
+    assert out_lines[-1] == ""
+    out_lines = out_lines[:-1]
+    assert len(out_lines) == len(LINES)  # blank lines are kept, so output lines match input lines
+    assert any(MARK.search(line) for line in out_lines)
+    for got, line in zip(out_lines, LINES):
+        assert MARK.sub(r"\1", got) == line
+
+
+def test_windows_line_endings_are_not_part_of_the_text(run_dir):
+    lines = [line + "\r\n" for line in LINES]
+    assert tagged(run_dir, lines, "inline") == tagged(run_dir, LINES, "inline")
+    assert tagged(run_dir, lines, "jsonl") == tagged(run_dir, LINES, "jsonl")
+
+
+def test_batch_size_does_not_change_the_output(run_dir):
+    for fmt in ("conll", "inline"):
+        assert tagged(run_dir, LINES, fmt, batch_size=1) == tagged(run_dir, LINES, fmt, batch_size=1000), fmt
+    one, many = ([json.loads(line) for line in tagged(run_dir, LINES, "jsonl", batch_size=size).splitlines()]
+                 for size in (1, 1000))
+    conf_one, conf_many = ([[span.pop("confidence") for span in o["spans"]] for o in objs] for objs in (one, many))
+    assert one == many  # everything but the confidences, which padding may move in the last digit
+    assert conf_one == [pytest.approx(c, abs=2e-4) for c in conf_many]
+
+
+class Recorder(io.StringIO):
+    """An output that notes how many input lines had been read when it was first written to."""
+
+    def __init__(self, counter: list[int]) -> None:
+        super().__init__()
+        self.counter = counter
+        self.first_write_after: int | None = None
+
+    def write(self, s: str) -> int:
+        if self.first_write_after is None:
+            self.first_write_after = self.counter[0]
+        return super().write(s)
+
+
+def test_streams_a_long_input_in_batches(run_dir):
+    templates = LINES + ["Peter Blackburn said. German advice. British lamb?", "EU"]
+    n = 2000
+    counter = [0]
+
+    def lines():
+        for i in range(n):
+            counter[0] += 1
+            yield templates[i % len(templates)]
+
+    out = Recorder(counter)
+    tag_stream(run_dir, lines(), out, fmt="jsonl", batch_size=16)
+    assert counter[0] == n
+    assert out.first_write_after is not None and out.first_write_after <= 40  # written batch by batch
+    objects = [json.loads(line) for line in out.getvalue().splitlines()]
+    per_template = [len(split_sentences(t)) for t in templates]
+    assert len(objects) == sum(per_template[i % len(templates)] for i in range(n))
+    counts: dict[int, int] = {}
+    for obj in objects:
+        counts[obj["line"]] = counts.get(obj["line"], 0) + 1
+    assert counts == {i + 1: per_template[i % len(templates)] for i in range(n) if per_template[i % len(templates)]}
+
+
+def test_tag_reads_standard_input(run_dir, monkeypatch, capsys):
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(LINES) + "\n"))
+    assert main(["tag", str(run_dir), "-", "--format", "inline"]) == 0
+    captured = capsys.readouterr()
+    assert [MARK.sub(r"\1", line) for line in captured.out.split("\n")[:-1]] == LINES
+    assert "error" not in captured.err
+
+
+def test_tag_reads_standard_input_bytes_as_utf8(run_dir, monkeypatch, capsys):
+    raw = "Peter Blackburn said « no » to Zürich.\n".encode("utf-8")
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(raw), encoding="latin-1"))
+    assert main(["tag", str(run_dir)]) == 0
+    tokens = [line.split(" ")[0] for line in capsys.readouterr().out.splitlines() if line]
+    assert tokens == [t.text for t in split_sentences(raw.decode("utf-8"))[0]]
+
+
+@pytest.mark.parametrize("source", ["file", "stdin"])
+def test_bytes_that_are_not_utf8_name_the_line(run_dir, tmp_path, monkeypatch, capsys, source):
+    raw = b"Peter Blackburn said so.\n\nEU rejects \xff lamb.\n"
+    if source == "file":
+        path = tmp_path / "latin.txt"
+        path.write_bytes(raw)
+        argv, name = ["tag", str(run_dir), str(path)], str(path)
+    else:
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8"))
+        argv, name = ["tag", str(run_dir), "-"], "<stdin>"
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == f"seqlab: error: {name}:3: not valid UTF-8 (byte 0xff at column 12)\n"
