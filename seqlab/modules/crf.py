@@ -134,12 +134,24 @@ def _scaled_gradients(
     node = qr.mul_(weight)  # shape: (T, B, K), grad_out * marginals, 0 beyond each sentence
     last = (lengths - 1).view(1, -1, 1).expand(1, -1, node.size(2))  # shape: (1, B, K)
     grad_end = node.gather(0, last).squeeze(0).sum(0)  # shape: (K,)
-    right = r.mul_(pot.ee).mul_(weight.div_(norm))[1:].reshape(1, -1, q.size(2))  # shape: (1, (T-1) B, K)
-    left = q[:-1].reshape(1, -1, q.size(2)).transpose(1, 2)  # shape: (1, K, (T-1) B)
-    grad_trans = torch.bmm(left, right).squeeze(0).mul_(pot.expt)  # shape: (K, K)
+    right = r.mul_(pot.ee).mul_(weight.div_(norm))[1:].reshape(-1, q.size(2)).t().contiguous()  # shape: (K, (T-1) B)
+    grad_trans = _outer_sum(q[:-1].reshape(-1, q.size(2)).t(), right).mul_(pot.expt)  # shape: (K, K)
     if not (bool(weight.isfinite().all()) and bool(grad_trans.isfinite().all())):
         return None
     return node.transpose(0, 1), grad_trans, node[0].sum(0), grad_end
+
+
+def _outer_sum(left: Tensor, right: Tensor) -> Tensor:
+    """``left @ right.t()`` for (K, N) inputs, as K matrix-vector products.
+
+    A K x N x K ``torch.mm``/``bmm`` goes to MKL gemm, which enters the OpenMP pool even at
+    this size and stalls for a scheduler tick when another process holds the other core;
+    MKL gemv stays on the calling thread.
+    """
+    out = left.new_empty((right.size(0), left.size(0)))  # shape: (K, K), [j, i]
+    for j in range(right.size(0)):
+        torch.mv(left, right[j], out=out[j])
+    return out.t()  # shape: (K, K)
 
 
 def _log_alphas(emissions: Tensor, trans: Tensor, start: Tensor) -> Tensor:
