@@ -53,10 +53,13 @@ class EmbeddingsConfig:
     lowercase_fallback: bool = True  # look a word up as written, then lower-cased
     min_count: int = 2  # training words without a pretrained vector are kept from this count on
     digits_to_zero: bool = False
+    singleton_unk: float = 0.0  # Lample et al. 2016 §4: a training singleton is read as <unk> with this probability
 
     def __post_init__(self) -> None:
         _choice("model.embeddings.format", self.format, ("glove", "word2vec", "word2vec_bin", "fasttext_vec", "fasttext_bin"))
         _positive("model.embeddings.dim", self.dim)
+        if not 0.0 <= self.singleton_unk < 1.0:
+            raise ConfigError(f"model.embeddings.singleton_unk: expected a probability in [0, 1), got {self.singleton_unk}")
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from seqlab.config import Config, dump_config
 from seqlab.data.batching import Encoded, encode, iterate
 from seqlab.data.dataset import Split, read_split
 from seqlab.data.schemes import labels_for, split_tag
-from seqlab.data.vocab import Vocab, WordVocab, char_vocab, label_vocab
+from seqlab.data.vocab import UNK, Vocab, WordVocab, char_vocab, label_vocab
 from seqlab.errors import SeqlabError
 from seqlab.evaluate import evaluate_split
 from seqlab.models.tagger import Tagger
@@ -105,7 +105,23 @@ class Trainer:
             name: encode(s.tokens, self.vocabs, tags=s.tags, features=self.features) for name, s in self.splits.items()
         }
         self.generator = torch.Generator().manual_seed(t.seed)
+        self.singletons = self._singletons()
         self.state: dict[str, Any] = {"epoch": 0, "best_f1": -1.0, "best_epoch": 0, "bad_epochs": 0, "history": []}
+
+    def _singletons(self) -> torch.Tensor | None:
+        """Word ids seen once in training, for singleton-to-<unk> replacement (shape: (V,) bool)."""
+        if self.config.model.embeddings.singleton_unk <= 0:
+            return None
+        data = self.encoded["train"]
+        counts = torch.bincount(data.words[data.types > 0], minlength=len(self.vocabs["words"]))
+        return (counts == 1).to(self.device)
+
+    def _drop_singletons(self, words: torch.Tensor) -> torch.Tensor:
+        if self.singletons is None:
+            return words
+        p = self.config.model.embeddings.singleton_unk
+        drop = self.singletons[words] & (torch.rand(words.shape, device=words.device) < p)  # shape: (B, T)
+        return words.masked_fill(drop, self.vocabs["words"].index(UNK))
 
     # ------------------------------------------------------------ checkpoints
 
@@ -143,6 +159,7 @@ class Trainer:
         params = [p for p in self.model.parameters() if p.requires_grad]
         for step, batch in enumerate(iterate(data, t.batch_size, shuffle=True, generator=self.generator)):
             batch = batch.to(self.device)
+            batch.words = self._drop_singletons(batch.words)
             loss = self.model.loss(batch)
             if not torch.isfinite(loss):
                 raise SeqlabError(f"training diverged at epoch {epoch}, step {step}: loss is {loss.item()}; lower train.lr")

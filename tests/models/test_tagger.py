@@ -104,3 +104,19 @@ def test_precomputed_spelling_vectors_equal_per_batch_ones(config, tmp_path):
         for plain, cached in zip(iterate(data, 3, shuffle=False), iterate(data, 3, shuffle=False, char_table=table)):
             assert cached.char_vectors is not None and plain.char_vectors is None
             assert torch.allclose(model.emissions(plain), model.emissions(cached), atol=1e-5)
+
+
+def test_singleton_unk_replaces_only_training_singletons(config, tmp_path):
+    trainer = Trainer(config("model.embeddings.singleton_unk=0.999999"), tmp_path)
+    batch = next(iterate(trainer.encoded["train"], 100, shuffle=False))
+    words = trainer._drop_singletons(batch.words)
+    itos = trainer.vocabs["words"].itos
+    counts = {}
+    for sentence in trainer.splits["train"].tokens:
+        for token in sentence:
+            i = trainer.vocabs["words"].index(token)
+            counts[i] = counts.get(i, 0) + 1
+    unk = trainer.vocabs["words"].index("<unk>")
+    for before, after in zip(batch.words[batch.mask].tolist(), words[batch.mask].tolist()):
+        assert after == (unk if counts.get(before) == 1 and before != unk else before), itos[before]
+    assert (words != batch.words).any()
