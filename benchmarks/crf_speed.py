@@ -2,11 +2,14 @@
 
 Usage::
 
-    python benchmarks/crf_speed.py --batch 32 --length 40 --tags 17 --repeats 200 --threads 2
+    python benchmarks/crf_speed.py --batch 32 --length 40 --tags 17 --repeats 100 --threads 2
 
-Prints one JSON object. Times are medians over ``--repeats`` single calls, in milliseconds;
-the two libraries are timed alternately on the same inputs so that load on the machine
-affects both alike. ``ratio`` is seqlab's time divided by pytorch-crf's. The comparison
+Prints one JSON object. Times are medians over ``--repeats`` single calls, in milliseconds,
+after warm-up calls, on the same inputs and parameters for both libraries; ``load_average``
+records how busy the machine was (other processes' load inflates medians). Each (library,
+task) is timed in its own block after a short pause, not interleaved: pytorch-crf's
+multithreaded ops leave OpenMP workers spinning, which slows whatever runs next on a
+2-core machine. ``ratio`` is seqlab's time divided by pytorch-crf's. The comparison
 needs the optional bench dependency ``pip install pytorch-crf`` (module ``torchcrf``);
 without it ``pytorch_crf`` and ``ratio`` are null. ``random_lengths`` repeats the
 measurement with sentence lengths drawn uniformly from 1 to ``--length``.
@@ -16,10 +19,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import statistics
 import sys
 import time
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import torch
@@ -29,7 +34,7 @@ from seqlab.modules.crf import CRF
 logger = logging.getLogger("crf_speed")
 
 
-def _load_pytorch_crf() -> Any | None:
+def _load_pytorch_crf() -> ModuleType | None:
     try:
         import torchcrf
     except ImportError:
@@ -38,13 +43,22 @@ def _load_pytorch_crf() -> Any | None:
     return torchcrf
 
 
-def _timed(fn: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    fn()
-    return (time.perf_counter() - start) * 1000.0
+def _median_ms(fn: Callable[[], object], repeats: int) -> float:
+    """Median wall time of ``fn`` in milliseconds, after a pause and warm-up calls."""
+    time.sleep(0.2)
+    for _ in range(max(5, repeats // 10)):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1000.0)
+    return round(statistics.median(times), 3)
 
 
-def _tasks(crf: torch.nn.Module, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor, ours: bool):
+def _tasks(
+    crf: torch.nn.Module, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor, ours: bool
+) -> tuple[Callable[[], None], Callable[[], object]]:
     """(nll forward+backward, viterbi) closures for one library."""
     params = [emissions, *crf.parameters()]
 
@@ -61,7 +75,10 @@ def _tasks(crf: torch.nn.Module, emissions: torch.Tensor, tags: torch.Tensor, ma
     return nll, viterbi
 
 
-def _measure(batch: int, length: int, num_tags: int, repeats: int, random_lengths: bool, seed: int) -> dict:
+def _measure(
+    batch: int, length: int, num_tags: int, repeats: int, random_lengths: bool, seed: int, torchcrf: ModuleType | None
+) -> dict:
+    """Median times of both libraries on one random batch."""
     generator = torch.Generator().manual_seed(seed)
     emissions = torch.randn(batch, length, num_tags, generator=generator).requires_grad_()
     tags = torch.randint(0, num_tags, (batch, length), generator=generator)
@@ -72,7 +89,6 @@ def _measure(batch: int, length: int, num_tags: int, repeats: int, random_length
     mask = torch.arange(length).unsqueeze(0) < lengths.unsqueeze(1)  # shape: (B, T)
     ours = CRF(num_tags)
     libraries = {"seqlab": _tasks(ours, emissions, tags, mask, ours=True)}
-    torchcrf = _load_pytorch_crf()
     if torchcrf is not None:
         theirs = torchcrf.CRF(num_tags, batch_first=True)
         with torch.no_grad():
@@ -80,19 +96,9 @@ def _measure(batch: int, length: int, num_tags: int, repeats: int, random_length
             theirs.start_transitions.copy_(ours.start)
             theirs.end_transitions.copy_(ours.end)
         libraries["pytorch_crf"] = _tasks(theirs, emissions, tags, mask, ours=False)
-    times: dict[str, dict[str, list[float]]] = {name: {"nll": [], "vit": []} for name in libraries}
-    for step in range(max(10, repeats // 10) + repeats):  # the first steps are warm-up
-        for name, (nll, viterbi) in libraries.items():
-            nll_ms, vit_ms = _timed(nll), _timed(viterbi)
-            if step >= max(10, repeats // 10):
-                times[name]["nll"].append(nll_ms)
-                times[name]["vit"].append(vit_ms)
     result: dict[str, Any] = {
-        name: {
-            "nll_fwd_bwd_ms": round(statistics.median(t["nll"]), 3),
-            "viterbi_ms": round(statistics.median(t["vit"]), 3),
-        }
-        for name, t in times.items()
+        name: {"nll_fwd_bwd_ms": _median_ms(nll, repeats), "viterbi_ms": _median_ms(viterbi, repeats)}
+        for name, (nll, viterbi) in libraries.items()
     }
     result.setdefault("pytorch_crf", None)
     result["ratio"] = None
@@ -106,11 +112,13 @@ def _measure(batch: int, length: int, num_tags: int, repeats: int, random_length
 def benchmark(batch: int, length: int, tags: int, repeats: int, threads: int, seed: int = 0) -> dict:
     """Time both libraries with equal and with random sentence lengths; return the JSON-ready result."""
     torch.set_num_threads(threads)
-    fixed = _measure(batch, length, tags, repeats, random_lengths=False, seed=seed)
-    varied = _measure(batch, length, tags, repeats, random_lengths=True, seed=seed)
+    torchcrf = _load_pytorch_crf()
+    fixed = _measure(batch, length, tags, repeats, random_lengths=False, seed=seed, torchcrf=torchcrf)
+    varied = _measure(batch, length, tags, repeats, random_lengths=True, seed=seed, torchcrf=torchcrf)
     return {
         "batch": batch, "length": length, "tags": tags, "threads": threads, "repeats": repeats,
-        "torch": torch.__version__, **fixed, "random_lengths": varied,
+        "torch": torch.__version__, "load_average": [round(x, 2) for x in os.getloadavg()],
+        **fixed, "random_lengths": varied,
     }
 
 
@@ -119,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--length", type=int, default=40)
     parser.add_argument("--tags", type=int, default=17)
-    parser.add_argument("--repeats", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=100)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
