@@ -1,0 +1,328 @@
+"""Unlabelled text prepared for inducing word representations (Brown clusters, embeddings).
+
+The pipeline is the one of Turian, Ratinov & Bengio (2010), who induced their
+representations from cleaned RCV1 newswire:
+
+1. **Tokenise** each line (a paragraph) as CoNLL-2003 does and split it into sentences
+   (:func:`split_sentences`, :func:`tokenize_conll`).
+2. **Clean** (optional; Liang 2005, as used by Turian et al. 2010): drop every sentence in
+   which fewer than 90% of the characters, whitespace not counted, are ``a``-``z``
+   (:func:`is_clean`).
+3. **Lower-case** (optional).
+4. **Normalise numbers** (optional; :func:`normalize_number`): a token made only of digits
+   and punctuation, with at least one digit, becomes its digit shape in a ``*...*``
+   wrapper: every decimal digit becomes ``D``, other characters stay. ``1980`` →
+   ``*DDDD*``, ``3.5`` → ``*D.D*``, ``1,234.5`` → ``*D,DDD.D*``, ``08/22`` → ``*DD/DD*``.
+   Tokens with a letter (``1980s``, ``F-16``) and tokens without a digit (``.``) are kept.
+
+:func:`read_corpus` streams the result as token lists from plain or gzipped UTF-8 files,
+one paragraph per line (the layout of ``shared/data/unlabeled``); :func:`write_corpus`
+writes one sentence per line, atomically; :func:`corpus_stats` counts it.
+
+The tokenizer is a deliberately small regex, not the full one of ``seqlab.data.tokenize``
+(``features`` must not import ``seqlab``). It splits punctuation off words; splits the
+clitics ``'s 're 've 'll 'd 'm`` and ``n't`` (``do n't``, ``ca n't``); keeps dotted acronyms
+(``U.S.``, ``a.m.``, ``U.S.-led``), the titles, months and company abbreviations in
+:data:`ABBREVIATIONS` (``Mr.``, ``Inc.``, ``Jan.``) and initials before a capitalised
+word (``J. Smith``); keeps hyphenated words (``two-year-old``), ``AT&T``, ``O'Neill``
+and numbers (``1,234.5``, ``12:30``, ``1996-08-22``); and makes runs such as ``...`` and
+``--`` one token. Every non-space character ends up in exactly one token.
+
+Sentences end after ``.``, ``?``, ``!`` or ``...`` (with any closing quotes or brackets
+attached to it) when whitespace and then a capitalised word (or an opening quote or
+bracket attached to one) follow. Known limits: a sentence never ends after an abbreviation
+or initial (``... in the U.S. The``), and a sentence that starts with a digit or a
+lower-case word is not split off. As in CoNLL-2003, the period of an abbreviation that
+ends a line is split off (``Acme Inc.`` → ``Acme Inc .``).
+"""
+from __future__ import annotations
+
+import gzip
+import logging
+import os
+import re
+import tempfile
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import BinaryIO, Union
+
+from features.base import FeatureFileError
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+logger = logging.getLogger(__name__)
+
+#: Abbreviations kept whole with their period (case-sensitive, without the period).
+ABBREVIATIONS = frozenset(
+    """Mr Mrs Ms Dr Prof St Jr Sr Gen Col Lt Sgt Capt Cmdr Adm Sen Rep Gov Pres Rev Hon Mt Ft
+    Inc Ltd Co Corp Bros Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec vs etc""".split()
+)
+#: Tokens that can end a sentence (besides any run of two or more periods).
+TERMINALS = frozenset({".", "?", "!", "\u2026"})
+#: Closing quotes and brackets that stay with the sentence they follow when attached to it.
+CLOSERS = frozenset({'"', "'", ")", "]", "}", "\u201d", "\u2019", "\u00bb"})
+#: Opening quotes and brackets that may start a sentence.
+OPENERS = frozenset({'"', "'", "`", "(", "[", "\u201c", "\u2018", "\u00ab"})
+#: Liang's (2005) cleaning: the least share of ``a``-``z`` among non-space characters.
+CLEAN_FRACTION = Fraction(9, 10)
+#: What :func:`read_corpus` reads from a folder: files with these suffixes, in name order.
+CORPUS_SUFFIXES = (".txt", ".txt.gz")
+
+_APOS = "['\u2019]"
+_CLITIC = rf"(?:{_APOS}(?:[sSdDmM]|re|RE|ve|VE|ll|LL)|[nN]{_APOS}[tT])(?!\w)"
+_TOKEN = re.compile(
+    rf"""
+      (?:[^\W\d_]\.){{2,}}(?:-\w+)*                     # acronyms: U.S. a.m. U.S.-led
+    | (?<![\w.])(?:{"|".join(sorted(ABBREVIATIONS, key=len, reverse=True))})\.  # Mr. Inc.
+    | (?<![\w.])[A-Z]\.(?=\s+[A-Z])                      # an initial before a name: J. Smith
+    | \w+?(?=[nN]{_APOS}[tT](?!\w))                      # do|n't ca|n't
+    | {_CLITIC}                                          # 's 're 've 'll 'd 'm n't
+    | \w+(?:(?:-|(?<=\d)[.,:/](?=\d)|&|(?!{_CLITIC}){_APOS}(?=[^\W\d_]))\w+)*  # words, numbers
+    | \.{{2,}} | -{{2,}}                                  # runs: ... --
+    | \S                                                 # any other character
+    """,
+    re.VERBOSE,
+)
+
+
+def _spans(text: str) -> list[tuple[str, int, int]]:
+    return [(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+
+
+def _is_terminal(word: str) -> bool:
+    return word in TERMINALS or (len(word) > 1 and word.strip(".") == "")
+
+
+def _opens_sentence(spans: list[tuple[str, int, int]], j: int) -> bool:
+    """Whether token ``j`` (after a sentence-final mark) starts a new sentence."""
+    word, start, _ = spans[j]
+    if start == spans[j - 1][2]:  # attached to the mark: no space, no new sentence
+        return False
+    if word[0].isupper():
+        return True
+    return (
+        word in OPENERS and j + 1 < len(spans)
+        and spans[j + 1][1] == spans[j][2] and spans[j + 1][0][0].isupper()
+    )
+
+
+def split_sentences(text: str) -> list[list[str]]:
+    """Tokenise a paragraph (one line) CoNLL-style and split it into sentences of tokens."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, but got {type(text).__name__}")
+    spans = _spans(text)
+    sentences: list[list[str]] = []
+    begin = i = 0
+    while i < len(spans):
+        if _is_terminal(spans[i][0]):
+            j = i + 1
+            while j < len(spans) and spans[j][0] in CLOSERS and spans[j][1] == spans[j - 1][2]:
+                j += 1
+            if j < len(spans) and _opens_sentence(spans, j):
+                sentences.append([s[0] for s in spans[begin:j]])
+                begin = i = j
+                continue
+        i += 1
+    if begin < len(spans):
+        last = [s[0] for s in spans[begin:]]
+        word = last[-1]
+        if len(word) > 1 and word.endswith(".") and not _is_terminal(word):  # Inc. U.S. at line end
+            last[-1:] = [word[:-1], "."]
+        sentences.append(last)
+    return sentences
+
+
+def tokenize_conll(text: str) -> list[str]:
+    """The tokens of ``text``, CoNLL-2003 style: :func:`split_sentences`, flattened."""
+    return [token for sentence in split_sentences(text) for token in sentence]
+
+
+def is_clean(tokens: Sequence[str]) -> bool:
+    """Liang's (2005) test: at least 90% of the non-space characters are ``a``-``z``.
+
+    An empty sentence is not clean. Exact (integer) arithmetic, so 63 of 70 passes.
+    """
+    chars = "".join(tokens)
+    total = sum(not c.isspace() for c in chars)
+    lower = sum("a" <= c <= "z" for c in chars)
+    return total > 0 and lower * CLEAN_FRACTION.denominator >= total * CLEAN_FRACTION.numerator
+
+
+def normalize_number(token: str) -> str:
+    """``*DDDD*`` for ``1980``: digits → ``D`` in ``*...*``, for tokens of only digits and punctuation.
+
+    A token is rewritten when it has at least one decimal digit and every character is
+    a decimal digit or neither a letter, digit nor space; other tokens come back as given.
+    """
+    if not any(c.isdecimal() for c in token):
+        return token
+    if any(c.isalpha() or c.isspace() or (c.isnumeric() and not c.isdecimal()) for c in token):
+        return token
+    return "*" + "".join("D" if c.isdecimal() else c for c in token) + "*"
+
+
+def corpus_files(path_or_paths: PathLike | Iterable[PathLike]) -> list[Path]:
+    """The files a corpus argument names: files as given; folders expanded to their ``*.txt[.gz]``."""
+    if isinstance(path_or_paths, (str, os.PathLike)):
+        path_or_paths = [path_or_paths]
+    files: list[Path] = []
+    for item in path_or_paths:
+        path = Path(item)
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(CORPUS_SUFFIXES))
+            if not found:
+                raise ValueError(f"corpus folder {path} holds no {' or '.join(CORPUS_SUFFIXES)} files")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise FileNotFoundError(f"corpus file not found: {path}")
+    if not files:
+        raise ValueError("no corpus files given")
+    return files
+
+
+def read_corpus(
+    path_or_paths: PathLike | Iterable[PathLike],
+    *,
+    tokenize: bool = True,
+    clean: bool = False,
+    normalize_numbers: bool = False,
+    lowercase: bool = False,
+) -> Iterator[list[str]]:
+    """Stream the sentences of UTF-8 text files (gzipped or not) as token lists.
+
+    Each line is a paragraph: with ``tokenize`` it is tokenised and split into sentences
+    (:func:`split_sentences`); without, it is one already tokenised sentence, split on
+    whitespace (the layout :func:`write_corpus` writes). Blank lines yield nothing. Then,
+    in this order: ``clean`` drops sentences that fail :func:`is_clean`, ``lowercase``
+    lower-cases, and ``normalize_numbers`` applies :func:`normalize_number`.
+
+    Files are checked before the first sentence is read (``FileNotFoundError``). Bytes that
+    are not UTF-8 or a damaged gzip stream raise :class:`FeatureFileError` with file and
+    line; a corpus with no sentence (left) raises ``ValueError`` naming its files.
+    """
+    files = corpus_files(path_or_paths)
+    return _read(files, tokenize, clean, normalize_numbers, lowercase)
+
+
+def _read(files: list[Path], tokenize: bool, clean: bool, numbers: bool, lowercase: bool) -> Iterator[list[str]]:
+    seen = kept = 0
+    for path in files:
+        logger.info("reading corpus file %s", path)
+        for line in read_lines(path):
+            for sentence in split_sentences(line) if tokenize else [line.split()]:
+                if not sentence:
+                    continue
+                seen += 1
+                if clean and not is_clean(sentence):
+                    continue
+                if lowercase:
+                    sentence = [t.lower() for t in sentence]
+                if numbers:
+                    sentence = [normalize_number(t) for t in sentence]
+                kept += 1
+                yield sentence
+    if kept == 0:
+        names = ", ".join(str(p) for p in files)
+        why = f" after cleaning (all {seen} sentences were dropped)" if seen else ""
+        raise ValueError(f"empty corpus: no sentences in {names}{why}")
+
+
+def _open_bytes(path: Path) -> BinaryIO:
+    with open(path, "rb") as probe:
+        gzipped = probe.read(2) == b"\x1f\x8b"  # gzip magic, whatever the file is called
+    return gzip.open(path, "rb") if gzipped else open(path, "rb")  # type: ignore[return-value]
+
+
+def read_lines(path: PathLike) -> Iterator[str]:
+    """The lines of a UTF-8 text file, gzipped or not, without line ends; errors name the file and line."""
+    path = Path(path)
+    number = 0
+    with _open_bytes(path) as handle:
+        try:
+            for number, raw in enumerate(handle, start=1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as err:
+                    raise FeatureFileError(
+                        str(path), number, f"not UTF-8 text ({err.reason} at byte {err.start} of the line)"
+                    ) from None
+                if number == 1:
+                    line = line.removeprefix("\ufeff")
+                yield line.rstrip("\r\n")
+        except (OSError, EOFError, zlib.error) as err:  # a damaged or truncated gzip stream
+            raise FeatureFileError(str(path), number + 1, f"cannot read ({type(err).__name__}: {err})") from None
+
+
+@dataclass(frozen=True)
+class CorpusStats:
+    """Size of a corpus: sentences, tokens and distinct token types."""
+
+    sentences: int
+    tokens: int
+    types: int
+
+    def __str__(self) -> str:
+        return f"{self.sentences:,} sentences, {self.tokens:,} tokens, {self.types:,} types"
+
+
+def corpus_stats(sentences: Iterable[Sequence[str]], *, progress: bool = False) -> CorpusStats:
+    """Count sentences, tokens and types, e.g. ``corpus_stats(read_corpus(path, clean=True))``."""
+    n_sentences = n_tokens = 0
+    types: set[str] = set()
+    for sentence in _progress(sentences, progress):
+        n_sentences += 1
+        n_tokens += len(sentence)
+        types.update(sentence)
+    return CorpusStats(n_sentences, n_tokens, len(types))
+
+
+def write_corpus(sentences: Iterable[Sequence[str]], path: PathLike, *, progress: bool = True) -> CorpusStats:
+    """Write one sentence per line, tokens separated by single spaces (gzipped if ``path`` ends in ``.gz``).
+
+    The file appears complete or not at all (a temporary file renamed into place). A token
+    that is empty or holds whitespace, or no sentence at all, is a ``ValueError``.
+    ``progress`` shows a progress bar on a terminal.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    n_sentences = n_tokens = 0
+    types: set[str] = set()
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if path.name.endswith(".gz") else raw
+            for n_sentences, sentence in enumerate(_progress(sentences, progress), start=1):
+                line = " ".join(sentence)
+                if len(line.split()) != len(sentence) or not sentence:
+                    raise ValueError(
+                        f"sentence {n_sentences}: tokens must be non-empty and hold no whitespace, "
+                        f"but got {list(sentence)[:20]!r}"
+                    )
+                out.write(line.encode("utf-8") + b"\n")
+                n_tokens += len(sentence)
+                types.update(sentence)
+            if out is not raw:
+                out.close()
+            raw.flush()
+            os.fsync(raw.fileno())
+        if n_sentences == 0:
+            raise ValueError(f"no sentences to write to {path}")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return CorpusStats(n_sentences, n_tokens, len(types))
+
+
+def _progress(items: Iterable[Sequence[str]], show: bool) -> Iterable[Sequence[str]]:
+    if not show:
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, unit=" sentences", disable=None)  # disable=None: shown on a terminal only

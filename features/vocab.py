@@ -1,0 +1,309 @@
+"""What the neural embedding trainers (:mod:`features.cw`, :mod:`features.hlbl`) share.
+
+- :class:`Vocabulary` and :func:`encode`: a corpus of token lists → a word index and one
+  n-gram window per token (:func:`windows`), in a single pass over the corpus, so the
+  sentences may come from a generator.
+- :class:`Embeddings`: the learned table (words, float32 matrix, training statistics), an
+  extractor in the sense of :mod:`features.base`, with ``nearest`` by cosine and file I/O in
+  word2vec text format (written by gensim) and in the layout of Turian et al.'s (2010)
+  published ``embeddings-scaled.EMBEDDING_SIZE=50.txt`` (a word then its numbers, no header).
+
+Nothing here imports torch or seqlab.
+"""
+from __future__ import annotations
+
+import difflib
+import gzip
+import os
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from features.base import FeatureFileError
+
+PADDING = "PADDING"  # fills windows at a sentence's left edge; Turian's files use these two names
+UNKNOWN = "*UNKNOWN*"  # every word seen fewer than ``min_count`` times
+SPECIALS = (PADDING, UNKNOWN)
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """Word ↔ id: 0 is PADDING, 1 is UNKNOWN, then words by falling count (ties alphabetically)."""
+
+    words: tuple[str, ...]
+    counts: tuple[int, ...]
+    index: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "index", {w: i for i, w in enumerate(self.words)})
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def ids(self, tokens: Sequence[str]) -> np.ndarray:  # shape: (len(tokens),), int32
+        unk = self.index[UNKNOWN]
+        return np.fromiter((self.index.get(t, unk) for t in tokens), dtype=np.int32, count=len(tokens))
+
+
+def encode(sentences: Iterable[Sequence[str]], *, min_count: int = 1,
+           vocabulary: Vocabulary | None = None) -> tuple[Vocabulary, np.ndarray, np.ndarray]:
+    """Token ids of a whole corpus in one pass: ``(vocabulary, ids, sentence lengths)``.
+
+    With ``vocabulary`` given (held-out text) it is used as is; otherwise it is built from
+    these sentences, keeping words seen at least ``min_count`` times. A token spelled like a
+    special (``PADDING``, ``*UNKNOWN*``) maps to that special.
+    """
+    if min_count < 1:
+        raise ValueError(f"min_count must be at least 1, but got {min_count}")
+    if vocabulary is not None:
+        parts = [vocabulary.ids(list(s)) for s in sentences]
+        lengths = np.array([len(p) for p in parts], dtype=np.int64)
+        ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+        return vocabulary, ids, lengths
+    first: dict[str, int] = {}  # word → provisional id, in order of first appearance
+    flat: list[int] = []
+    lengths_list: list[int] = []
+    for sentence in sentences:
+        if isinstance(sentence, str):
+            raise TypeError("sentences must be sequences of tokens, but got a str; split it into tokens first")
+        n = 0
+        for token in sentence:
+            flat.append(first.setdefault(token, len(first)))
+            n += 1
+        lengths_list.append(n)
+    provisional = np.array(flat, dtype=np.int64)
+    counts = np.bincount(provisional, minlength=len(first))
+    kept = sorted((w for w, i in first.items() if counts[i] >= min_count and w not in SPECIALS),
+                  key=lambda w: (-counts[first[w]], w))
+    words = SPECIALS + tuple(kept)
+    final = {w: i for i, w in enumerate(words)}
+    remap = np.array([final.get(w, final[UNKNOWN]) for w in first], dtype=np.int32)
+    ids = remap[provisional] if len(first) else np.zeros(0, dtype=np.int32)
+    word_counts = np.bincount(ids, minlength=len(words)).astype(np.int64)
+    vocab = Vocabulary(words, tuple(int(c) for c in word_counts))
+    return vocab, ids.astype(np.int32, copy=False), np.array(lengths_list, dtype=np.int64)
+
+
+def windows(ids: np.ndarray, lengths: np.ndarray, n: int, pad_id: int = 0) -> np.ndarray:
+    """One n-gram per token, ending at that token: ``(n_tokens, n)`` int32.
+
+    Each sentence is padded on the left with ``n - 1`` PADDING ids, so a window never
+    crosses a sentence boundary and the last column is always a real token.
+    """
+    if n < 1:
+        raise ValueError(f"window size must be at least 1, but got {n}")
+    if int(lengths.sum()) != len(ids):
+        raise ValueError(f"sentence lengths must add up to the number of ids, but got {int(lengths.sum())} and {len(ids)}")
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    padded = np.full(len(ids) + (n - 1) * len(lengths), pad_id, dtype=np.int32)
+    # token j of sentence s sits at (n - 1) * (s + 1) + starts[s] + j in the padded array
+    offsets = np.repeat((n - 1) * np.arange(1, len(lengths) + 1), lengths)
+    positions = np.arange(len(ids), dtype=np.int64) + offsets
+    padded[positions] = ids
+    return padded[positions[:, None] + np.arange(-(n - 1), 1)]  # shape: (n_tokens, n)
+
+
+@dataclass
+class TrainingStats:
+    """How an embedding was trained: windows (= tokens) seen, updates, seconds, losses."""
+
+    windows_seen: int
+    updates: int
+    seconds: float
+    final_loss: float  # moving average of the per-window training loss before each update
+    heldout: dict[str, float] = field(default_factory=dict)  # e.g. {"ranking_loss": ...} or {"perplexity": ...}
+
+    @property
+    def windows_per_second(self) -> float:
+        return self.windows_seen / self.seconds if self.seconds > 0 else float("nan")
+
+
+FORMATS = ("word2vec", "turian")
+
+
+@dataclass
+class Embeddings:
+    """A word-vector table learned by :func:`features.cw.train_cw` or :func:`features.hlbl.train_hlbl`.
+
+    An extractor (:mod:`features.base`): ``emb(tokens)`` gives a ``(len(tokens), dim)`` array;
+    a word outside the table gets the ``*UNKNOWN*`` row when there is one, zeros otherwise.
+    Lookup is exact (no case folding), as in Turian et al. (2010), whose embeddings keep case.
+    """
+
+    words: list[str]
+    matrix: np.ndarray  # shape: (len(words), dim), float32
+    stats: TrainingStats | None = None
+    index: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.words = list(self.words)
+        self.matrix = np.ascontiguousarray(self.matrix, dtype=np.float32)
+        if self.matrix.ndim != 2 or self.matrix.shape[0] != len(self.words):
+            raise ValueError(f"matrix must have shape ({len(self.words)}, dim) to match the words, "
+                             f"but got {self.matrix.shape}")
+        self.index = {w: i for i, w in enumerate(self.words)}
+        if len(self.index) != len(self.words):
+            dup = next(w for w, c in Counter(self.words).items() if c > 1)
+            raise ValueError(f"words must be unique, but {dup!r} appears more than once")
+
+    @property
+    def dim(self) -> int:
+        return int(self.matrix.shape[1])
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def __contains__(self, word: str) -> bool:
+        return word in self.index
+
+    def __call__(self, tokens: Sequence[str]) -> np.ndarray:  # shape: (len(tokens), dim), float32
+        fallback = self.index.get(UNKNOWN, -1)
+        rows = np.array([self.index.get(t, fallback) for t in tokens], dtype=np.int64)
+        out = np.zeros((len(rows), self.dim), dtype=np.float32)
+        out[rows >= 0] = self.matrix[rows[rows >= 0]]
+        return out
+
+    def nearest(self, word: str, k: int = 10) -> list[tuple[str, float]]:
+        """The ``k`` words with the highest cosine similarity to ``word`` (itself left out)."""
+        if word not in self.index:
+            hint = difflib.get_close_matches(word, self.words[:20_000], n=1)  # the frequent words: fast enough
+            raise KeyError(f"{word!r} is not in the embeddings" + (f"; did you mean {hint[0]!r}?" if hint else ""))
+        norms = np.linalg.norm(self.matrix, axis=1)
+        norms[norms == 0] = 1.0
+        unit = self.matrix / norms[:, None]
+        sims = unit @ unit[self.index[word]]  # shape: (len(words),)
+        sims[self.index[word]] = -np.inf
+        k = min(k, len(self.words) - 1)
+        top = np.argpartition(-sims, k - 1)[:k] if k > 0 else np.zeros(0, dtype=np.int64)
+        top = top[np.lexsort((top, -sims[top]))]
+        return [(self.words[i], float(sims[i])) for i in top]
+
+    def save(self, path: str | os.PathLike[str], *, format: str = "word2vec") -> None:
+        """Write the table atomically: ``word2vec`` text (via gensim) or ``turian`` (no header).
+
+        A path ending in ``.gz`` is gzipped.
+        """
+        if format not in FORMATS:
+            hint = difflib.get_close_matches(format, FORMATS, n=1)
+            raise ValueError(f"format must be one of {FORMATS}, but got {format!r}"
+                             + (f"; did you mean {hint[0]!r}?" if hint else ""))
+        if any(not w or any(c.isspace() for c in w) for w in self.words):
+            bad = next(w for w in self.words if not w or any(c.isspace() for c in w))
+            raise ValueError(f"words must be non-empty and free of whitespace to be written as text, but got {bad!r}")
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        suffix = ".tmp.gz" if path.name.endswith(".gz") else ".tmp"
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+        os.close(fd)
+        try:
+            if format == "word2vec":
+                self._write_word2vec(tmp)
+            else:
+                self._write_turian(tmp)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def _write_word2vec(self, tmp: str) -> None:
+        try:
+            from gensim.models import KeyedVectors
+        except ImportError as err:  # pragma: no cover - depends on the environment
+            raise ImportError("saving in word2vec format needs gensim: pip install gensim") from err
+        kv = KeyedVectors(self.dim, dtype=np.float32)
+        kv.add_vectors(self.words, self.matrix)
+        kv.save_word2vec_format(tmp, binary=False)
+
+    def _write_turian(self, tmp: str) -> None:
+        opener = gzip.open if tmp.endswith(".gz") else open
+        with opener(tmp, "wt", encoding="utf-8", newline="\n") as out:
+            for word, row in zip(self.words, self.matrix):
+                out.write(word + " " + " ".join(f"{x:.9g}" for x in row) + "\n")  # 9 digits: exact float32
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> "Embeddings":
+        """Read word2vec text (a ``count dim`` header line) or Turian's layout (no header).
+
+        Gzipped when the name ends in ``.gz``. A malformed line raises
+        :class:`~features.base.FeatureFileError` naming the file and line.
+        """
+        words, matrix = read_vectors(path)
+        return cls(words, matrix)
+
+
+def read_vectors(path: str | os.PathLike[str]) -> tuple[list[str], np.ndarray]:
+    """Parse a word-vector text file strictly: its words and a ``(len(words), dim)`` float32 matrix."""
+    path = Path(path)
+    opener = gzip.open if path.name.endswith(".gz") else open
+    words: list[str] = []
+    rows: list[np.ndarray] = []
+    seen: dict[str, int] = {}
+    header: tuple[int, int] | None = None
+    dim = -1
+    lineno = 0
+    with opener(path, "rb") as handle:
+        for lineno, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise FeatureFileError(path, lineno, f"not valid UTF-8 ({err.reason} at byte {err.start})") from None
+            parts = line.split()
+            if not parts:
+                continue
+            if dim < 0:  # the first non-blank line: a word2vec header, or the first vector
+                header = _header(parts)
+                if header is not None:
+                    dim = header[1]
+                    continue
+                dim = len(parts) - 1
+                if dim < 1:
+                    raise FeatureFileError(path, lineno, f"expected a word followed by numbers, but got {line.strip()!r}")
+            words.append(_check_row(path, lineno, parts, dim, seen))
+            rows.append(_numbers(path, lineno, parts[1:]))
+    if dim < 0:
+        raise FeatureFileError(path, max(lineno, 1), "empty file: expected word vectors (word2vec text or word-then-numbers lines)")
+    if header is not None and header[0] != len(rows):
+        raise FeatureFileError(path, lineno, f"the header announces {header[0]} vectors, but the file has {len(rows)}")
+    return words, np.stack(rows) if rows else np.zeros((0, dim), np.float32)
+
+
+def _header(parts: list[str]) -> tuple[int, int] | None:
+    if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit() and int(parts[1]) > 0:
+        return int(parts[0]), int(parts[1])
+    return None
+
+
+def _check_row(path: Path, lineno: int, parts: list[str], dim: int, seen: dict[str, int]) -> str:
+    if len(parts) != dim + 1:
+        raise FeatureFileError(path, lineno, f"expected a word and {dim} numbers, but got {len(parts) - 1} numbers "
+                                             f"after {parts[0]!r}")
+    word = parts[0]
+    if word in seen:
+        raise FeatureFileError(path, lineno, f"word {word!r} appears again (first on line {seen[word]})")
+    seen[word] = lineno
+    return word
+
+
+def _numbers(path: Path, lineno: int, fields: list[str]) -> np.ndarray:
+    try:
+        row = np.array(fields, dtype=np.float32)
+    except ValueError:
+        column, bad = next((i, f) for i, f in enumerate(fields, start=2) if not _is_float(f))
+        raise FeatureFileError(path, lineno, f"expected a number in column {column}, but got {bad!r}") from None
+    if not np.isfinite(row).all():
+        column = int(np.flatnonzero(~np.isfinite(row))[0]) + 2
+        raise FeatureFileError(path, lineno, f"expected a finite number in column {column}, but got {fields[column - 2]!r}")
+    return row
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
