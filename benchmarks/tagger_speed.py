@@ -25,6 +25,7 @@ from seqlab import archive
 from seqlab.build import build_optimizer
 from seqlab.data.batching import encode, iterate
 from seqlab.data.dataset import read_split
+from seqlab.token_features import encode_options
 from seqlab.predict import predict
 
 
@@ -75,8 +76,8 @@ def main(argv: list[str] | None = None) -> None:
     config, vocabs, model, features = archive.load_run(args.run)
     train = read_split(config.data, "train")
     test = read_split(config.data, "test")
-    train_data = encode(train.tokens, vocabs, tags=train.tags, features=features)
-    test_data = encode(test.tokens, vocabs, features=features)
+    train_data = encode(train.tokens, vocabs, tags=train.tags, **encode_options(features))
+    test_data = encode(test.tokens, vocabs, **encode_options(features))
 
     result = {
         "run": args.run,

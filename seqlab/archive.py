@@ -100,16 +100,17 @@ def run_log(run_dir: Path) -> Iterator[None]:
 
 
 def load_run(run_dir: str | Path, device: torch.device | str = "cpu") -> tuple[Config, dict[str, Vocab], Any, Any]:
-    """Load a trained tagger: its config, vocabularies, model (eval mode) and feature function."""
-    from seqlab.build import build_tagger, feature_function
+    """Load a trained tagger: its config, vocabularies, model (eval mode) and token features."""
+    from seqlab.build import build_tagger
+    from seqlab.token_features import load_token_features
 
     run_dir = Path(run_dir)
     if not (run_dir / CONFIG).is_file():
         raise SeqlabError(f"{run_dir}: not a seqlab run directory (no {CONFIG}); pass the --output folder of a training run")
     config = load_config(run_dir / CONFIG)
     vocabs = load_vocabs(run_dir)
-    features, feature_dim = feature_function(config.model.features)
-    model = build_tagger(config, vocabs, feature_dim=feature_dim)
+    features = load_token_features(config.model.features)
+    model = build_tagger(config, vocabs, token_features=features)
     try:
         model.load_state_dict(load_weights(run_dir, device))
     except RuntimeError as err:

@@ -9,8 +9,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from seqlab.config import Config, FeatureConfig, ModelConfig, TrainConfig
-from seqlab.data.batching import FeatureFn
+from seqlab.config import Config, ModelConfig, TrainConfig
 from seqlab.data.schemes import allowed_transitions
 from seqlab.data.vocab import CAPS, Vocab
 from seqlab.models.tagger import Tagger
@@ -18,6 +17,7 @@ from seqlab.modules.crf import CRF
 from seqlab.modules.decoders import SoftmaxDecoder
 from seqlab.modules.embedder import CharBiLSTM, TokenEmbedder
 from seqlab.modules.encoders import BiLSTMEncoder
+from seqlab.token_features import TokenFeatures
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ def build_tagger(
     config: Config,
     vocabs: dict[str, Vocab],
     *,
-    feature_dim: int = 0,
+    token_features: TokenFeatures | None = None,
     pretrained: torch.Tensor | None = None,
 ) -> Tagger:
     """Assemble ``Tagger(embedder, encoder, decoder)`` from a config."""
@@ -54,7 +54,9 @@ def build_tagger(
     words.weight.requires_grad_(m.embeddings.trainable)
     chars = CharBiLSTM(len(vocabs["chars"]), m.chars.dim, m.chars.hidden) if m.chars else None
     caps = nn.Embedding(len(CAPS), m.capitalization.dim, padding_idx=0) if m.capitalization else None
-    embedder = TokenEmbedder(words, chars, caps, feature_dim)
+    tf = token_features
+    discrete = [nn.Embedding(size, dim, padding_idx=0) for size, dim in (tf.discrete_tables if tf else [])]
+    embedder = TokenEmbedder(words, chars, caps, tf.dense_dim if tf else 0, discrete)
     encoder = ENCODERS[m.encoder](embedder.output_dim, m)
     labels = vocabs["tags"].itos
     decoder = DECODERS[m.decoder](labels, config.data.tag_scheme)
@@ -82,31 +84,3 @@ def embedding_matrix(words: Vocab, found: dict[str, np.ndarray], dim: int, seed:
         rows = torch.tensor([i for i, _ in hits])
         matrix[rows] = torch.from_numpy(np.stack([found[w] for _, w in hits]).astype(np.float32))
     return matrix
-
-
-def feature_function(features: Sequence[FeatureConfig]) -> tuple[FeatureFn | None, int]:
-    """Fixed per-token feature vectors from the configured sources, concatenated."""
-    if not features:
-        return None, 0
-    from seqlab.data.pretrained import load_vectors
-    from seqlab.paths import resolve_data_path
-
-    tables = []
-    for i, f in enumerate(features):
-        vectors = load_vectors(resolve_data_path(f.path, key=f"model.features[{i}].path"), f.format)
-        tables.append((f, vectors))
-
-    def compute(types: Sequence[str]) -> np.ndarray:
-        parts = []
-        for f, vectors in tables:
-            out = np.zeros((len(types), vectors.dim), dtype=np.float32)
-            for j, word in enumerate(types):
-                vec = vectors.lookup(word.lower() if f.lowercase else word)
-                if vec is not None:
-                    out[j] = vec
-            if f.scale is not None and out.std() > 0:
-                out *= f.scale / out.std()  # Turian et al. 2010 §7.2
-            parts.append(out)
-        return np.concatenate(parts, axis=1)
-
-    return compute, sum(v.dim for _, v in tables)

@@ -83,16 +83,29 @@ class CapsConfig:
 
 @dataclass(frozen=True)
 class FeatureConfig:
-    """Fixed per-token feature vectors (LS, scaled C&W/HLBL, ...), not trained."""
+    """A fixed per-token word representation made by ``features/`` (never trained itself).
 
-    kind: str
+    ``type: embeddings`` reads word vectors (word2vec text, or Turian's/GloVe's word-then-numbers
+    layout) and scales them to ``scale`` standard deviation (Turian et al. 2010 §7.2).
+    ``type: brown`` reads Liang's ``paths`` file; each prefix depth in ``prefixes`` becomes a
+    learned embedding of size ``dim``, or one-hot input when ``dim`` is 0.
+    """
+
+    type: str
     path: str
-    format: str = "word2vec"
-    lowercase: bool = True
-    scale: float | None = None  # Turian et al. 2010 §7.2: E <- scale * E / std(E)
+    format: str = "auto"
+    lowercase: bool = False
+    scale: float | None = 0.1
+    prefixes: tuple[int, ...] = (4, 6, 10, 20)
+    dim: int = 0
 
     def __post_init__(self) -> None:
-        _choice("model.features[].kind", self.kind, FEATURE_KINDS)
+        _choice("model.features[].type", self.type, FEATURE_TYPES)
+        _choice("model.features[].format", self.format, ("auto", "word2vec", "turian", "glove"))
+        if self.dim < 0:
+            raise ConfigError(f"model.features[].dim: expected 0 (one-hot) or a positive size, got {self.dim}")
+        if self.type == "embeddings" and self.dim:
+            raise ConfigError("model.features[].dim: only brown features have a learned size; embeddings keep their own")
 
 
 @dataclass(frozen=True)
@@ -157,7 +170,7 @@ class Config:
 
 _SCIENTIFIC = re.compile(r"^[+-]?\d+(\.\d*)?[eE][+-]?\d+$")
 SCHEME_NAMES = ("iob1", "iob2", "bioes", "bilou")
-FEATURE_KINDS = ("vectors",)
+FEATURE_TYPES = ("brown", "embeddings")
 
 
 def _choice(key: str, value: str, choices: Sequence[str]) -> None:

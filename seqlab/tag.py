@@ -24,6 +24,7 @@ from seqlab.data.dataset import read_split
 from seqlab.data.schemes import convert
 from seqlab.data.tokenize import Token, split_sentences
 from seqlab.metrics import format_conlleval, score
+from seqlab.token_features import encode_options
 from seqlab.predict import Prediction, predict
 from seqlab.train import resolve_device
 
@@ -33,7 +34,7 @@ def evaluate_file(run_dir: str | Path, file: str | Path, *, output: str | Path |
     """Score a trained model on a labelled file laid out like its training data; write token/gold/pred."""
     config, vocabs, model, features = archive.load_run(run_dir)
     split = read_split(config.data, "eval", path=file)
-    data = encode(split.tokens, vocabs, features=features)
+    data = encode(split.tokens, vocabs, **encode_options(features))
     results = predict(model, data, vocabs["tags"], batch_size=batch_size)
     pred = [convert(r.labels, config.data.file_scheme) for r in results]
     report = score(split.file_tags, pred)
@@ -73,7 +74,7 @@ def _flush(pending, vocabs, model, features, device: torch.device, out: TextIO, 
         return
     results: list[Prediction] = []
     if sentences:
-        data = encode([[t.text for t in s] for s in sentences], vocabs, features=features)
+        data = encode([[t.text for t in s] for s in sentences], vocabs, **encode_options(features))
         results = predict(model, data, vocabs["tags"], batch_size=len(sentences), device=device, confidences=True)
     it = iter(results)
     for number, text, sents in pending:

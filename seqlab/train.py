@@ -20,7 +20,7 @@ import torch
 from tqdm import tqdm
 
 from seqlab import archive
-from seqlab.build import build_optimizer, build_tagger, embedding_matrix, feature_function
+from seqlab.build import build_optimizer, build_tagger, embedding_matrix
 from seqlab.config import Config, dump_config
 from seqlab.data.batching import Encoded, encode, iterate
 from seqlab.data.dataset import Split, read_split
@@ -29,6 +29,7 @@ from seqlab.data.vocab import UNK, Vocab, WordVocab, char_vocab, label_vocab
 from seqlab.errors import SeqlabError
 from seqlab.evaluate import evaluate_split
 from seqlab.models.tagger import Tagger
+from seqlab.token_features import encode_options, load_token_features
 
 log = logging.getLogger("seqlab.train")
 
@@ -97,12 +98,12 @@ class Trainer:
             matrix = None
         else:
             self.vocabs, matrix = build_vocabs(config, self.splits)
-        self.features, feature_dim = feature_function(config.model.features)
+        self.features = load_token_features(config.model.features)
         torch.manual_seed(t.seed)
-        self.model: Tagger = build_tagger(config, self.vocabs, feature_dim=feature_dim, pretrained=matrix).to(self.device)
+        self.model: Tagger = build_tagger(config, self.vocabs, token_features=self.features, pretrained=matrix).to(self.device)
         self.optimizer, self.scheduler = build_optimizer(self.model, t)
         self.encoded: dict[str, Encoded] = {
-            name: encode(s.tokens, self.vocabs, tags=s.tags, features=self.features) for name, s in self.splits.items()
+            name: encode(s.tokens, self.vocabs, tags=s.tags, **encode_options(self.features)) for name, s in self.splits.items()
         }
         self.generator = torch.Generator().manual_seed(t.seed)
         self.singletons = self._singletons()

@@ -32,6 +32,7 @@ class Batch:
     tags: torch.Tensor | None  # shape: (B, T) label ids
     indices: torch.Tensor  # shape: (B,) positions of the sentences in their data set
     char_vectors: torch.Tensor | None = None  # shape: (B, T, C_dim) precomputed spelling vectors (decoding)
+    feature_ids: torch.Tensor | None = None  # shape: (B, T, k) ids of discrete features (Brown prefixes)
 
     def to(self, device: torch.device) -> "Batch":
         if device.type == "cpu":
@@ -40,6 +41,7 @@ class Batch:
         return Batch(
             move(self.words), move(self.caps), move(self.mask), move(self.chars), move(self.char_lengths),
             move(self.type_index), move(self.features), move(self.tags), self.indices, move(self.char_vectors),
+            move(self.feature_ids),
         )
 
 
@@ -55,6 +57,7 @@ class Encoded:
     type_char_lengths: torch.Tensor  # shape: (n_types,)
     type_features: torch.Tensor | None  # shape: (n_types, F)
     tags: torch.Tensor | None = None  # shape: (N, T_max)
+    type_feature_ids: torch.Tensor | None = None  # shape: (n_types, k) discrete feature ids
     type_strings: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
@@ -67,6 +70,7 @@ def encode(
     *,
     tags: Sequence[Sequence[str]] | None = None,
     features: FeatureFn | None = None,
+    discrete: Callable[[Sequence[str]], np.ndarray] | None = None,
     max_word_chars: int = 40,
 ) -> Encoded:
     """Encode tokenised sentences (and optionally their labels) into id matrices."""
@@ -106,6 +110,9 @@ def encode(
     if features is not None:
         table = np.asarray(features(type_list[1:]), dtype=np.float32)
         encoded.type_features = torch.cat([torch.zeros(1, table.shape[1]), torch.from_numpy(table)])
+    if discrete is not None:
+        ids = torch.from_numpy(np.asarray(discrete(type_list[1:]), dtype=np.int64))
+        encoded.type_feature_ids = torch.cat([torch.zeros(1, ids.shape[1], dtype=torch.long), ids])
     if tags is not None:
         encoded.tags = _encode_tags(tags, vocabs["tags"], t_max)
     return encoded
@@ -163,6 +170,7 @@ def make_batch(data: Encoded, indices: torch.Tensor, char_table: torch.Tensor | 
         tags=None if data.tags is None else data.tags[indices, :width],
         indices=indices,
         char_vectors=char_vectors,
+        feature_ids=None if data.type_feature_ids is None else data.type_feature_ids[types],
     )
 
 

@@ -8,6 +8,8 @@ that are inputs only and are never trained.
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import torch
 from torch import nn
 
@@ -48,17 +50,20 @@ class TokenEmbedder(nn.Module):
         chars: CharBiLSTM | None = None,
         caps: nn.Embedding | None = None,
         feature_dim: int = 0,
+        discrete: Sequence[nn.Embedding] = (),
     ) -> None:
         super().__init__()
         self.words = words
         self.chars = chars
         self.caps = caps
         self.feature_dim = feature_dim
+        self.discrete = nn.ModuleList(discrete)
         self.output_dim = (
             words.embedding_dim
             + (chars.output_dim if chars is not None else 0)
             + (caps.embedding_dim if caps is not None else 0)
             + feature_dim
+            + sum(table.embedding_dim for table in self.discrete)
         )
 
     def forward(self, batch: Batch) -> torch.Tensor:
@@ -75,4 +80,10 @@ class TokenEmbedder(nn.Module):
                 got = None if batch.features is None else batch.features.shape[-1]
                 raise ValueError(f"feature vectors must have dim {self.feature_dim}, but got {got}")
             parts.append(batch.features)  # shape: (B, T, feature_dim)
+        if len(self.discrete):
+            if batch.feature_ids is None or batch.feature_ids.shape[-1] != len(self.discrete):
+                got = None if batch.feature_ids is None else batch.feature_ids.shape[-1]
+                raise ValueError(f"discrete feature ids must have {len(self.discrete)} columns, but got {got}")
+            for j, table in enumerate(self.discrete):
+                parts.append(table(batch.feature_ids[..., j]))  # shape: (B, T, table_dim)
         return torch.cat(parts, dim=-1)  # shape: (B, T, output_dim)

@@ -1,6 +1,7 @@
 """The model contract every tagger passes: gradients, fitting, save/load, batching, resume."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -8,9 +9,17 @@ from seqlab import archive
 from seqlab.config import load_config
 from seqlab.data.batching import encode, iterate
 from seqlab.predict import predict
+from seqlab.token_features import encode_options
 from seqlab.train import Trainer, train
 
 DECODERS = ["crf", "softmax"]
+# Fixed token features from features/ files: a Brown paths file as learned prefix embeddings and as
+# one-hot input, and word vectors scaled to std 0.1 (tests/fixtures/ner).
+FEATURES = {
+    "brown_embedded": "[{type: brown, path: brown_paths.txt, prefixes: [2, 4], dim: 3}]",
+    "brown_onehot_and_vectors": "[{type: brown, path: brown_paths.txt, prefixes: [4]},"
+                                " {type: embeddings, path: vectors.txt, lowercase: true}]",
+}
 
 
 @pytest.fixture
@@ -120,3 +129,34 @@ def test_singleton_unk_replaces_only_training_singletons(config, tmp_path):
     for before, after in zip(batch.words[batch.mask].tolist(), words[batch.mask].tolist()):
         assert after == (unk if counts.get(before) == 1 and before != unk else before), itos[before]
     assert (words != batch.words).any()
+
+
+@pytest.mark.parametrize("features", sorted(FEATURES))
+def test_token_features_get_gradients_fit_and_reload(config, tmp_path, features):
+    cfg = config(f"model.features={FEATURES[features]}", "train.epochs=25")
+    trainer = Trainer(cfg, tmp_path / "t", progress=False)
+    batch = next(iterate(trainer.encoded["train"], 5, shuffle=False))
+    trainer.model.loss(batch).backward()
+    for name, param in trainer.model.named_parameters():
+        assert param.grad is not None and param.grad.abs().sum() > 0, name
+    losses = [trainer.train_epoch(e)["loss"] for e in range(25)]
+    assert losses[-1] < 0.1 * losses[0]
+    train(config(f"model.features={FEATURES[features]}", "train.epochs=1"), tmp_path / "run", progress=False)
+    cfg2, vocabs, model, token_features = archive.load_run(tmp_path / "run")
+    assert token_features is not None
+    data = encode([["Werner", "Zwingmann", "said", "Unseen"]], vocabs, **encode_options(token_features))
+    assert predict(model, data, vocabs["tags"])[0].labels
+
+
+def test_brown_ids_and_scaled_vectors_line_up_with_words(ner_data):
+    from seqlab.token_features import load_token_features
+
+    cfg = load_config(ner_data / "tiny.yaml", [f"model.features={FEATURES['brown_onehot_and_vectors']}"])
+    tf = load_token_features(cfg.model.features)
+    dense = tf.dense_table(["EU", "nope", "German"])  # brown4 one-hot (unknown slot first), then 4-d vectors
+    assert dense.shape[1] == tf.dense_dim
+    brown_dim = tf.dense[0][1]
+    assert dense[1, 0] == 1.0 and dense[1, 1:brown_dim].sum() == 0  # unknown word -> the unknown slot
+    assert dense[0, :brown_dim].sum() == 1.0 and dense[2, :brown_dim].sum() == 1.0
+    assert dense[0, :brown_dim].argmax() != dense[2, :brown_dim].argmax()  # 0111 vs 0100
+    assert np.allclose(dense[1, brown_dim:], 0.0)
