@@ -175,7 +175,9 @@ class Trainer:
             tokens += int(batch.mask.sum())
             bar.update(size)
             if step % 20 == 0 or step == batches - 1:
-                bar.set_postfix(loss=f"{total / seen:.3f}", lr=f"{self.optimizer.param_groups[0]['lr']:.5f}")
+                last = self.state["history"][-1]["dev_f1"] if self.state["history"] else float("nan")
+                bar.set_postfix(loss=f"{total / seen:.3f}", lr=f"{self.optimizer.param_groups[0]['lr']:.5f}",
+                                last_dev_f1=f"{last:.2f}")
         bar.close()
         elapsed = time.perf_counter() - start
         return {"loss": total / max(seen, 1), "train_seconds": elapsed, "sentences_per_second": seen / elapsed,
