@@ -12,12 +12,16 @@ Two text layouts are read, plain or gzipped, told apart by the first line
 A line with the wrong number of columns, a value that is not a finite number, a
 duplicate word or a header that does not match the file raises
 :class:`features.base.FeatureFileError` naming the file and line.
+
+:func:`read_vectors` (the words and the matrix, unscaled) is also how
+:meth:`features.vocab.Embeddings.load` reads these files.
 """
 from __future__ import annotations
 
 import contextlib
 import logging
 import math
+import os
 import time
 import zlib
 from collections import Counter
@@ -91,16 +95,12 @@ class EmbeddingFeatures:
         scale: float | None = DEFAULT_SIGMA,
     ) -> "EmbeddingFeatures":
         """Read word vectors from a ``word2vec`` or ``turian``/``glove`` text file (see the module doc)."""
-        if fmt not in FORMATS:
-            raise ValueError(f"fmt must be one of {', '.join(FORMATS)}, but got {fmt!r}")
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"embedding file not found: {path}")
         start = time.perf_counter()
-        layout = detect_format(path) if fmt == "auto" else ("turian" if fmt == "glove" else fmt)
-        words, vectors = _read_word2vec(path) if layout == "word2vec" else _read_text(path, header=False)
-        logger.info("loaded %d %s vectors of dim %d from %s in %.1f s",
-                    len(words), layout, vectors.shape[1], path, time.perf_counter() - start)
+        words, vectors = read_vectors(path, fmt=fmt)
+        if not words:
+            raise ValueError(f"{path}: the file holds no word vectors")
+        logger.info("loaded %d vectors of dim %d from %s in %.1f s",
+                    len(words), vectors.shape[1], path, time.perf_counter() - start)
         return cls(words, vectors, lowercase=lowercase, normalize_numbers=normalize_numbers, scale=scale)
 
     def key(self, word: str) -> str | None:
@@ -152,17 +152,43 @@ class EmbeddingFeatures:
         if key is None:
             raise KeyError(f"{word!r} has no vector (vocabulary of {len(self.words)} words)")
         if self._unit is None:
-            norms = np.linalg.norm(self.vectors, axis=1, keepdims=True)  # shape: (n_words, 1)
-            self._unit = self.vectors / np.where(norms == 0, 1, norms)  # shape: (n_words, dim)
-        i = self.index[key]
-        sims = self._unit @ self._unit[i]  # shape: (n_words,)
-        sims[i] = -np.inf
-        k = min(k, len(self.words) - 1)
-        if k == 0:
-            return []
-        top = np.argpartition(-sims, k - 1)[:k]
-        top = sorted(top.tolist(), key=lambda j: (-sims[j], j))
-        return [(self.words[j], float(sims[j])) for j in top]
+            self._unit = unit_rows(self.vectors)
+        return [(self.words[j], sim) for j, sim in nearest_rows(self._unit, self.index[key], k)]
+
+
+def unit_rows(matrix: np.ndarray) -> np.ndarray:  # shape: (n, dim), as ``matrix``
+    """The rows of ``matrix`` scaled to unit length (all-zero rows stay zero), for cosine similarity."""
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)  # shape: (n, 1)
+    return matrix / np.where(norms == 0, 1, norms)
+
+
+def nearest_rows(unit: np.ndarray, i: int, k: int) -> list[tuple[int, float]]:
+    """The ``k`` rows of ``unit`` (see :func:`unit_rows`) with the highest cosine to row ``i``, without ``i``.
+
+    ``(row, cosine)`` pairs, best first; ties go to the lower row.
+    """
+    sims = unit @ unit[i]  # shape: (n,)
+    sims[i] = -np.inf
+    k = min(k, len(unit) - 1)
+    if k <= 0:
+        return []
+    top = np.argpartition(-sims, k - 1)[:k]
+    return [(j, float(sims[j])) for j in sorted(top.tolist(), key=lambda j: (-sims[j], j))]
+
+
+def read_vectors(path: str | os.PathLike[str], *, fmt: str = "auto") -> tuple[list[str], np.ndarray]:
+    """The words of a vector file and their ``(len(words), dim)`` float32 matrix, checked line by line.
+
+    ``fmt`` is ``auto``, ``word2vec``, ``turian`` or ``glove`` (see the module doc); the file may
+    be gzipped. A word2vec header that declares 0 vectors gives an empty ``(0, dim)`` matrix.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"fmt must be one of {', '.join(FORMATS)}, but got {fmt!r}")
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"embedding file not found: {path}")
+    layout = detect_format(path) if fmt == "auto" else ("turian" if fmt == "glove" else fmt)
+    return _read_word2vec(path) if layout == "word2vec" else _read_text(path, header=False)
 
 
 def detect_format(path: str | Path) -> str:
@@ -225,11 +251,11 @@ def _read_text(path: Path, *, header: bool) -> tuple[list[str], np.ndarray]:
             pending = []
     if pending:
         chunks.append(_numbers(path, pending, lineno - len(pending) + 1))
-    if not words:
+    if dim is None:
         raise ValueError(f"{path}: the file holds no word vectors")
     if declared is not None and declared != len(words):
         raise FeatureFileError(str(path), 1, f"the header declares {declared} vectors, but the file has {len(words)}")
-    return words, np.concatenate(chunks)
+    return words, np.concatenate(chunks) if chunks else np.zeros((0, dim), dtype=np.float32)
 
 
 def _numbers(path: Path, rows: list[list[str]], first_lineno: int) -> np.ndarray:

@@ -7,6 +7,7 @@
   extractor in the sense of :mod:`features.base`, with ``nearest`` by cosine and file I/O in
   word2vec text format (written by gensim) and in the layout of Turian et al.'s (2010)
   published ``embeddings-scaled.EMBEDDING_SIZE=50.txt`` (a word then its numbers, no header).
+  Files are read by :func:`features.embeddings.read_vectors`, the one reader of both layouts.
 
 Nothing here imports torch or seqlab.
 """
@@ -23,7 +24,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from features.base import FeatureFileError
+from features.embeddings import nearest_rows, read_vectors, unit_rows
 
 PADDING = "PADDING"  # fills windows at a sentence's left edge; Turian's files use these two names
 UNKNOWN = "*UNKNOWN*"  # every word seen fewer than ``min_count`` times
@@ -172,15 +173,7 @@ class Embeddings:
         if word not in self.index:
             hint = difflib.get_close_matches(word, self.words[:20_000], n=1)  # the frequent words: fast enough
             raise KeyError(f"{word!r} is not in the embeddings" + (f"; did you mean {hint[0]!r}?" if hint else ""))
-        norms = np.linalg.norm(self.matrix, axis=1)
-        norms[norms == 0] = 1.0
-        unit = self.matrix / norms[:, None]
-        sims = unit @ unit[self.index[word]]  # shape: (len(words),)
-        sims[self.index[word]] = -np.inf
-        k = min(k, len(self.words) - 1)
-        top = np.argpartition(-sims, k - 1)[:k] if k > 0 else np.zeros(0, dtype=np.int64)
-        top = top[np.lexsort((top, -sims[top]))]
-        return [(self.words[i], float(sims[i])) for i in top]
+        return [(self.words[j], sim) for j, sim in nearest_rows(unit_rows(self.matrix), self.index[word], k)]
 
     def save(self, path: str | os.PathLike[str], *, format: str = "word2vec") -> None:
         """Write the table atomically: ``word2vec`` text (via gensim) or ``turian`` (no header).
@@ -226,84 +219,10 @@ class Embeddings:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> "Embeddings":
-        """Read word2vec text (a ``count dim`` header line) or Turian's layout (no header).
+        """Read word2vec text (a ``count dim`` header line) or Turian's layout (no header), gzipped or not.
 
-        Gzipped when the name ends in ``.gz``. A malformed line raises
+        Parsed by :func:`features.embeddings.read_vectors`: a malformed line raises
         :class:`~features.base.FeatureFileError` naming the file and line.
         """
         words, matrix = read_vectors(path)
         return cls(words, matrix)
-
-
-def read_vectors(path: str | os.PathLike[str]) -> tuple[list[str], np.ndarray]:
-    """Parse a word-vector text file strictly: its words and a ``(len(words), dim)`` float32 matrix."""
-    path = Path(path)
-    opener = gzip.open if path.name.endswith(".gz") else open
-    words: list[str] = []
-    rows: list[np.ndarray] = []
-    seen: dict[str, int] = {}
-    header: tuple[int, int] | None = None
-    dim = -1
-    lineno = 0
-    with opener(path, "rb") as handle:
-        for lineno, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as err:
-                raise FeatureFileError(path, lineno, f"not valid UTF-8 ({err.reason} at byte {err.start})") from None
-            parts = line.split()
-            if not parts:
-                continue
-            if dim < 0:  # the first non-blank line: a word2vec header, or the first vector
-                header = _header(parts)
-                if header is not None:
-                    dim = header[1]
-                    continue
-                dim = len(parts) - 1
-                if dim < 1:
-                    raise FeatureFileError(path, lineno, f"expected a word followed by numbers, but got {line.strip()!r}")
-            words.append(_check_row(path, lineno, parts, dim, seen))
-            rows.append(_numbers(path, lineno, parts[1:]))
-    if dim < 0:
-        raise FeatureFileError(path, max(lineno, 1), "empty file: expected word vectors (word2vec text or word-then-numbers lines)")
-    if header is not None and header[0] != len(rows):
-        raise FeatureFileError(path, lineno, f"the header announces {header[0]} vectors, but the file has {len(rows)}")
-    return words, np.stack(rows) if rows else np.zeros((0, dim), np.float32)
-
-
-def _header(parts: list[str]) -> tuple[int, int] | None:
-    if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit() and int(parts[1]) > 0:
-        return int(parts[0]), int(parts[1])
-    return None
-
-
-def _check_row(path: Path, lineno: int, parts: list[str], dim: int, seen: dict[str, int]) -> str:
-    if len(parts) != dim + 1:
-        raise FeatureFileError(path, lineno, f"expected a word and {dim} numbers, but got {len(parts) - 1} numbers "
-                                             f"after {parts[0]!r}")
-    word = parts[0]
-    if word in seen:
-        raise FeatureFileError(path, lineno, f"word {word!r} appears again (first on line {seen[word]})")
-    seen[word] = lineno
-    return word
-
-
-def _numbers(path: Path, lineno: int, fields: list[str]) -> np.ndarray:
-    try:
-        row = np.array(fields, dtype=np.float32)
-    except ValueError:
-        column, bad = next((i, f) for i, f in enumerate(fields, start=2) if not _is_float(f))
-        raise FeatureFileError(path, lineno, f"expected a number in column {column}, but got {bad!r}") from None
-    if not np.isfinite(row).all():
-        column = int(np.flatnonzero(~np.isfinite(row))[0]) + 2
-        raise FeatureFileError(path, lineno, f"expected a finite number in column {column}, but got {fields[column - 2]!r}")
-    return row
-
-
-def _is_float(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import BinaryIO, Iterator, Sequence
 
 from seqlab.errors import DataFormatError, SeqlabError
+from seqlab.features_cli import add_parser as add_features_parser
 
 log = logging.getLogger("seqlab")
 
@@ -128,6 +129,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--format", choices=("conll", "jsonl", "inline"), default="conll")
     g.add_argument("--batch-size", type=_positive_int, default=64)
     g.set_defaults(func=cmd_tag)
+    add_features_parser(sub)
     return p
 
 

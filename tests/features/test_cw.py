@@ -188,15 +188,14 @@ def test_nearest_ranks_by_cosine():
         emb.nearest("e")
 
 
-@pytest.mark.parametrize("text, where, message", [
-    ("2 3\nthe 1 2 3\ncat 1 2\n", 3, r"expected a word and 3 numbers, but got 2 numbers after 'cat'"),
-    ("the 1 2 3\ncat 1 x 3\n", 2, r"expected a number in column 3, but got 'x'"),
-    ("the 1 2 3\ncat 1 2 3 4\n", 2, r"expected a word and 3 numbers, but got 4 numbers"),
-    ("3 2\nthe 1 2\ncat 3 4\n", 3, r"the header announces 3 vectors, but the file has 2"),
-    ("the 1 2\ncat 3 4\nthe 5 6\n", 3, r"word 'the' appears again \(first on line 1\)"),
-    ("the 1 nan\n", 1, r"expected a finite number in column 3, but got 'nan'"),
-    ("lonely\n", 1, r"expected a word followed by numbers"),
-    ("", 1, r"empty file"),
+@pytest.mark.parametrize("text, where, message", [  # the wording of features.embeddings.read_vectors
+    ("2 3\nthe 1 2 3\ncat 1 2\n", 3, r"expected a word and 3 values \(as declared in the header\), but got 2 values"),
+    ("the 1 2 3\ncat 1 x 3\n", 2, r"expected a number, but got 'x'"),
+    ("the 1 2 3\ncat 1 2 3 4\n", 2, r"expected a word and 3 values \(as on line 1\), but got 4 values"),
+    ("3 2\nthe 1 2\ncat 3 4\n", 1, r"the header declares 3 vectors, but the file has 2"),
+    ("the 1 2\ncat 3 4\nthe 5 6\n", 3, r"duplicate word 'the' \(first on line 1\)"),
+    ("the 1 nan\n", 1, r"expected a finite number, but got 'nan'"),
+    ("lonely\n", 1, r"expected a word and its values, but got 'lonely'"),
 ])
 def test_malformed_files_name_the_file_and_line(tmp_path, text, where, message):
     path = tmp_path / "bad.txt"
@@ -205,10 +204,16 @@ def test_malformed_files_name_the_file_and_line(tmp_path, text, where, message):
         Embeddings.load(path)
 
 
+def test_an_empty_file_is_an_error(tmp_path):
+    (tmp_path / "empty.txt").write_text("", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"empty\.txt: the file is empty"):
+        Embeddings.load(tmp_path / "empty.txt")
+
+
 def test_invalid_utf8_names_the_line(tmp_path):
     path = tmp_path / "bad.txt.gz"
     path.write_bytes(gzip.compress("the 1 2\n".encode() + b"caf\xe9 3 4\n"))
-    with pytest.raises(FeatureFileError, match=r"bad\.txt\.gz:2: not valid UTF-8"):
+    with pytest.raises(FeatureFileError, match=r"bad\.txt\.gz:2: not UTF-8 text"):
         Embeddings.load(path)
 
 
