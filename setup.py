@@ -26,6 +26,9 @@ setup(
     extras_require={
         "test": ["pytest>=7.4", "hypothesis>=6.90"],
         "bench": ["pytorch-crf>=0.7.2", "psutil>=5.9"],
+        # python-crfsuite: the linear-chain CRF of examples/crfsuite_chunker.py (Turian et al. 2010 Table 2),
+        # a maintained binding of CRFsuite; seqlab itself does not need it.
+        "examples": ["python-crfsuite>=0.9.9"],
     },
     entry_points={"console_scripts": ["seqlab=seqlab.cli:main"]},
 )
