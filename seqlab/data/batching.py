@@ -77,29 +77,17 @@ def encode(
     if max_word_chars < 1:
         raise ValueError(f"max_word_chars must be at least 1, but got {max_word_chars}")
     words_vocab = vocabs["words"]
-    assert isinstance(words_vocab, WordVocab)
-    n = len(sentences)
-    lengths = np.fromiter((len(s) for s in sentences), dtype=np.int64, count=n)
+    if not isinstance(words_vocab, WordVocab):
+        raise TypeError(f"vocabs['words'] must be a WordVocab, but got {type(words_vocab).__name__}")
+    lengths = np.fromiter((len(s) for s in sentences), dtype=np.int64, count=len(sentences))
     t_max = max(1, int(lengths.max(initial=1)))
-    type_ids: dict[str, int] = {"": 0}
-    word_of_type: list[int] = [0]
-    cap_of_type: list[int] = [0]
-    types = np.zeros((n, t_max), dtype=np.int64)
-    for i, sentence in enumerate(sentences):  # once per data set, not in training
-        row = types[i]
-        for j, token in enumerate(sentence):
-            tid = type_ids.get(token)
-            if tid is None:
-                tid = type_ids[token] = len(word_of_type)
-                word_of_type.append(words_vocab.index(token))
-                cap_of_type.append(capitalization(token))
-            row[j] = tid
-    type_list = list(type_ids)
-    types_t = torch.from_numpy(types)
+    types, type_list = _index_types(sentences, t_max)
+    word_of_type = torch.tensor([0] + [words_vocab.index(w) for w in type_list[1:]], dtype=torch.long)
+    cap_of_type = torch.tensor([0] + [capitalization(w) for w in type_list[1:]], dtype=torch.long)
     encoded = Encoded(
-        words=torch.tensor(word_of_type, dtype=torch.long)[types_t],
-        caps=torch.tensor(cap_of_type, dtype=torch.long)[types_t],
-        types=types_t,
+        words=word_of_type[types],
+        caps=cap_of_type[types],
+        types=types,
         lengths=torch.from_numpy(lengths),
         type_chars=torch.zeros(0),
         type_char_lengths=torch.zeros(0),
@@ -116,6 +104,15 @@ def encode(
     if tags is not None:
         encoded.tags = _encode_tags(tags, vocabs["tags"], t_max)
     return encoded
+
+
+def _index_types(sentences: Sequence[Sequence[str]], width: int) -> tuple[torch.Tensor, list[str]]:
+    """Word-type ids per token (0 = padding) and the type strings, in order of first appearance."""
+    type_ids: dict[str, int] = {"": 0}
+    types = np.zeros((len(sentences), width), dtype=np.int64)
+    for i, sentence in enumerate(sentences):  # once per data set, not in training
+        types[i, : len(sentence)] = [type_ids.setdefault(token, len(type_ids)) for token in sentence]
+    return torch.from_numpy(types), list(type_ids)
 
 
 def _char_table(type_list: list[str], chars: Vocab, max_chars: int) -> tuple[torch.Tensor, torch.Tensor]:
