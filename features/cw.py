@@ -301,13 +301,7 @@ class CWModel:
         return {"E": self.E, "W1": self.W1, "b1": self.b1, "w2": self.w2}
 
     def load_state_dict(self, state: dict[str, "torch.Tensor"]) -> None:
-        import torch
-
-        with torch.no_grad():
-            for name, p in self.state_dict().items():
-                if state[name].shape != p.shape:
-                    raise ValueError(f"checkpoint tensor {name} must have shape {tuple(p.shape)}, but got {tuple(state[name].shape)}")
-                p.copy_(state[name])
+        copy_state(self.state_dict(), state)
 
 
 # ---------------------------------------------------------------- training
@@ -348,3 +342,14 @@ def train_cw(sentences: Iterable[Sequence[str]], *, dim: int = 50, window: int =
         stats.heldout = model.ranking_loss(windows(held_ids, held_lengths, window), seed=seed)
     log.info("C&W: %s", asdict(stats))
     return Embeddings(list(vocab.words), model.E.detach().cpu().numpy().astype(np.float32), stats)
+
+
+def copy_state(params: dict[str, "torch.Tensor"], state: dict[str, "torch.Tensor"]) -> None:
+    """Copy checkpoint tensors into a model's parameters in place, checking every shape."""
+    import torch
+
+    with torch.no_grad():
+        for name, p in params.items():
+            if state[name].shape != p.shape:
+                raise ValueError(f"checkpoint tensor {name} must have shape {tuple(p.shape)}, but got {tuple(state[name].shape)}")
+            p.copy_(state[name])

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, Union
 
 import numpy as np
 
-from features.cw import LoopSettings, check_positive, fingerprint, resolve_device, run_sgd, sgd_rows_
+from features.cw import LoopSettings, check_positive, copy_state, fingerprint, resolve_device, run_sgd, sgd_rows_
 from features.vocab import Embeddings, encode, windows
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -222,13 +222,7 @@ class HLBLModel:
         return {"R": self.R, "C": self.C, "b": self.b, "Q": self.Q, "bq": self.bq}
 
     def load_state_dict(self, state: dict[str, "torch.Tensor"]) -> None:
-        import torch
-
-        with torch.no_grad():
-            for name, p in self.state_dict().items():
-                if state[name].shape != p.shape:
-                    raise ValueError(f"checkpoint tensor {name} must have shape {tuple(p.shape)}, but got {tuple(state[name].shape)}")
-                p.copy_(state[name])
+        copy_state(self.state_dict(), state)
 
 
 def train_hlbl(sentences: Iterable[Sequence[str]], *, dim: int = 50, context: int = 4,

@@ -4,8 +4,9 @@ Each direction is its own unidirectional ``nn.LSTM``. The backward direction
 reads every sequence reversed *within its own length* (a gather), so padding is
 always at the end of what an LSTM reads and never reaches a real token's state.
 This avoids ``PackedSequence`` and lets PyTorch use its fused CPU/GPU kernels:
-on 2 CPU cores it trains about 1.7× faster than a packed ``bidirectional=True``
-LSTM at batch 10 (``benchmarks/crf_speed.py`` and ``tagger_speed.py`` measure it).
+in a one-thread timing on this 2-core machine (forward + backward, batch 10, length 14, input 175,
+hidden 128) it took 7.3 ms against 12.9 ms for a packed ``bidirectional=True`` LSTM. Large ragged batches
+(decoding ~1,000 distinct words at once) are still packed, where packing is faster.
 """
 from __future__ import annotations
 
