@@ -29,6 +29,9 @@ setup(
         # python-crfsuite: the linear-chain CRF of examples/crfsuite_chunker.py (Turian et al. 2010 Table 2),
         # a maintained binding of CRFsuite; seqlab itself does not need it.
         "examples": ["python-crfsuite>=0.9.9"],
+        # matplotlib: the PNG plot that `seqlab sweep` writes next to its table (e.g. Turian et al. 2009
+        # Figure 2); only plotting needs it, so it is optional and the sweep says how to install it.
+        "plots": ["matplotlib>=3.7"],
     },
     entry_points={"console_scripts": ["seqlab=seqlab.cli:main"]},
 )

@@ -168,6 +168,8 @@ class ChunkerConfig:
     brown: tuple[str, ...] = ()
     embeddings: tuple[str, ...] = ()
     embedding_scale: float = DEFAULT_SIGMA
+    embeddings_lowercase: bool = False  # for vectors induced from lower-cased text (Turian's C&W and HLBL)
+    embeddings_normalize_numbers: bool = False  # for vectors induced with 1980 -> *DDDD*
     algorithm: str = "l2sgd"
     c1: float | None = None
     c2: float = TURIAN_C2
@@ -337,7 +339,9 @@ def tune_c2(cfg: ChunkerConfig, sentences: Sequence[ChunkedSentence], featurize:
 
 def load_features(cfg: ChunkerConfig) -> ChunkFeatures:
     brown = [BrownClusters.load(resolve_data_path(p, key="brown")) for p in cfg.brown]
-    embeddings = [EmbeddingFeatures.load(resolve_data_path(p, key="embeddings"), scale=cfg.embedding_scale)
+    embeddings = [EmbeddingFeatures.load(resolve_data_path(p, key="embeddings"), scale=cfg.embedding_scale,
+                                         lowercase=cfg.embeddings_lowercase,
+                                         normalize_numbers=cfg.embeddings_normalize_numbers)
                   for p in cfg.embeddings]
     return ChunkFeatures(brown, embeddings)
 
@@ -388,6 +392,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--embeddings", action="append", default=[], help="word vectors (word2vec or Turian text)")
     p.add_argument("--embedding-scale", type=float, default=DEFAULT_SIGMA,
                    help=f"standard deviation the embeddings are scaled to (default {DEFAULT_SIGMA})")
+    p.add_argument("--embeddings-lowercase", action="store_true",
+                   help="look words up lower-cased when not found as written (vectors induced with --lowercase)")
+    p.add_argument("--embeddings-normalize-numbers", action="store_true",
+                   help="look numbers up by shape, 1980 -> *DDDD* (vectors induced with --normalize-numbers)")
     p.add_argument("--algorithm", choices=ALGORITHMS, default="l2sgd", help="CRFsuite training algorithm")
     p.add_argument("--c1", type=float, default=None, help="L1 coefficient (lbfgs only; default none)")
     p.add_argument("--c2", type=float, default=TURIAN_C2,
@@ -409,7 +417,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         cfg = ChunkerConfig(train=args.train, test=args.test, model=args.model, predictions=args.predictions,
                             brown=tuple(args.brown), embeddings=tuple(args.embeddings),
-                            embedding_scale=args.embedding_scale, algorithm=args.algorithm, c1=args.c1,
+                            embedding_scale=args.embedding_scale, embeddings_lowercase=args.embeddings_lowercase,
+                            embeddings_normalize_numbers=args.embeddings_normalize_numbers,
+                            algorithm=args.algorithm, c1=args.c1,
                             c2=args.c2, max_iterations=args.max_iterations, tune_c2=tuple(args.tune_c2))
         results = run(cfg)
     except (SeqlabError, FeatureFileError) as err:

@@ -7,6 +7,7 @@ Layout::
     model.pt         the best weights (a state dict only)
     checkpoint.pt    the last epoch's weights, optimizer, RNG and loop state, for --resume
     metrics.json     dev/test scores and the per-epoch history
+    features.json    the state of token features fitted on the training split (orthographic, pos, label_freq)
     train.log        the log
 
 Every file is written atomically. Weights load with ``torch.load(weights_only=True)``,
@@ -30,6 +31,7 @@ from seqlab.errors import SeqlabError
 CONFIG, VOCABS, WEIGHTS, CHECKPOINT, METRICS, LOG = (
     "config.yaml", "vocabs.json", "model.pt", "checkpoint.pt", "metrics.json", "train.log",
 )
+FEATURES = "features.json"
 
 
 def has_checkpoint(run_dir: Path) -> bool:
@@ -47,6 +49,22 @@ def save_vocabs(run_dir: Path, vocabs: dict[str, Vocab]) -> None:
 
 def load_vocabs(run_dir: Path) -> dict[str, Vocab]:
     return _load_vocabs(Path(run_dir) / VOCABS)
+
+
+def save_feature_state(run_dir: Path, state: dict[str, Any]) -> None:
+    with atomic_open(Path(run_dir) / FEATURES) as out:
+        json.dump(state, out)
+
+
+def load_feature_state(run_dir: Path) -> dict[str, Any] | None:
+    """The fitted token features' state, or None for a run made before features.json existed."""
+    path = Path(run_dir) / FEATURES
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise SeqlabError(f"{path}:{err.lineno}: not valid JSON: {err.msg}") from None
 
 
 def save_weights(run_dir: Path, model: torch.nn.Module) -> None:
@@ -109,7 +127,7 @@ def load_run(run_dir: str | Path, device: torch.device | str = "cpu") -> tuple[C
         raise SeqlabError(f"{run_dir}: not a seqlab run directory (no {CONFIG}); pass the --output folder of a training run")
     config = load_config(run_dir / CONFIG)
     vocabs = load_vocabs(run_dir)
-    features = load_token_features(config.model.features)
+    features = load_token_features(config.model.features, state=load_feature_state(run_dir))
     model = build_tagger(config, vocabs, token_features=features)
     try:
         model.load_state_dict(load_weights(run_dir, device))

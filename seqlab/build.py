@@ -14,9 +14,10 @@ from seqlab.data.schemes import allowed_transitions
 from seqlab.data.vocab import CAPS, Vocab
 from seqlab.models.tagger import Tagger
 from seqlab.modules.crf import CRF
-from seqlab.modules.decoders import SoftmaxDecoder
+from seqlab.modules.decoders import PostViterbiDecoder, SoftmaxDecoder
 from seqlab.modules.embedder import CharBiLSTM, TokenEmbedder
 from seqlab.modules.encoders import BiLSTMEncoder
+from seqlab.modules.window import WindowEncoder, output_filters
 from seqlab.token_features import TokenFeatures
 
 log = logging.getLogger(__name__)
@@ -31,10 +32,34 @@ def _softmax(labels: Sequence[str], scheme: str) -> nn.Module:
     return SoftmaxDecoder(len(labels))
 
 
-DECODERS: dict[str, Callable[[Sequence[str], str], nn.Module]] = {"crf": _crf, "softmax": _softmax}
+def _post_viterbi(labels: Sequence[str], scheme: str) -> nn.Module:
+    allowed, start, end = allowed_transitions(labels, scheme)
+    return PostViterbiDecoder(len(labels), torch.tensor(allowed), torch.tensor(start), torch.tensor(end))
+
+
+def _window(input_dim: int, m: ModelConfig) -> nn.Module:
+    w = m.window
+    return WindowEncoder.from_architecture(input_dim, w.architecture, size=w.size, filters=w.filters,
+                                           sqrt=m.quadratic_sqrt)
+
+
+DECODERS: dict[str, Callable[[Sequence[str], str], nn.Module]] = {
+    "crf": _crf, "softmax": _softmax, "softmax_viterbi": _post_viterbi,
+}
 ENCODERS: dict[str, Callable[[int, ModelConfig], nn.Module]] = {
     "bilstm": lambda input_dim, m: BiLSTMEncoder(input_dim, m.hidden, m.layers),
+    "window": _window,  # Turian, Bergstra & Bengio 2009: I-T(150)-W(310)-O and friends
 }
+
+
+def build_projection(in_dim: int, num_tags: int, m: ModelConfig) -> nn.Module:
+    """The output layer O: linear, or with quadratic filters (Turian et al. 2009 §3)."""
+    filters = output_filters(m.window.architecture, m.window.filters) if m.window is not None else m.output_filters
+    if not filters:
+        return nn.Linear(in_dim, num_tags)
+    from features.quadratic import QuadraticLayer
+
+    return QuadraticLayer(in_dim, num_tags, filters, sqrt=m.quadratic_sqrt)
 
 
 def build_tagger(
@@ -46,12 +71,13 @@ def build_tagger(
 ) -> Tagger:
     """Assemble ``Tagger(embedder, encoder, decoder)`` from a config."""
     m = config.model
-    words = nn.Embedding(len(vocabs["words"]), m.embeddings.dim, padding_idx=0)
-    if pretrained is not None:
+    words = nn.Embedding(len(vocabs["words"]), m.embeddings.dim, padding_idx=0) if m.embeddings else None
+    if pretrained is not None and words is not None:
         if pretrained.shape != words.weight.shape:
             raise ValueError(f"pretrained matrix must match {tuple(words.weight.shape)}, but got {tuple(pretrained.shape)}")
         words.weight.data.copy_(pretrained)
-    words.weight.requires_grad_(m.embeddings.trainable)
+    if words is not None:
+        words.weight.requires_grad_(m.embeddings.trainable)
     chars = CharBiLSTM(len(vocabs["chars"]), m.chars.dim, m.chars.hidden) if m.chars else None
     caps = nn.Embedding(len(CAPS), m.capitalization.dim, padding_idx=0) if m.capitalization else None
     tf = token_features
@@ -60,7 +86,8 @@ def build_tagger(
     encoder = ENCODERS[m.encoder](embedder.output_dim, m)
     labels = vocabs["tags"].itos
     decoder = DECODERS[m.decoder](labels, config.data.tag_scheme)
-    return Tagger(embedder, encoder, decoder, len(labels), m.dropout)
+    projection = build_projection(encoder.output_dim, len(labels), m)
+    return Tagger(embedder, encoder, decoder, len(labels), m.dropout, projection=projection)
 
 
 def build_optimizer(model: nn.Module, t: TrainConfig) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler]:

@@ -8,8 +8,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO, Iterator, Sequence
 
+from seqlab.relation import cli as relation_cli
 from seqlab.errors import DataFormatError, SeqlabError
 from seqlab.features_cli import add_parser as add_features_parser
+from seqlab.sweep import add_parser as add_sweep_parser
 
 log = logging.getLogger("seqlab")
 
@@ -24,6 +26,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     from seqlab.config import load_config
     from seqlab.train import train
 
+    if relation_cli.is_relation_config(args.resume or args.config):  # top-level `task: relation`
+        return relation_cli.train(args, _default_output)
     if args.resume:
         run_dir = Path(args.resume)
         if args.set:
@@ -45,6 +49,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     from seqlab.tag import evaluate_file
 
+    if relation_cli.is_relation_config(args.model_dir):
+        return relation_cli.evaluate(args)
     text = evaluate_file(args.model_dir, args.file, output=args.output, batch_size=args.batch_size)
     sys.stdout.write(text)
     return 0
@@ -102,7 +108,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = p.add_subparsers(dest="command", required=True)
 
-    t = sub.add_parser("train", help="train a tagger from a YAML config")
+    t = sub.add_parser("train", help="train a tagger (or, with 'task: relation', a relation classifier) from a YAML config")
     t.add_argument("config", nargs="?", help="YAML config (see configs/)")
     t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override, e.g. model.hidden=256")
     t.add_argument("--output", help="run directory (default runs/CONFIG-TIMESTAMP)")
@@ -110,7 +116,7 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     t.set_defaults(func=cmd_train)
 
-    e = sub.add_parser("eval", help="score a trained model on a labelled CoNLL file")
+    e = sub.add_parser("eval", help="score a trained model on a labelled CoNLL file (SemEval file for relation runs)")
     e.add_argument("model_dir")
     e.add_argument("file")
     e.add_argument("--output", help="where to write token/gold/pred columns (default MODEL_DIR/eval/FILE.pred.txt)")
@@ -122,6 +128,7 @@ def parser() -> argparse.ArgumentParser:
     sc = s_sub.add_parser("conll", help="conlleval drop-in: columns 'token ... gold pred'")
     sc.add_argument("file")
     sc.set_defaults(func=cmd_score)
+    relation_cli.add_parsers(sub, s_sub, _utf8_lines, _positive_int)  # classify, explain, score semeval
 
     g = sub.add_parser("tag", help="tag raw text (one paragraph per line)")
     g.add_argument("model_dir")
@@ -130,6 +137,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--batch-size", type=_positive_int, default=64)
     g.set_defaults(func=cmd_tag)
     add_features_parser(sub)
+    add_sweep_parser(sub)
     return p
 
 

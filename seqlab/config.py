@@ -26,8 +26,10 @@ class DataConfig:
     """Which files to read and how their columns and tags are laid out."""
 
     train: str
-    dev: str
+    dev: str | None = None
     test: str | None = None
+    dev_sample: int = 0  # no dev file: hold out this many random training sentences (Turian et al. 2009 §5)
+    dev_seed: int = 0  # seed of that sample, apart from train.seed so every model sees the same split
     columns: tuple[str, ...] = ("word", "pos", "chunk", "ner")
     word_column: str = "word"
     tag_column: str = "ner"
@@ -40,6 +42,11 @@ class DataConfig:
         for key in ("word_column", "tag_column"):
             if getattr(self, key) not in self.columns:
                 raise ConfigError(f"data.{key}: {getattr(self, key)!r} is not one of data.columns {list(self.columns)}")
+        if (self.dev is None) == (self.dev_sample == 0):
+            raise ConfigError("data: give a dev file (data.dev) or a number of training sentences to hold out "
+                              f"(data.dev_sample), exactly one; got dev={self.dev!r}, dev_sample={self.dev_sample}")
+        if self.dev_sample < 0:
+            raise ConfigError(f"data.dev_sample: expected a number of sentences >= 0, got {self.dev_sample}")
 
 
 @dataclass(frozen=True)
@@ -89,30 +96,68 @@ class FeatureConfig:
     layout) and scales them to ``scale`` standard deviation (Turian et al. 2010 §7.2).
     ``type: brown`` reads Liang's ``paths`` file; each prefix depth in ``prefixes`` becomes a
     learned embedding of size ``dim``, or one-hot input when ``dim`` is 0.
+    ``type: ls`` reads an LS artefact folder (Ghaddar & Langlais 2018 §3; ``seqlab features ls build``),
+    already in [-1, 1], so ``scale``, ``format`` and ``lowercase`` do not apply; a ``path`` starting
+    with ``./`` or ``../`` is relative to the working directory (see seqlab.ls_features).
+    Types fitted on the training split (Turian, Bergstra & Bengio 2009 §4; no ``path``):
+    ``orthographic`` (first-character type, length, compressed word type, capitalization; types
+    seen ``min_count`` times), ``pos`` (one-hot of data column ``column``), ``label_freq``.
     """
 
     type: str
-    path: str
+    path: str | None = None
     format: str = "auto"
     lowercase: bool = False
     scale: float | None = 0.1
     prefixes: tuple[int, ...] = (4, 6, 10, 20)
     dim: int = 0
+    min_count: int = 1  # orthographic: symbols seen fewer times in training share the unknown slot
+    column: str = "pos"  # pos: the data column read
 
     def __post_init__(self) -> None:
-        _choice("model.features[].type", self.type, FEATURE_TYPES)
+        _choice("model.features[].type", self.type, FEATURE_TYPES + FITTED_FEATURE_TYPES)
+        if (self.path is None) != (self.type in FITTED_FEATURE_TYPES):
+            need = "takes no path (it is fitted on the training split)" if self.path else "needs a path"
+            raise ConfigError(f"model.features[].path: type {self.type!r} {need}")
+        _positive("model.features[].min_count", self.min_count)
         _choice("model.features[].format", self.format, ("auto", "word2vec", "turian", "glove"))
         if self.dim < 0:
             raise ConfigError(f"model.features[].dim: expected 0 (one-hot) or a positive size, got {self.dim}")
-        if self.type == "embeddings" and self.dim:
-            raise ConfigError("model.features[].dim: only brown features have a learned size; embeddings keep their own")
+        if self.type in ("embeddings", "ls") and self.dim:
+            raise ConfigError(f"model.features[].dim: only brown features have a learned size; {self.type} keep their own")
+
+
+@dataclass(frozen=True)
+class WindowConfig:
+    """The windowed encoder of Turian, Bergstra & Bengio (2009 §2): ``encoder: window``.
+
+    ``architecture`` in the paper's notation (``I-T(150)-W(310)-W(310)-O``, see
+    ``seqlab/modules/window_spec.py``); ``size`` tokens per window; ``filters`` quadratic
+    filters per unit of every layer, O included, unless a layer sets its own (``W(310,q2)``).
+    """
+
+    architecture: str = "I-T(150)-W(310)-O"
+    size: int = 7
+    filters: int = 0
+
+    def __post_init__(self) -> None:
+        from seqlab.modules.window_spec import parse_architecture
+
+        try:
+            parse_architecture(self.architecture)
+        except ValueError as err:
+            raise ConfigError(f"model.window.architecture: {err}") from None
+        if self.size < 1 or self.size % 2 == 0:
+            raise ConfigError(f"model.window.size: expected a positive odd number, got {self.size}")
+        if self.filters < 0:
+            raise ConfigError(f"model.window.filters: expected a number >= 0, got {self.filters}")
 
 
 @dataclass(frozen=True)
 class ModelConfig:
     """A tagger assembled from an embedder, an encoder and a decoder."""
 
-    embeddings: EmbeddingsConfig = field(default_factory=EmbeddingsConfig)
+    embeddings: EmbeddingsConfig | None = field(default_factory=EmbeddingsConfig)  # null: no learned word vectors
     chars: CharConfig | None = field(default_factory=CharConfig)
     capitalization: CapsConfig | None = field(default_factory=CapsConfig)
     features: tuple[FeatureConfig, ...] = ()
@@ -121,10 +166,19 @@ class ModelConfig:
     layers: int = 1
     dropout: float = 0.5
     decoder: str = "crf"
+    window: WindowConfig | None = None  # settings of encoder: window
+    output_filters: int = 0  # quadratic filters of the output layer (Turian et al. 2009 "future work"); bilstm only
+    quadratic_sqrt: bool = True  # q(x) with the square root (the paper's footnote) or Bergstra et al.'s sum
 
     def __post_init__(self) -> None:
-        _choice("model.encoder", self.encoder, ("bilstm",))
-        _choice("model.decoder", self.decoder, ("crf", "softmax"))
+        _choice("model.encoder", self.encoder, ("bilstm", "window"))
+        _choice("model.decoder", self.decoder, ("crf", "softmax", "softmax_viterbi"))
+        if (self.encoder == "window") != (self.window is not None):
+            raise ConfigError("model.window: set it exactly when model.encoder is 'window', "
+                              f"got encoder {self.encoder!r} and window {self.window!r}")
+        if self.output_filters < 0 or (self.output_filters and self.encoder == "window"):
+            raise ConfigError(f"model.output_filters: expected a number >= 0, for the bilstm encoder only "
+                              f"(a window architecture sets O's filters), got {self.output_filters}")
         _positive("model.hidden", self.hidden)
         _positive("model.layers", self.layers)
         if not 0.0 <= self.dropout < 1.0:
@@ -148,11 +202,14 @@ class TrainConfig:
     device: str = "auto"  # auto | cpu | cuda | cuda:N
     eval_batch_size: int = 100
     threads: int = 0  # torch CPU threads; 0 keeps torch's default
+    ema: float = 0.0  # decay of an exponential moving average of the weights, evaluated and saved; 0 disables
 
     def __post_init__(self) -> None:
         _choice("train.optimizer", self.optimizer, ("sgd", "adam"))
         for key in ("lr", "batch_size", "epochs", "eval_batch_size"):
             _positive(f"train.{key}", getattr(self, key))
+        if not 0.0 <= self.ema < 1.0:
+            raise ConfigError(f"train.ema: expected a decay in [0, 1) (0 disables averaging), got {self.ema}")
         if not 0.0 < self.lr_decay <= 1.0:
             raise ConfigError(f"train.lr_decay: expected a value in (0, 1], got {self.lr_decay}")
         if not (self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:")):
@@ -170,7 +227,8 @@ class Config:
 
 _SCIENTIFIC = re.compile(r"^[+-]?\d+(\.\d*)?[eE][+-]?\d+$")
 SCHEME_NAMES = ("iob1", "iob2", "bioes", "bilou")
-FEATURE_TYPES = ("brown", "embeddings")
+FEATURE_TYPES = ("brown", "embeddings", "ls")
+FITTED_FEATURE_TYPES = ("orthographic", "pos", "label_freq")  # fitted on the training split, no file
 
 
 def _choice(key: str, value: str, choices: Sequence[str]) -> None:
@@ -188,8 +246,8 @@ def _positive(key: str, value: float) -> None:
 # ---------------------------------------------------------------- loading
 
 
-def load_config(path: str | Path, overrides: Sequence[str] = ()) -> Config:
-    """Read a YAML config, apply ``a.b=c`` overrides, and check it strictly."""
+def load_config(path: str | Path, overrides: Sequence[str] = (), *, root: type = Config) -> Any:
+    """Read a YAML config, apply ``a.b=c`` overrides, and check it strictly against ``root``."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"config file {str(path)!r} does not exist")
@@ -203,11 +261,11 @@ def load_config(path: str | Path, overrides: Sequence[str] = ()) -> Config:
     if not isinstance(tree, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level, got {type(tree).__name__}")
     for item in overrides:
-        apply_override(tree, item)
-    return from_tree(Config, tree, prefix="")
+        apply_override(tree, item, root=root)
+    return from_tree(root, tree, prefix="")
 
 
-def apply_override(tree: dict[str, Any], item: str) -> None:
+def apply_override(tree: dict[str, Any], item: str, *, root: type = Config) -> None:
     """Apply one ``--set a.b.c=value`` (value parsed as YAML) to a config tree, checking the key path."""
     key, sep, raw = item.partition("=")
     if not sep or not key:
@@ -217,7 +275,7 @@ def apply_override(tree: dict[str, Any], item: str) -> None:
     except yaml.YAMLError:
         value = raw
     parts = key.split(".")
-    cls: Any = Config
+    cls: Any = root
     node = tree
     for depth, part in enumerate(parts):
         names = {f.name: f for f in dataclasses.fields(cls)}

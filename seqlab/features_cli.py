@@ -299,3 +299,7 @@ def add_parser(subparsers: Any) -> None:
     s.add_argument("word")
     s.add_argument("--k", type=int, default=10, help="how many neighbours")
     s.set_defaults(func=cmd_show)
+
+    from seqlab.ls_cli import add_parser as add_ls_parser  # seqlab features ls {build,show}
+
+    add_ls_parser(verbs, _Help)

@@ -34,7 +34,7 @@ def evaluate_file(run_dir: str | Path, file: str | Path, *, output: str | Path |
     """Score a trained model on a labelled file laid out like its training data; write token/gold/pred."""
     config, vocabs, model, features = archive.load_run(run_dir)
     split = read_split(config.data, "eval", path=file)
-    data = encode(split.tokens, vocabs, **encode_options(features))
+    data = encode(split.tokens, vocabs, **encode_options(features, split.columns))
     results = predict(model, data, vocabs["tags"], batch_size=batch_size)
     pred = [convert(r.labels, config.data.file_scheme) for r in results]
     report = score(split.file_tags, pred)

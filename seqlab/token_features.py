@@ -8,12 +8,14 @@ training still get their representation at tagging time.
 """
 from __future__ import annotations
 
+import functools
+import os
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from seqlab.config import FeatureConfig
+from seqlab.config import FITTED_FEATURE_TYPES, FeatureConfig
 from seqlab.errors import SeqlabError
 from seqlab.paths import resolve_data_path
 
@@ -27,18 +29,27 @@ class TokenFeatures:
 
     dense: list[tuple[Dense, int]] = field(default_factory=list)
     discrete: list[tuple[Discrete, tuple[int, ...], int]] = field(default_factory=list)  # fn, table sizes, dim
+    column_dense: list[tuple[str, Dense, int]] = field(default_factory=list)  # data column, fn(values), dim
+    state: dict[str, Any] = field(default_factory=dict)  # fitted features' state, saved as features.json
 
     @property
     def dense_dim(self) -> int:
-        return sum(dim for _, dim in self.dense)
+        return sum(dim for _, dim in self.dense) + sum(dim for _, _, dim in self.column_dense)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """Data columns besides the words that these features read (e.g. ``pos``)."""
+        return tuple(sorted({name for name, _, _ in self.column_dense}))
 
     @property
     def discrete_tables(self) -> list[tuple[int, int]]:
         """(number of ids, embedding size) of every learned table, in column order."""
         return [(size, dim) for _, sizes, dim in self.discrete for size in sizes]
 
-    def dense_table(self, types: Sequence[str]) -> np.ndarray:
-        return np.concatenate([fn(types) for fn, _ in self.dense], axis=1).astype(np.float32, copy=False)
+    def dense_table(self, types: Sequence[str], columns: Mapping[str, Sequence[str]] | None = None) -> np.ndarray:
+        parts = [fn(types) for fn, _ in self.dense]
+        parts += [fn((columns or {})[name]) for name, fn, _ in self.column_dense]
+        return np.concatenate(parts, axis=1).astype(np.float32, copy=False)
 
     def discrete_table(self, types: Sequence[str]) -> np.ndarray:
         return np.concatenate([fn(types) for fn, _, _ in self.discrete], axis=1).astype(np.int64, copy=False)
@@ -54,10 +65,16 @@ def _load_brown(config: FeatureConfig, path: str, features: TokenFeatures) -> No
         features.dense.append((clusters, clusters.dim))
 
 
-def _load_embeddings(config: FeatureConfig, path: str, features: TokenFeatures) -> None:
+@functools.lru_cache(maxsize=2)
+def _read_embeddings(path: str, mtime: float, fmt: str, lowercase: bool, scale: float | None) -> Any:
+    """Vectors read once per process (a sweep trains many models on the same file); read-only after."""
     from features.embeddings import EmbeddingFeatures
 
-    vectors = EmbeddingFeatures.load(path, fmt=config.format, lowercase=config.lowercase, scale=config.scale)
+    return EmbeddingFeatures.load(path, fmt=fmt, lowercase=lowercase, scale=scale)
+
+
+def _load_embeddings(config: FeatureConfig, path: str, features: TokenFeatures) -> None:
+    vectors = _read_embeddings(path, os.path.getmtime(path), config.format, config.lowercase, config.scale)
     features.dense.append((vectors, vectors.dim))
 
 
@@ -67,12 +84,30 @@ LOADERS: dict[str, Callable[[FeatureConfig, str, TokenFeatures], None]] = {
 }
 
 
-def load_token_features(configs: Sequence[FeatureConfig]) -> TokenFeatures | None:
-    """Read every configured representation; None when there are none."""
+def load_token_features(configs: Sequence[FeatureConfig], *, train: Any = None,
+                        state: Mapping[str, Any] | None = None,
+                        evaluation_files: Mapping[str, Any] | None = None) -> TokenFeatures | None:
+    """Read every configured representation; None when there are none.
+
+    Features fitted on data (``orthographic``, ``pos``, ``label_freq``) are fitted on the
+    ``train`` split (a :class:`seqlab.data.dataset.Split`), or rebuilt from the ``state`` a
+    training run saved (``features.json``). LS vectors built from any of ``evaluation_files``
+    (``{"data.dev": path, ...}``) are refused (seqlab.ls_features).
+    """
     if not configs:
         return None
     features = TokenFeatures()
     for i, config in enumerate(configs):
+        if config.type in FITTED_FEATURE_TYPES:
+            from seqlab.fitted_features import add_fitted
+
+            add_fitted(config, i, features, train=train, state=state)
+            continue
+        if config.type == "ls":
+            from seqlab.ls_features import add_ls
+
+            add_ls(config, i, features, evaluation_files=evaluation_files)
+            continue
         key = f"model.features[{i}].path"
         path = str(resolve_data_path(config.path, key=key))
         try:
@@ -82,9 +117,20 @@ def load_token_features(configs: Sequence[FeatureConfig]) -> TokenFeatures | Non
     return features
 
 
-def encode_options(features: TokenFeatures | None) -> dict[str, Callable[[Sequence[str]], np.ndarray] | None]:
-    """Keyword arguments for :func:`seqlab.data.batching.encode` that attach these features."""
+def encode_options(features: TokenFeatures | None,
+                   columns: Mapping[str, Sequence[Sequence[str]]] | None = None) -> dict[str, Any]:
+    """Keyword arguments for :func:`seqlab.data.batching.encode` that attach these features.
+
+    ``columns`` are the data's other columns (``Split.columns``); features that read one (``pos``)
+    need it, so raw text cannot be tagged by such a model.
+    """
+    needed = features.columns if features is not None else ()
+    missing = [c for c in needed if c not in (columns or {})]
+    if missing:
+        raise SeqlabError(f"this model reads the data column(s) {missing} (model.features), which this input does "
+                          "not have; give a CoNLL file with those columns (seqlab eval), not raw text")
     return {
-        "features": features.dense_table if features is not None and features.dense else None,
+        "features": features.dense_table if features is not None and (features.dense or features.column_dense) else None,
         "discrete": features.discrete_table if features is not None and features.discrete else None,
+        "columns": {c: columns[c] for c in needed} if needed and columns is not None else None,
     }

@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from tqdm import tqdm
 
 from seqlab import archive
 from seqlab.build import build_optimizer, build_tagger, embedding_matrix
-from seqlab.config import Config, dump_config
+from seqlab.config import Config, EmbeddingsConfig, dump_config
 from seqlab.data.batching import Encoded, encode, iterate
-from seqlab.data.dataset import Split, read_split
+from seqlab.data.dataset import Split, read_splits
 from seqlab.data.schemes import labels_for, split_tag
 from seqlab.data.vocab import UNK, Vocab, WordVocab, char_vocab, label_vocab
 from seqlab.errors import SeqlabError
@@ -51,7 +52,7 @@ def build_vocabs(config: Config, splits: dict[str, Split]) -> tuple[dict[str, Vo
     vector (looked up as written, then lower-cased), plus training words seen at
     least ``min_count`` times; this uses no labels from dev or test.
     """
-    emb = config.model.embeddings
+    emb = config.model.embeddings or EmbeddingsConfig()  # null: the vocabulary still indexes the words
     train = splits["train"]
     normalize = WordVocab([], digits_to_zero=emb.digits_to_zero).normalize
     counts = Counter(normalize(w) for s in train.tokens for w in s)
@@ -92,18 +93,24 @@ class Trainer:
         if t.threads:
             torch.set_num_threads(t.threads)
         self.device = resolve_device(t.device)
-        self.splits = {name: read_split(config.data, name) for name in ("train", "dev", "test") if getattr(config.data, name)}
+        self.splits = read_splits(config.data)
         if resume:  # the run's own vocabularies; its weights come from the checkpoint
             self.vocabs = archive.load_vocabs(out_dir)
             matrix = None
         else:
             self.vocabs, matrix = build_vocabs(config, self.splits)
-        self.features = load_token_features(config.model.features)
+        state = archive.load_feature_state(out_dir) if resume else None
+        self.features = load_token_features(config.model.features, train=self.splits["train"], state=state,
+                                            evaluation_files={f"data.{n}": s.path for n, s in self.splits.items()
+                                                              if n != "train"})
         torch.manual_seed(t.seed)
         self.model: Tagger = build_tagger(config, self.vocabs, token_features=self.features, pretrained=matrix).to(self.device)
         self.optimizer, self.scheduler = build_optimizer(self.model, t)
+        # Polyak-style weight averaging: dev is scored, and the best weights saved, from the moving average.
+        self.averaged = AveragedModel(self.model, multi_avg_fn=get_ema_multi_avg_fn(t.ema)) if t.ema > 0 else None
         self.encoded: dict[str, Encoded] = {
-            name: encode(s.tokens, self.vocabs, tags=s.tags, **encode_options(self.features)) for name, s in self.splits.items()
+            name: encode(s.tokens, self.vocabs, tags=s.tags, **encode_options(self.features, s.columns))
+            for name, s in self.splits.items()
         }
         self.generator = torch.Generator().manual_seed(t.seed)
         self.singletons = self._singletons()
@@ -111,7 +118,7 @@ class Trainer:
 
     def _singletons(self) -> torch.Tensor | None:
         """Word ids seen once in training, for singleton-to-<unk> replacement (shape: (V,) bool)."""
-        if self.config.model.embeddings.singleton_unk <= 0:
+        if self.config.model.embeddings is None or self.config.model.embeddings.singleton_unk <= 0:
             return None
         data = self.encoded["train"]
         counts = torch.bincount(data.words[data.types > 0], minlength=len(self.vocabs["words"]))
@@ -131,6 +138,7 @@ class Trainer:
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
+            **({"averaged": self.averaged.state_dict()} if self.averaged is not None else {}),
             "generator": self.generator.get_state(),
             "torch_rng": torch.get_rng_state(),
             "state": json.dumps(self.state),
@@ -141,6 +149,8 @@ class Trainer:
         self.model.load_state_dict(ckpt["model"])
         self.optimizer.load_state_dict(ckpt["optimizer"])
         self.scheduler.load_state_dict(ckpt["scheduler"])
+        if self.averaged is not None:
+            self.averaged.load_state_dict(ckpt["averaged"])
         self.generator.set_state(ckpt["generator"])
         torch.set_rng_state(ckpt["torch_rng"])
         self.state = json.loads(ckpt["state"])
@@ -169,6 +179,8 @@ class Trainer:
             if t.clip > 0:
                 torch.nn.utils.clip_grad_norm_(params, t.clip)
             self.optimizer.step()
+            if self.averaged is not None:
+                self.averaged.update_parameters(self.model)
             size = int(batch.indices.shape[0])
             total += loss.item() * size
             seen += size
@@ -183,19 +195,24 @@ class Trainer:
         return {"loss": total / max(seen, 1), "train_seconds": elapsed, "sentences_per_second": seen / elapsed,
                 "tokens_per_second": tokens / elapsed}
 
+    @property
+    def scored_model(self) -> Tagger:
+        """The weights that are evaluated and saved: the moving average when ``train.ema`` is on."""
+        return self.model if self.averaged is None else self.averaged.module
+
     def fit(self) -> dict[str, Any]:
         t = self.config.train
         while self.state["epoch"] < t.epochs and self.state["bad_epochs"] < t.patience:
             epoch = self.state["epoch"] + 1
             stats = self.train_epoch(epoch)
             self.scheduler.step()
-            dev = evaluate_split(self.model, self.encoded["dev"], self.splits["dev"], self.vocabs,
+            dev = evaluate_split(self.scored_model, self.encoded["dev"], self.splits["dev"], self.vocabs,
                                  self.config, self.device)
             stats.update(epoch=epoch, dev_f1=dev.f1, lr=self.optimizer.param_groups[0]["lr"])
             improved = dev.f1 > self.state["best_f1"]
             if improved:
                 self.state.update(best_f1=dev.f1, best_epoch=epoch, bad_epochs=0)
-                archive.save_weights(self.out_dir, self.model)
+                archive.save_weights(self.out_dir, self.scored_model)
             else:
                 self.state["bad_epochs"] += 1
             self.state["epoch"] = epoch
@@ -233,6 +250,9 @@ def train(config: Config, out_dir: str | Path, *, resume: bool = False, progress
             raise SeqlabError(f"--resume {out_dir}: no checkpoint.pt there to resume from")
     elif archive.has_checkpoint(out_dir):
         raise SeqlabError(f"{out_dir} already holds a run; use --resume {out_dir} to continue it, or another --output")
+    from seqlab.ls_features import require_ls_artefacts
+
+    require_ls_artefacts(config.model.features)  # a missing LS folder fails now, not after loading embeddings
     trainer = Trainer(config, out_dir, resume=resume, progress=progress)
     out_dir.mkdir(parents=True, exist_ok=True)
     with archive.run_log(out_dir):
@@ -242,6 +262,7 @@ def train(config: Config, out_dir: str | Path, *, resume: bool = False, progress
         else:
             archive.save_config(out_dir, dump_config(config))
             archive.save_vocabs(out_dir, trainer.vocabs)
+            archive.save_feature_state(out_dir, trainer.features.state if trainer.features else {})
         n_params = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
         log.info("device %s, %d trainable parameters, %d/%d/%d train/dev/test sentences", trainer.device, n_params,
                  *(len(trainer.splits[s].tokens) if s in trainer.splits else 0 for s in ("train", "dev", "test")))

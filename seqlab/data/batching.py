@@ -8,7 +8,7 @@ contains. Training batches are bucketed by length to keep padding small.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -71,9 +71,15 @@ def encode(
     tags: Sequence[Sequence[str]] | None = None,
     features: FeatureFn | None = None,
     discrete: Callable[[Sequence[str]], np.ndarray] | None = None,
+    columns: Mapping[str, Sequence[Sequence[str]]] | None = None,
     max_word_chars: int = 40,
 ) -> Encoded:
-    """Encode tokenised sentences (and optionally their labels) into id matrices."""
+    """Encode tokenised sentences (and optionally their labels) into id matrices.
+
+    With ``columns`` (other data columns per token, e.g. ``{"pos": ...}``), a type is a word
+    together with its values in those columns, and ``features`` is called as
+    ``features(words, {column: values})`` with one entry per type.
+    """
     if max_word_chars < 1:
         raise ValueError(f"max_word_chars must be at least 1, but got {max_word_chars}")
     words_vocab = vocabs["words"]
@@ -81,7 +87,7 @@ def encode(
         raise TypeError(f"vocabs['words'] must be a WordVocab, but got {type(words_vocab).__name__}")
     lengths = np.fromiter((len(s) for s in sentences), dtype=np.int64, count=len(sentences))
     t_max = max(1, int(lengths.max(initial=1)))
-    types, type_list = _index_types(sentences, t_max)
+    types, type_list, type_columns = _index_types(sentences, t_max, columns)
     word_of_type = torch.tensor([0] + [words_vocab.index(w) for w in type_list[1:]], dtype=torch.long)
     cap_of_type = torch.tensor([0] + [capitalization(w) for w in type_list[1:]], dtype=torch.long)
     encoded = Encoded(
@@ -96,7 +102,8 @@ def encode(
     )
     encoded.type_chars, encoded.type_char_lengths = _char_table(type_list, vocabs["chars"], max_word_chars)
     if features is not None:
-        table = np.asarray(features(type_list[1:]), dtype=np.float32)
+        table = np.asarray(features(type_list[1:]) if columns is None else
+                           features(type_list[1:], {c: v[1:] for c, v in type_columns.items()}), dtype=np.float32)
         encoded.type_features = torch.cat([torch.zeros(1, table.shape[1]), torch.from_numpy(table)])
     if discrete is not None:
         ids = torch.from_numpy(np.asarray(discrete(type_list[1:]), dtype=np.int64))
@@ -106,13 +113,30 @@ def encode(
     return encoded
 
 
-def _index_types(sentences: Sequence[Sequence[str]], width: int) -> tuple[torch.Tensor, list[str]]:
-    """Word-type ids per token (0 = padding) and the type strings, in order of first appearance."""
-    type_ids: dict[str, int] = {"": 0}
+def _index_types(
+    sentences: Sequence[Sequence[str]], width: int, columns: Mapping[str, Sequence[Sequence[str]]] | None = None
+) -> tuple[torch.Tensor, list[str], dict[str, list[str]]]:
+    """Type ids per token (0 = padding), each type's word and its column values, in order of first appearance.
+
+    A type is a word, or with ``columns`` a word and its values in them (``("can", "MD")``).
+    """
+    names = sorted(columns or {})
+    type_ids: dict[object, int] = {("",) * (1 + len(names)) if names else "": 0}
     types = np.zeros((len(sentences), width), dtype=np.int64)
     for i, sentence in enumerate(sentences):  # once per data set, not in training
-        types[i, : len(sentence)] = [type_ids.setdefault(token, len(type_ids)) for token in sentence]
-    return torch.from_numpy(types), list(type_ids)
+        keys: Sequence[object] = sentence
+        if names:
+            values = [columns[c][i] for c in names]  # type: ignore[index]
+            if any(len(v) != len(sentence) for v in values):
+                raise ValueError(f"sentence {i}: every column must match the tokens in length, but got "
+                                 f"{[len(v) for v in values]} values for {len(sentence)} tokens")
+            keys = list(zip(sentence, *values))
+        types[i, : len(sentence)] = [type_ids.setdefault(key, len(type_ids)) for key in keys]
+    if not names:
+        return torch.from_numpy(types), list(type_ids), {}  # type: ignore[arg-type]
+    keys_list = list(type_ids)
+    return (torch.from_numpy(types), [k[0] for k in keys_list],  # type: ignore[index]
+            {c: [k[j + 1] for k in keys_list] for j, c in enumerate(names)})  # type: ignore[index]
 
 
 def _char_table(type_list: list[str], chars: Vocab, max_chars: int) -> tuple[torch.Tensor, torch.Tensor]:

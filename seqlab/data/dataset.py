@@ -1,13 +1,14 @@
 """Read a config's labelled splits into tokens and labels."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import random
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from seqlab.config import DataConfig
 from seqlab.data.conll import read_conll
 from seqlab.data.schemes import convert, split_tag
-from seqlab.errors import DataFormatError
+from seqlab.errors import DataFormatError, SeqlabError
 from seqlab.paths import resolve_data_path
 
 
@@ -20,6 +21,7 @@ class Split:
     tokens: list[list[str]]
     file_tags: list[list[str]]
     tags: list[list[str]]
+    columns: dict[str, list[list[str]]] = field(default_factory=dict)  # the other data columns (pos, chunk, ...)
 
     @property
     def num_tokens(self) -> int:
@@ -33,6 +35,8 @@ def read_split(config: DataConfig, name: str, path: str | Path | None = None) ->
         path = resolve_data_path(value, key=f"data.{name}")
     path = Path(path)
     tokens, file_tags, tags = [], [], []
+    others = [c for c in config.columns if c not in (config.word_column, config.tag_column)]
+    columns: dict[str, list[list[str]]] = {c: [] for c in others}
     for sentence in read_conll(path, config.columns):
         labels = sentence[config.tag_column]
         for offset, label in enumerate(labels):
@@ -43,4 +47,33 @@ def read_split(config: DataConfig, name: str, path: str | Path | None = None) ->
         tokens.append(list(sentence[config.word_column]))
         file_tags.append(list(labels))
         tags.append(convert(labels, config.tag_scheme))
-    return Split(name, path, tokens, file_tags, tags)
+        for c in others:
+            columns[c].append(list(sentence[c]))
+    return Split(name, path, tokens, file_tags, tags, columns)
+
+
+def hold_out(split: Split, count: int, seed: int) -> tuple[Split, Split]:
+    """Split off ``count`` randomly sampled sentences (seeded) as a validation set: (rest, held out).
+
+    Turian, Bergstra & Bengio (2009, section 5) validate on 1,000 random training sentences.
+    Both parts keep the file order; the held-out part is named ``dev``.
+    """
+    n = len(split.tokens)
+    if not 0 < count < n:
+        raise SeqlabError(f"data.dev_sample: cannot hold out {count} of the {n} sentences of {split.path}")
+    chosen = set(random.Random(seed).sample(range(n), count))
+    parts = []
+    for name, keep in ((split.name, lambda i: i not in chosen), ("dev", lambda i: i in chosen)):
+        rows = [i for i in range(n) if keep(i)]
+        pick = lambda seqs: [seqs[i] for i in rows]  # noqa: E731
+        parts.append(Split(name, split.path, pick(split.tokens), pick(split.file_tags), pick(split.tags),
+                           {c: pick(v) for c, v in split.columns.items()}))
+    return parts[0], parts[1]
+
+
+def read_splits(config: DataConfig) -> dict[str, Split]:
+    """The train, dev and (if set) test splits of a config; dev is held out of train when ``dev_sample`` is set."""
+    splits = {name: read_split(config, name) for name in ("train", "dev", "test") if getattr(config, name)}
+    if config.dev_sample:
+        splits["train"], splits["dev"] = hold_out(splits["train"], config.dev_sample, config.dev_seed)
+    return splits

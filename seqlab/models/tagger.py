@@ -23,7 +23,7 @@ class Tagger(nn.Module):
     """
 
     def __init__(self, embedder: nn.Module, encoder: nn.Module, decoder: nn.Module, num_tags: int,
-                 dropout: float = 0.5) -> None:
+                 dropout: float = 0.5, projection: nn.Module | None = None) -> None:
         super().__init__()
         if embedder.output_dim != encoder.input_dim:
             raise ValueError(
@@ -33,12 +33,13 @@ class Tagger(nn.Module):
         self.encoder = encoder
         self.decoder = decoder
         self.dropout = nn.Dropout(dropout)
-        self.projection = nn.Linear(encoder.output_dim, num_tags)
+        # the output layer: linear by default, or e.g. a QuadraticLayer (Turian et al. 2009 §3)
+        self.projection = projection if projection is not None else nn.Linear(encoder.output_dim, num_tags)
         self.num_tags = num_tags
 
     def emissions(self, batch: Batch) -> torch.Tensor:
         tokens = self.dropout(self.embedder(batch))  # shape: (B, T, D)
-        encoded = self.dropout(self.encoder(tokens, batch.mask))  # shape: (B, T, 2H)
+        encoded = self.dropout(self.encoder(tokens, batch.mask))  # shape: (B, T, H_out)
         return self.projection(encoded)  # shape: (B, T, K)
 
     def loss(self, batch: Batch) -> torch.Tensor:

@@ -9,6 +9,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from seqlab.modules.crf import _penalty, _viterbi
+
 
 class SoftmaxDecoder(nn.Module):
     """Independent per-token classification: each label chosen by its own softmax."""
@@ -27,3 +29,25 @@ class SoftmaxDecoder(nn.Module):
 
     def marginals(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return emissions.softmax(dim=-1) * mask.unsqueeze(-1)  # shape: (B, T, K)
+
+
+class PostViterbiDecoder(SoftmaxDecoder):
+    """Trained as :class:`SoftmaxDecoder`; decodes by Viterbi over the per-token log-probabilities.
+
+    The "post-Viterbi" decoding of Turian, Bergstra & Bengio (2009, section 5): the labels are
+    still predicted independently, but the best sequence is chosen among those the tag scheme
+    allows (``allowed_transitions``: no ``I-NP`` after ``O`` in IOB2). The constraints are
+    non-persistent buffers, so a model's weights load with either decoder.
+    """
+
+    def __init__(self, num_tags: int, allowed: torch.Tensor, allowed_start: torch.Tensor,
+                 allowed_end: torch.Tensor) -> None:
+        super().__init__(num_tags)
+        self.register_buffer("transition_mask", _penalty("allowed", allowed, (num_tags, num_tags)), persistent=False)
+        self.register_buffer("start_mask", _penalty("allowed_start", allowed_start, (num_tags,)), persistent=False)
+        self.register_buffer("end_mask", _penalty("allowed_end", allowed_end, (num_tags,)), persistent=False)
+
+    def decode(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            log_probs = emissions.detach().log_softmax(dim=-1)  # shape: (B, T, K)
+            return _viterbi(log_probs, self.transition_mask, self.start_mask, self.end_mask, mask)  # shape: (B, T)

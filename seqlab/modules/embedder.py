@@ -46,7 +46,7 @@ class TokenEmbedder(nn.Module):
 
     def __init__(
         self,
-        words: nn.Embedding,
+        words: nn.Embedding | None,
         chars: CharBiLSTM | None = None,
         caps: nn.Embedding | None = None,
         feature_dim: int = 0,
@@ -59,15 +59,17 @@ class TokenEmbedder(nn.Module):
         self.feature_dim = feature_dim
         self.discrete = nn.ModuleList(discrete)
         self.output_dim = (
-            words.embedding_dim
+            (words.embedding_dim if words is not None else 0)
             + (chars.output_dim if chars is not None else 0)
             + (caps.embedding_dim if caps is not None else 0)
             + feature_dim
             + sum(table.embedding_dim for table in self.discrete)
         )
+        if self.output_dim == 0:
+            raise ValueError("a token embedder needs at least one input: word embeddings, chars, caps or features")
 
     def forward(self, batch: Batch) -> torch.Tensor:
-        parts = [self.words(batch.words)]  # shape: (B, T, word_dim)
+        parts = [] if self.words is None else [self.words(batch.words)]  # shape: (B, T, word_dim)
         if batch.char_vectors is not None:
             parts.append(batch.char_vectors)  # shape: (B, T, char_dim), precomputed per word type
         elif self.chars is not None:

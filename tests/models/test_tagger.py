@@ -75,8 +75,10 @@ def test_train_writes_a_run_directory_and_loads_back(config, tmp_path):
     assert a == b
 
 
-def test_resume_reaches_the_same_result(config, tmp_path, monkeypatch):
-    cfg = config("train.epochs=3", "model.dropout=0.5", "train.optimizer=sgd", "train.lr=0.05", "train.lr_decay=0.9")
+@pytest.mark.parametrize("ema", ["0.0", "0.9"])
+def test_resume_reaches_the_same_result(config, tmp_path, monkeypatch, ema):
+    cfg = config("train.epochs=3", "model.dropout=0.5", "train.optimizer=sgd", "train.lr=0.05", "train.lr_decay=0.9",
+                 f"train.ema={ema}")
     train(cfg, tmp_path / "full", progress=False)
 
     original = Trainer.train_epoch
@@ -95,6 +97,33 @@ def test_resume_reaches_the_same_result(config, tmp_path, monkeypatch):
     resumed = archive.load_checkpoint(tmp_path / "killed")["model"]
     for key in full:
         assert torch.equal(full[key], resumed[key]), key
+    for name in ("model.pt",):
+        a, b = archive.load_weights(tmp_path / "full"), archive.load_weights(tmp_path / "killed")
+        assert all(torch.equal(a[key], b[key]) for key in a), name
+
+
+def test_ema_scores_and_saves_the_moving_average(config, tmp_path):
+    decay = 0.8
+    trainer = Trainer(config("train.epochs=1", "train.optimizer=sgd", "train.lr=0.05", f"train.ema={decay}"), tmp_path)
+    start = {k: v.clone() for k, v in trainer.model.named_parameters()}
+    expected = {k: v.clone() for k, v in start.items()}
+    original_step = trainer.optimizer.step
+    first = [True]
+
+    def step(*args, **kwargs):  # follow the average by hand: copy on the first step, then lerp
+        out = original_step(*args, **kwargs)
+        for k, v in trainer.model.named_parameters():
+            expected[k] = v.detach().clone() if first[0] else decay * expected[k] + (1 - decay) * v.detach()
+        first[0] = False
+        return out
+
+    trainer.optimizer.step = step
+    trainer.train_epoch(1)
+    averaged = dict(trainer.scored_model.named_parameters())
+    moved = [k for k in start if not torch.equal(trainer.model.get_parameter(k), averaged[k])]
+    assert moved, "the average should lag behind the raw weights"
+    for k, v in expected.items():
+        assert torch.allclose(averaged[k], v, atol=1e-6), k
 
 
 def test_refuses_to_overwrite_a_run(config, tmp_path):

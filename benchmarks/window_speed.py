@@ -1,0 +1,109 @@
+"""Windowed-tagger speed (Turian et al. 2009 on CoNLL-2000): training time per epoch and tagging tokens/s.
+
+    python benchmarks/window_speed.py --run runs/conll00_turian2009/arch=I-T-W-W-O,filters=4 [--threads 1]
+
+Training is timed over one epoch of the run's training split (``--train-sentences`` to cut
+it short and extrapolate) with the run's optimizer and batch size. Tagging is timed on the
+test file from token lists to label strings, *including feature extraction*: encoding
+computes every feature (scaled embeddings, POS one-hot, label frequencies, orthographic)
+once per distinct (word, POS) type of the input, then the model decodes sorted batches.
+The model and its feature files are loaded once beforehand (a tagging service does so at
+start-up), and that loading time is reported separately. Best of ``--repeats`` runs. Both wall
+and CPU seconds are given: on a machine shared with other jobs, CPU time (one thread) is the
+figure that does not depend on the load.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import platform
+import sys
+import time
+
+import torch
+
+from seqlab import archive
+from seqlab.build import build_optimizer
+from seqlab.data.batching import encode, iterate
+from seqlab.data.dataset import read_split, read_splits
+from seqlab.predict import predict
+from seqlab.token_features import encode_options
+
+
+def time_training(model, config, data, sentences: int) -> dict[str, float]:
+    """One epoch (or ``sentences`` of it, extrapolated) with the run's optimizer and batch size."""
+    model = copy.deepcopy(model).train()
+    optimizer, _ = build_optimizer(model, config.train)
+    generator = torch.Generator().manual_seed(0)
+    seen = tokens = 0
+    start, cpu = time.perf_counter(), time.process_time()
+    for batch in iterate(data, config.train.batch_size, shuffle=True, generator=generator):
+        loss = model.loss(batch)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        seen += int(batch.indices.shape[0])
+        tokens += int(batch.mask.sum())
+        if seen >= sentences:
+            break
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return {"sentences": seen, "seconds": round(elapsed, 2), "cpu_seconds": round(cpu, 2),
+            "seconds_per_epoch": round(elapsed * len(data) / seen, 2),
+            "cpu_seconds_per_epoch": round(cpu * len(data) / seen, 2), "tokens_per_second": round(tokens / elapsed, 1),
+            "tokens_per_cpu_second": round(tokens / cpu, 1)}
+
+
+def time_tagging(model, vocabs, features, split, batch_size: int, repeats: int) -> dict[str, float]:
+    """Tokens/s from token lists to labels, feature extraction (per type) included."""
+    tokens = split.num_tokens
+    best_total = best_features = best_cpu = float("inf")
+    for _ in range(repeats + 1):  # the first run warms up
+        start, cpu = time.perf_counter(), time.process_time()
+        data = encode(split.tokens, vocabs, **encode_options(features, split.columns))
+        encoded = time.perf_counter()
+        results = predict(model, data, vocabs["tags"], batch_size=batch_size)
+        done = time.perf_counter()
+        if len(results) != len(split.tokens):
+            raise RuntimeError(f"tagged {len(results)} sentences of {len(split.tokens)}")
+        best_total, best_features = min(best_total, done - start), min(best_features, encoded - start)
+        best_cpu = min(best_cpu, time.process_time() - cpu)
+    return {"batch_size": batch_size, "tokens": tokens, "seconds": round(best_total, 3),
+            "cpu_seconds": round(best_cpu, 3), "feature_seconds": round(best_features, 3),
+            "tokens_per_second": round(tokens / best_total, 1), "tokens_per_cpu_second": round(tokens / best_cpu, 1)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--run", required=True, help="a trained windowed-tagger run directory")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--train-sentences", type=int, default=0, help="time this many sentences (0: a full epoch)")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--batch-sizes", type=int, nargs="+", default=[100, 1000])
+    args = p.parse_args()
+    torch.set_num_threads(args.threads)
+    start = time.perf_counter()
+    config, vocabs, model, features = archive.load_run(args.run)
+    load_seconds = time.perf_counter() - start
+    splits = read_splits(config.data)
+    train = splits["train"]
+    train_data = encode(train.tokens, vocabs, tags=train.tags, **encode_options(features, train.columns))
+    test = splits.get("test") or read_split(config.data, "test")
+    report = {
+        "run": args.run,
+        "architecture": config.model.window.architecture if config.model.window else config.model.encoder,
+        "filters": config.model.window.filters if config.model.window else config.model.output_filters,
+        "threads": args.threads,
+        "python": sys.version.split()[0], "torch": torch.__version__, "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "load_model_and_features_seconds": round(load_seconds, 2),
+        "parameters": sum(q.numel() for q in model.parameters()),
+        "train": time_training(model, config, train_data, args.train_sentences or len(train_data)),
+        "tag": [time_tagging(model, vocabs, features, test, b, args.repeats) for b in args.batch_sizes],
+    }
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+"""SemEval-2010 Task 8 (Hendrickx et al. 2010): reader, answer-file writer, dev split, known quirks.
+
+A labelled release file (``TRAIN_FILE.TXT``, ``TEST_FILE_FULL.TXT``) holds 4-line records::
+
+    1<TAB>"The system ... an arrayed <e1>configuration</e1> of antenna <e2>elements</e2>."
+    Component-Whole(e2,e1)
+    Comment: Not a collection: there is structure here, organisation.
+    <blank>
+
+The unlabelled ``TEST_FILE.txt`` holds only the first line of each record. Both are read by
+:func:`read_semeval`. A sentence is tokenized as seqlab tokenizes raw text (CoNLL-2003 style),
+segment by segment between the entity tags, so the tags are always token boundaries.
+Answer files (``id<TAB>label``) are the official scorer's input format.
+"""
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+from seqlab.atomic import atomic_open
+from seqlab.data.tokenize import tokenize
+from seqlab.errors import DataFormatError, SeqlabError
+
+OTHER = "Other"
+RELATIONS = (
+    "Cause-Effect", "Component-Whole", "Content-Container", "Entity-Destination", "Entity-Origin",
+    "Instrument-Agency", "Member-Collection", "Message-Topic", "Product-Producer",
+)
+DIRECTIONS = ("(e1,e2)", "(e2,e1)")
+# The 19 directed labels of the task: 9 relations x 2 directions, and Other (sorted as the scorer sorts).
+LABELS = tuple(sorted(r + d for r in RELATIONS for d in DIRECTIONS)) + (OTHER,)
+
+# ---------------------------------------------------------------- known quirks of the release
+# Sentences whose entity tag touches the previous word without a space ("doves<e2>moles</e2>",
+# "The<e1>staff</e1>"). The reader treats every tag as a token boundary, so these split cleanly.
+GLUED_ENTITY_TAGS = frozenset({"213", "2740", "4612", "4784", "6373", "8411", "9867"})
+# Entity-Destination(e2,e1) occurs once in training (id 3185) and once in test (id 10717):
+# a class a model can hardly learn, kept in the label set because the official scorer counts it.
+RARE_LABEL = "Entity-Destination(e2,e1)"
+RARE_LABEL_IDS = {"train": ("3185",), "test": ("10717",)}
+# The official TEST_FILE_KEY.TXT carries labels WITHOUT direction ("8001\tMessage-Topic"); the
+# directed key is TEST_FILE_KEY_DIRECTED.TXT (derived, see the data's PROVENANCE.md) or TEST_FILE_FULL.TXT.
+UNDIRECTED_TEST_KEY = "TEST_FILE_KEY.TXT"
+# The release keeps CRLF line endings; the reader accepts CRLF and LF alike.
+LINE_ENDING = "\r\n"
+# Number of training sentences held out for model selection (never the test set).
+DEV_SIZE = 800
+
+_SENTENCE = re.compile(r'^(\d+)\t"(.*)"$')
+_TAG = re.compile(r"</?e[12]>")
+_TAG_ORDER = ("<e1>", "</e1>", "<e2>", "</e2>")
+
+
+@dataclass(frozen=True)
+class RelationExample:
+    """One sentence with two marked nominals; ``e1``/``e2`` are inclusive token spans ``(first, last)``."""
+
+    id: str
+    tokens: tuple[str, ...]
+    e1: tuple[int, int]
+    e2: tuple[int, int]
+    label: str | None = None
+    comment: str | None = None
+
+    @property
+    def e1_text(self) -> str:
+        return " ".join(self.tokens[self.e1[0]: self.e1[1] + 1])
+
+    @property
+    def e2_text(self) -> str:
+        return " ".join(self.tokens[self.e2[0]: self.e2[1] + 1])
+
+
+def parse_marked(sentence: str, source: str = "<string>", line: int = 0) -> tuple[list[str], tuple[int, int], tuple[int, int]]:
+    """Tokens and inclusive entity spans of a sentence marked with ``<e1>…</e1>`` and ``<e2>…</e2>``.
+
+    The four tags must each appear once; ``<e1>…</e1>`` may come before or after ``<e2>…</e2>``
+    but the two may not overlap or be empty.
+    """
+    found = [(m.group(), m.start(), m.end()) for m in _TAG.finditer(sentence)]
+    names = [tag for tag, _, _ in found]
+    for tag in _TAG_ORDER:
+        if names.count(tag) != 1:
+            raise DataFormatError(source, line, f"expected exactly one {tag} tag, but found {names.count(tag)} "
+                                  f"in {_clip(sentence)!r}")
+    first = names.index("<e1>") < names.index("<e2>")
+    expected = list(_TAG_ORDER) if first else ["<e2>", "</e2>", "<e1>", "</e1>"]
+    if names != expected:
+        raise DataFormatError(source, line, f"entity tags must be {' … '.join(expected)} in that order and not "
+                              f"nested, but got {' … '.join(names)}")
+    tokens: list[str] = []
+    spans: dict[str, tuple[int, int]] = {}
+    cursor = 0
+    for tag, start, end in found:
+        tokens.extend(t.text for t in tokenize(sentence[cursor:start]))
+        if tag.startswith("</"):
+            name = tag[2:4]
+            if len(tokens) == spans[name][0]:
+                raise DataFormatError(source, line, f"entity <{name}> is empty in {_clip(sentence)!r}")
+            spans[name] = (spans[name][0], len(tokens) - 1)
+        else:
+            spans[tag[1:3]] = (len(tokens), -1)
+        cursor = end
+    tokens.extend(t.text for t in tokenize(sentence[cursor:]))
+    return tokens, spans["e1"], spans["e2"]
+
+
+def read_semeval(path: str | Path) -> list[RelationExample]:
+    """Read a SemEval-2010 Task 8 file: labelled 4-line records, or sentence lines only."""
+    path = Path(path)
+    if not path.is_file():
+        raise SeqlabError(f"{path}: no such file (expected a SemEval-2010 Task 8 file)")
+    examples: list[RelationExample] = []
+    seen: dict[str, int] = {}
+    pending: dict | None = None
+    for number, text in _lines(path):
+        if not text.strip():
+            continue
+        match = _SENTENCE.match(text)
+        if match:
+            if pending:
+                examples.append(RelationExample(**pending))
+            sid = match.group(1)
+            if sid in seen:
+                raise DataFormatError(str(path), number, f"sentence id {sid} already used on line {seen[sid]}")
+            seen[sid] = number
+            tokens, e1, e2 = parse_marked(match.group(2), str(path), number)
+            pending = {"id": sid, "tokens": tuple(tokens), "e1": e1, "e2": e2}
+        elif pending is None:
+            raise DataFormatError(str(path), number, f"expected a sentence line 'ID<TAB>\"sentence\"', got {_clip(text)!r}")
+        elif text.startswith("Comment:"):
+            pending["comment"] = text[len("Comment:"):].strip()
+        elif "label" not in pending and text.strip() in LABELS:
+            pending["label"] = text.strip()
+        else:
+            what = "a comment line 'Comment: ...'" if "label" in pending else f"a label (one of {', '.join(LABELS)})"
+            raise DataFormatError(str(path), number, f"expected {what} or a sentence line, got {_clip(text)!r}")
+    if pending:
+        examples.append(RelationExample(**pending))
+    if not examples:
+        raise SeqlabError(f"{path}: holds no SemEval-2010 Task 8 sentences")
+    return examples
+
+
+def parse_raw_lines(lines: Iterable[str], source: str = "<stdin>") -> Iterator[RelationExample]:
+    """Sentences for classification, one per line: ``ID<TAB>"sentence"`` or just the marked sentence.
+
+    A line without an id gets its line number as id; blank lines are skipped.
+    """
+    for number, raw in enumerate(lines, start=1):
+        text = raw.rstrip("\r\n")
+        if not text.strip():
+            continue
+        match = _SENTENCE.match(text)
+        sid, sentence = (match.group(1), match.group(2)) if match else (str(number), text)
+        tokens, e1, e2 = parse_marked(sentence, source, number)
+        yield RelationExample(sid, tuple(tokens), e1, e2)
+
+
+def write_answers(path: str | Path, ids: Sequence[str], labels: Sequence[str]) -> None:
+    """Write an answer file in the official scorer's format (``id<TAB>label``), atomically."""
+    if len(ids) != len(labels):
+        raise ValueError(f"ids and labels must match in length, but got {len(ids)} and {len(labels)}")
+    with atomic_open(path) as out:
+        for sid, label in zip(ids, labels):
+            out.write(f"{sid}\t{label}\n")
+
+
+def dev_split(examples: Sequence[RelationExample], size: int = DEV_SIZE, seed: int = 1
+              ) -> tuple[list[RelationExample], list[RelationExample]]:
+    """(train, dev): ``size`` examples sampled with ``seed`` become dev; both keep file order."""
+    if not 0 < size < len(examples):
+        raise SeqlabError(f"data.dev_size: expected 1..{len(examples) - 1} for {len(examples)} training sentences, "
+                          f"got {size}")
+    chosen = set(random.Random(seed).sample(range(len(examples)), size))
+    train = [e for i, e in enumerate(examples) if i not in chosen]
+    dev = [e for i, e in enumerate(examples) if i in chosen]
+    return train, dev
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise DataFormatError(str(path), number, f"not valid UTF-8 (byte {raw[err.start]:#04x} at column "
+                                      f"{err.start + 1})") from None
+            yield number, text.rstrip("\r\n").lstrip("\ufeff") if number == 1 else text.rstrip("\r\n")
+
+
+def _clip(text: str, width: int = 70) -> str:
+    return text if len(text) <= width else text[:width] + "..."

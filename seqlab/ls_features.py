@@ -1,0 +1,66 @@
+"""LS vectors in a tagger's feature slot (Ghaddar & Langlais, COLING 2018, sections 3-4): ``type: ls``.
+
+The vectors are fixed inputs: computed once per word type when a data set is encoded (known
+words from the artefact's table, unknown ones from fastText sub-words), never trained. Two checks
+run before training:
+
+* the artefact must exist; if not, the error gives the exact ``seqlab features ls build`` command
+  that creates it (about 2 CPU minutes for the staged typed corpus; it is left to the user, not
+  done by training, so that runs started together never race to write the same folder);
+* it must not have been learned from the annotations of the data set's dev or test files (its
+  manifest records the SHA-256 of every annotated source): that would leak evaluation labels.
+
+Paths follow the config rule (relative to ``SEQLAB_DATA``), except that a path starting with
+``./`` or ``../`` is relative to the working directory, for artefacts built into ``runs/``.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from seqlab.config import FeatureConfig
+from seqlab.errors import SeqlabError
+from seqlab.paths import data_root, resolve_data_path
+
+
+def ls_path(value: str, key: str) -> Path:
+    """Where an ``ls`` feature path points (not checked for existence)."""
+    if value.startswith(("./", "../")):
+        return Path(value)
+    return resolve_data_path(value, key=key, must_exist=False)
+
+
+def _existing(config: FeatureConfig, key: str) -> Path:
+    """The artefact folder, or the error that names the command building it."""
+    from seqlab.ls_cli import build_command
+
+    path = ls_path(str(config.path), key)
+    if not path.exists():
+        raise SeqlabError(f"{key}: LS vectors {config.path!r} do not exist yet; build them (a few minutes) with:\n"
+                          f"  {build_command(config.path, data_root())}")
+    return path
+
+
+def require_ls_artefacts(configs: Sequence[FeatureConfig]) -> None:
+    """Fail fast, before any data or embeddings are read, when a configured LS folder is missing."""
+    for i, config in enumerate(configs):
+        if config.type == "ls":
+            _existing(config, f"model.features[{i}].path")
+
+
+def add_ls(config: FeatureConfig, i: int, features: Any, *,
+           evaluation_files: Mapping[str, Any] | None = None) -> None:
+    """Load the LS artefact of ``model.features[i]`` into ``features.dense``, after the two checks."""
+    from features.labels import LeakageError
+    from features.ls import LSVectors
+
+    key = f"model.features[{i}].path"
+    path = _existing(config, key)
+    try:
+        vectors = LSVectors.load(path)
+        vectors.check_not_built_from(evaluation_files or {})
+    except LeakageError as err:
+        raise SeqlabError(f"{key}: {err}") from None
+    except (ValueError, OSError) as err:  # features/ names the file and what was expected
+        raise SeqlabError(f"{key}: {err}") from None
+    features.dense.append((vectors, vectors.dim))

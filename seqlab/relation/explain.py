@@ -1,0 +1,163 @@
+"""Looking inside a trained relation classifier, as in Lee, Seo & Choi (2019) §5.
+
+``explain_file`` writes, for a SemEval-format file:
+
+- ``attention.html``: per sentence, the entity-aware attention over the tokens (Fig. 3 of the
+  paper) and the self-attention matrix averaged over heads, as colour-scaled HTML tables;
+- ``latent_types.md``: the entities most strongly assigned to each latent type (the paper's Table 3);
+- ``latent_types_tsne.svg``: a t-SNE map (scikit-learn) of the entities' latent type
+  representations ``t_e`` together with the K latent type vectors, coloured by each entity's most
+  likely type (the paper's Fig. 4).
+
+No plotting library is needed: the heat maps are HTML and the scatter plot is hand-written SVG.
+"""
+from __future__ import annotations
+
+import html
+import logging
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from seqlab.atomic import atomic_open
+from seqlab.data.semeval import RelationExample, read_semeval
+from seqlab.relation.build import batches, encode
+from seqlab.relation.predict import load_relation_run
+
+log = logging.getLogger(__name__)
+COLOURS = ("#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
+
+
+@torch.no_grad()
+def collect(model: torch.nn.Module, examples: list[RelationExample], vocabs: dict, batch_size: int = 200
+            ) -> dict[str, list]:
+    """Per-example probabilities, attention weights, entity states and latent-type weights."""
+    data = encode(examples, vocabs)
+    model.eval()
+    out: dict[str, list] = defaultdict(lambda: [None] * len(examples))
+    for rows, batch in batches(data, batch_size):
+        logits, extras = model(batch)
+        probs = logits.softmax(dim=-1)
+        for j, row in enumerate(rows.tolist()):
+            n = int(batch.lengths[j])
+            out["probs"][row] = probs[j].numpy()
+            out["alpha"][row] = extras["alpha"][j, :n].numpy()
+            if "self_attention" in extras:
+                out["self_attention"][row] = extras["self_attention"][j, :, :n, :n].mean(dim=0).numpy()
+            for key in ("e1_state", "e2_state", "e1_types", "e2_types"):
+                if key in extras:
+                    out[key][row] = extras[key][j].numpy()
+    return dict(out)
+
+
+def _cell(value: float, scale: float, text: str, entity: bool = False) -> str:
+    level = 0.0 if scale <= 0 else min(value / scale, 1.0)
+    style = f"background: rgba(214, 39, 40, {level:.3f});" + (" font-weight: bold; text-decoration: underline;" if entity else "")
+    return f'<td style="{style}" title="{value:.4f}">{html.escape(text)}</td>'
+
+
+def _sentence_html(example: RelationExample, info: dict[str, object], labels: list[str]) -> str:
+    tokens = example.tokens
+    entity = {i for a, b in (example.e1, example.e2) for i in range(a, b + 1)}
+    probs = info["probs"]
+    best = int(np.argmax(probs))
+    parts = [f"<h2>{html.escape(example.id)}: predicted {html.escape(labels[best])} ({probs[best]:.3f})"
+             f"{'' if example.label is None else ', gold ' + html.escape(example.label)}</h2>",
+             "<h3>Entity-aware attention</h3><table><tr>"]
+    alpha = info["alpha"]
+    parts.extend(_cell(float(a), float(alpha.max()), t, i in entity) for i, (t, a) in enumerate(zip(tokens, alpha)))
+    parts.append("</tr></table>")
+    matrix = info.get("self_attention")
+    if matrix is not None:
+        parts.append("<h3>Self-attention (mean over heads; row attends to column)</h3><table><tr><td></td>")
+        parts.extend(f"<th>{html.escape(t)}</th>" for t in tokens)
+        parts.append("</tr>")
+        for i, token in enumerate(tokens):
+            parts.append(f"<tr><th>{html.escape(token)}</th>")
+            parts.extend(_cell(float(v), float(matrix[i].max()), f"{v:.2f}") for v in matrix[i])
+            parts.append("</tr>")
+        parts.append("</table>")
+    return "\n".join(parts)
+
+
+def write_attention_html(path: Path, examples: list[RelationExample], info: dict[str, list], labels: list[str],
+                         count: int) -> None:
+    """Heat maps of the first ``count`` sentences."""
+    head = ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>seqlab attention</title><style>"
+            "body{font-family:sans-serif} table{border-collapse:collapse;margin-bottom:1em} "
+            "td,th{padding:2px 4px;border:1px solid #eee;font-size:12px}</style></head><body>"
+            "<h1>Entity-aware and self-attention (Lee et al. 2019 §5)</h1>"
+            "<p>Darker red: more weight. Entities are bold and underlined.</p>")
+    body = [_sentence_html(e, {k: v[i] for k, v in info.items()}, labels) for i, e in enumerate(examples[:count])]
+    with atomic_open(path) as out:
+        out.write(head + "\n".join(body) + "</body></html>\n")
+
+
+def latent_type_table(examples: list[RelationExample], info: dict[str, list], top: int) -> str:
+    """Markdown: per latent type, the entity mentions assigned to it most confidently (distinct words)."""
+    best: dict[int, dict[str, float]] = defaultdict(dict)
+    counts: dict[int, int] = defaultdict(int)
+    for i, example in enumerate(examples):
+        for key, text in (("e1_types", example.e1_text), ("e2_types", example.e2_text)):
+            weights = info[key][i]
+            k = int(np.argmax(weights))
+            counts[k] += 1
+            word = text.lower()
+            best[k][word] = max(best[k].get(word, 0.0), float(weights[k]))
+    types = len(info["e1_types"][0])
+    lines = ["| latent type | entity mentions | top entities (type weight) |", "|---|---|---|"]
+    for k in range(types):
+        ranked = sorted(best[k].items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+        shown = ", ".join(f"{w} ({p:.2f})" for w, p in ranked) or "none"
+        lines.append(f"| {k + 1} | {counts[k]} | {shown} |")
+    return "\n".join(lines) + "\n"
+
+
+def tsne_svg(states: np.ndarray, assigned: np.ndarray, types: np.ndarray, seed: int = 1, size: int = 600) -> str:
+    """t-SNE of entity representations (dots, coloured by latent type) and the K type vectors (large squares)."""
+    from sklearn.manifold import TSNE
+
+    points = np.concatenate([states, types]).astype(np.float64)
+    perplexity = float(min(30, max(2, (len(points) - 1) // 3)))
+    xy = TSNE(n_components=2, perplexity=perplexity, init="pca", random_state=seed).fit_transform(points)
+    xy = (xy - xy.min(axis=0)) / np.maximum(np.ptp(xy, axis=0), 1e-9) * (size - 40) + 20
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{size + 30}">',
+             f'<rect width="{size}" height="{size + 30}" fill="white"/>']
+    for (x, y), k in zip(xy[: len(states)], assigned):
+        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{COLOURS[k % len(COLOURS)]}" fill-opacity="0.6"/>')
+    for k, (x, y) in enumerate(xy[len(states):]):
+        parts.append(f'<rect x="{x - 7:.1f}" y="{y - 7:.1f}" width="14" height="14" fill="{COLOURS[k % len(COLOURS)]}" '
+                     f'stroke="black" stroke-width="2"/><text x="{x + 10:.1f}" y="{y + 4:.1f}" font-size="14">'
+                     f'type {k + 1}</text>')
+    parts.append(f'<text x="10" y="{size + 20}" font-size="12">t-SNE of the entities&#8217; latent type representations '
+                 f'(dots, colour = most likely type) and the K latent type vectors (squares)</text></svg>')
+    return "\n".join(parts) + "\n"
+
+
+def explain_file(run_dir: str | Path, path: str | Path, out_dir: Path, *, sentences: int = 20, top: int = 10,
+                 max_points: int = 2000) -> list[Path]:
+    """Write the §5 visualisations for the sentences of ``path``; returns the files written."""
+    run = load_relation_run(run_dir)
+    examples = read_semeval(path)
+    info = collect(run.model, examples, run.vocabs)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = [out_dir / "attention.html"]
+    write_attention_html(written[0], examples, info, run.labels, sentences)
+    if "e1_types" not in info:
+        log.info("the model has no latent entity typing (model.latent_types: 0): no type table or t-SNE")
+        return written
+    table = out_dir / "latent_types.md"
+    with atomic_open(table) as out:
+        out.write(f"Latent entity types of {run_dir} on {path} ({len(examples)} sentences)\n\n")
+        out.write(latent_type_table(examples, info, top))
+    written.append(table)
+    weights = np.stack(info["e1_types"] + info["e2_types"])  # shape: (2N, K)
+    types = run.model.attention.typing.types.detach().numpy()  # shape: (K, 2H)
+    keep = np.random.default_rng(run.config.train.seed).permutation(len(weights))[:max_points]
+    svg = out_dir / "latent_types_tsne.svg"
+    with atomic_open(svg) as out:  # the entities' latent type representations t_e = Σ_k α_k c_k
+        out.write(tsne_svg(weights[keep] @ types, np.argmax(weights[keep], axis=1), types, seed=run.config.train.seed))
+    written.append(svg)
+    return written

@@ -1,0 +1,235 @@
+"""``seqlab sweep SWEEP.yaml``: train a grid of ``--set`` overrides, write one table and one plot.
+
+Made for Turian, Bergstra & Bengio (2009) Figure 2 (validation F1 against the number of
+quadratic filters, one line per architecture) and Table 1, but any grid works::
+
+    config: configs/conll00_io_q16.yaml      # the base config
+    output: runs/conll00_sweep                # one run directory per point, and the results
+    set: [train.epochs=4]                     # overrides for every point
+    grid:                                     # the cartesian product of the axes is run
+      arch:                                   # a named axis: label -> overrides
+        I-O: {model.window.architecture: I-O, train.lr: 0.01}
+        I-W-O: {model.window.architecture: I-W(400)-O, train.lr: 0.0032}
+      model.window.filters: [0, 1, 2, 4]      # a key axis: each value sets that key
+    skip: [{arch: I-W-O, model.window.filters: [8, 16]}]   # points left out (a list matches any value)
+    plot: {x: model.window.filters, series: arch, y: dev_f1}
+
+Every point is checked (its config loaded) before anything is trained. A finished point
+(``metrics.json`` present) is not trained again and a killed one is resumed, so a sweep
+can be rerun to completion. Each run is also scored with post-Viterbi decoding (the
+softmax's per-token probabilities, decoded under the tag scheme's allowed transitions).
+Results: ``results.md`` and ``results.csv`` (one row per point), ``results.png``.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import itertools
+import json
+import logging
+import re
+import time
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import yaml
+
+from seqlab.atomic import atomic_open
+from seqlab.config import _suggest, load_config
+from seqlab.errors import ConfigError, SeqlabError
+
+log = logging.getLogger("seqlab.sweep")
+KEYS = {"config": str, "output": str, "set": list, "grid": dict, "skip": list, "plot": dict}
+COLUMNS = ("dev_acc", "dev_f1", "dev_f1_viterbi", "test_f1", "test_np_f1", "best_epoch", "epochs",
+           "sec_per_epoch", "wall_s")
+
+
+def read_sweep(path: str | Path) -> dict[str, Any]:
+    """Read and check a sweep file; errors name the key."""
+    path = Path(path)
+    if not path.is_file():
+        raise SeqlabError(f"sweep file {str(path)!r} does not exist")
+    try:
+        spec = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+    if not isinstance(spec, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    for key, value in spec.items():
+        if key not in KEYS:
+            raise ConfigError(f"{path}: {key}: unknown key{_suggest(str(key), KEYS)}")
+        if not isinstance(value, KEYS[key]):
+            raise ConfigError(f"{path}: {key}: expected a {KEYS[key].__name__}, got {value!r}")
+    for key in ("config", "output", "grid"):
+        if key not in spec:
+            raise ConfigError(f"{path}: {key}: required key is missing")
+    for axis, values in spec["grid"].items():
+        if not (isinstance(values, list) and values) and not (isinstance(values, dict) and values):
+            raise ConfigError(f"{path}: grid.{axis}: expected a non-empty list of values "
+                              "or a mapping label -> overrides")
+        if isinstance(values, dict) and not all(isinstance(v, dict) for v in values.values()):
+            raise ConfigError(f"{path}: grid.{axis}: every label of a named axis maps to overrides {{key: value}}")
+    plot = spec.get("plot", {})
+    for key in ("x", "series"):
+        if key in plot and plot[key] not in spec["grid"]:
+            raise ConfigError(f"{path}: plot.{key}: {plot[key]!r} is not a grid axis {sorted(spec['grid'])}")
+    if plot.get("y", "dev_f1") not in COLUMNS:
+        raise ConfigError(f"{path}: plot.y: expected one of {list(COLUMNS)}, got {plot['y']!r}")
+    return spec
+
+
+def points(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The grid's points (axis -> value or label), in order, without the skipped ones."""
+    axes = list(spec["grid"].items())
+    combos = itertools.product(*[list(values) for _, values in axes])
+    out = [dict(zip([a for a, _ in axes], combo)) for combo in combos]
+    return [p for p in out if not any(_matches(p, rule) for rule in spec.get("skip", []))]
+
+
+def _matches(point: Mapping[str, Any], rule: Mapping[str, Any]) -> bool:
+    return all(point.get(k) in (v if isinstance(v, list) else [v]) for k, v in rule.items())
+
+
+def overrides(spec: Mapping[str, Any], point: Mapping[str, Any]) -> list[str]:
+    """The ``--set`` strings of a point: the sweep's ``set``, then each axis's value."""
+    out = [str(s) for s in spec.get("set", [])]
+    for axis, value in point.items():
+        values = spec["grid"][axis]
+        pairs = values[value].items() if isinstance(values, dict) else [(axis, value)]
+        out += [f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in pairs]
+    return out
+
+
+def slug(point: Mapping[str, Any]) -> str:
+    """A run-directory name for a point: ``arch=I-W-O,filters=4``."""
+    text = ",".join(f"{axis.split('.')[-1]}={value}" for axis, value in point.items())
+    return re.sub(r"[^A-Za-z0-9=,.+-]", "_", text)
+
+
+def run_sweep(path: str | Path, *, dry_run: bool = False, progress: bool = False) -> list[dict[str, Any]]:
+    """Train every point not yet finished, then write the table and the plot; returns the rows."""
+    from seqlab import archive
+    from seqlab.train import train
+
+    spec = read_sweep(path)
+    out = Path(spec["output"])
+    todo = [(p, load_config(spec["config"], overrides(spec, p))) for p in points(spec)]  # check all first
+    log.info("sweep %s: %d points in %s", path, len(todo), out)
+    if dry_run:
+        return [dict(p) for p, _ in todo]
+    rows = []
+    for point, config in todo:
+        run_dir = out / slug(point)
+        start = time.perf_counter()
+        if not (run_dir / archive.METRICS).is_file():
+            log.info("training %s", run_dir)
+            train(config, run_dir, resume=archive.has_checkpoint(run_dir), progress=progress)
+        rows.append({**point, **_row(run_dir, time.perf_counter() - start)})
+        write_results(spec, rows)
+    return rows
+
+
+def _row(run_dir: Path, wall: float) -> dict[str, Any]:
+    """One table row from a finished run (post-Viterbi scores computed once and kept)."""
+    metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+    extra_path = run_dir / "sweep_row.json"
+    if extra_path.is_file():
+        extra = json.loads(extra_path.read_text(encoding="utf-8"))
+    else:
+        extra = {"dev_f1_viterbi": post_viterbi_f1(run_dir), "wall_s": round(wall, 1)}
+        with atomic_open(extra_path) as handle:
+            json.dump(extra, handle)
+    history = metrics.get("history", [])
+    test = metrics.get("test", {})
+    return {
+        "dev_acc": metrics["dev"]["accuracy"], "dev_f1": metrics["dev"]["f1"],
+        "dev_f1_viterbi": extra["dev_f1_viterbi"], "test_f1": test.get("f1"),
+        "test_np_f1": test.get("per_type", {}).get("NP", {}).get("f1"),
+        "best_epoch": metrics["best_epoch"], "epochs": metrics["epochs"],
+        "sec_per_epoch": sum(h["train_seconds"] for h in history) / max(len(history), 1),
+        "wall_s": extra["wall_s"],
+    }
+
+
+def post_viterbi_f1(run_dir: Path, split: str = "dev") -> float:
+    """Dev F1 of a trained softmax tagger decoded by Viterbi under the scheme's allowed transitions."""
+    from seqlab import archive
+    from seqlab.build import DECODERS
+    from seqlab.data.batching import encode
+    from seqlab.data.dataset import read_splits
+    from seqlab.evaluate import evaluate_split
+    from seqlab.token_features import encode_options
+
+    config, vocabs, model, features = archive.load_run(run_dir)
+    model.decoder = DECODERS["softmax_viterbi"](vocabs["tags"].itos, config.data.tag_scheme)
+    data = read_splits(config.data)[split]
+    encoded = encode(data.tokens, vocabs, tags=data.tags, **encode_options(features, data.columns))
+    return evaluate_split(model, encoded, data, vocabs, config, next(model.parameters()).device).f1
+
+
+def write_results(spec: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> None:
+    """``results.md``, ``results.csv`` and ``results.png`` in the sweep's output folder (atomically)."""
+    out = Path(spec["output"])
+    axes = list(spec["grid"])
+    header = axes + list(COLUMNS)
+    fmt = lambda v: "" if v is None else (f"{v:.2f}" if isinstance(v, float) else str(v))  # noqa: E731
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join([str(r.get(a)) for a in axes] + [fmt(r.get(c)) for c in COLUMNS]) + " |" for r in rows]
+    with atomic_open(out / "results.md") as handle:
+        handle.write("\n".join(lines) + "\n")
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=header, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    with atomic_open(out / "results.csv") as handle:
+        handle.write(buffer.getvalue())
+    if spec.get("plot"):
+        plot_results(spec, rows, out / "results.png")
+
+
+def plot_results(spec: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], path: Path) -> None:
+    """One line per ``series`` value of ``y`` against ``x`` (x values equally spaced, in grid order)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        from matplotlib import pyplot as plt
+    except ImportError:
+        raise SeqlabError("plotting needs matplotlib: pip install -e '.[plots]'") from None
+    plot = spec["plot"]
+    x_axis, series, y = plot["x"], plot.get("series"), plot.get("y", "dev_f1")
+    x_values = list(spec["grid"][x_axis])
+    fig, ax = plt.subplots(figsize=(6, 4))
+    groups = list(spec["grid"][series]) if series else [None]
+    for group in groups:
+        mine = [r for r in rows if series is None or r[series] == group]
+        pts = sorted((x_values.index(r[x_axis]), r[y]) for r in mine if r.get(y) is not None)
+        if pts:
+            ax.plot([p for p, _ in pts], [v for _, v in pts], marker="o", label=str(group) if series else y)
+    ax.set_xticks(range(len(x_values)), [str(v) for v in x_values])
+    ax.set_xlabel(x_axis)
+    ax.set_ylabel(y)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=120)
+    plt.close(fig)
+    with atomic_open(path, "wb") as handle:
+        handle.write(buffer.getvalue())
+
+
+def add_parser(sub: Any) -> None:
+    """The ``seqlab sweep`` verb."""
+    s = sub.add_parser("sweep", help="train a grid of config overrides; write a table and a plot")
+    s.add_argument("sweep", help="sweep YAML (config, output, set, grid, skip, plot)")
+    s.add_argument("--dry-run", action="store_true", help="check every point's config and list them; train nothing")
+    s.set_defaults(func=_cmd_sweep)
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    rows = run_sweep(args.sweep, dry_run=args.dry_run)
+    for row in rows:
+        print(json.dumps(row))
+    return 0

@@ -1,0 +1,86 @@
+"""``seqlab sweep``: the grid, its checks, and a tiny real sweep writing its table and plot."""
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from seqlab.cli import main
+from seqlab.errors import ConfigError
+from seqlab.sweep import overrides, points, read_sweep, run_sweep, slug
+from tests.conftest import FIXTURES
+
+GRID = """
+config: {config}
+output: {output}
+set: [train.epochs=1]
+grid:
+  arch:
+    I-O: {{model.window.architecture: I-O}}
+    I-W-O: {{model.window.architecture: "I-W(4)-O", train.lr: 0.01}}
+  model.window.filters: [0, 2]
+skip: [{{arch: I-W-O, model.window.filters: [2]}}]
+plot: {{x: model.window.filters, series: arch, y: dev_f1}}
+"""
+
+
+@pytest.fixture
+def sweep_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("SEQLAB_DATA", str(FIXTURES / "chunk"))
+    path = tmp_path / "sweep.yaml"
+    path.write_text(GRID.format(config=FIXTURES / "chunk" / "window.yaml", output=tmp_path / "out"))
+    return path
+
+
+def test_points_skips_and_overrides(sweep_file):
+    spec = read_sweep(sweep_file)
+    got = points(spec)
+    assert got == [{"arch": "I-O", "model.window.filters": 0}, {"arch": "I-O", "model.window.filters": 2},
+                   {"arch": "I-W-O", "model.window.filters": 0}]
+    assert overrides(spec, got[2]) == ["train.epochs=1", "model.window.architecture=I-W(4)-O", "train.lr=0.01",
+                                       "model.window.filters=0"]
+    assert slug(got[1]) == "arch=I-O,filters=2"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("config: a.yaml\noutput: o\ngrid: {x: [1]}\ngird: 1\n", "gird: unknown key; did you mean 'grid'"),
+    ("config: a.yaml\noutput: o\n", "grid: required key is missing"),
+    ("config: a.yaml\noutput: o\ngrid: {x: []}\n", "grid.x: expected a non-empty list"),
+    ("config: a.yaml\noutput: o\ngrid: {x: [1]}\nplot: {x: y}\n", "plot.x: 'y' is not a grid axis"),
+    ("config: a.yaml\noutput: o\ngrid: {x: [1]}\nplot: {x: x, y: f2}\n", "plot.y: expected one of"),
+])
+def test_bad_sweep_files_name_the_key(tmp_path, text, message):
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[")):
+        read_sweep(path)
+
+
+def test_a_bad_override_fails_before_anything_is_trained(sweep_file, tmp_path):
+    sweep_file.write_text(sweep_file.read_text().replace("train.lr: 0.01", "train.lrr: 0.01"))
+    with pytest.raises(ConfigError, match="train.lrr: unknown key"):
+        run_sweep(sweep_file)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_tiny_sweep_writes_table_csv_and_plot_and_reruns_nothing(sweep_file, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    assert main(["sweep", str(sweep_file)]) == 0
+    out = tmp_path / "out"
+    rows = list(csv.DictReader((out / "results.csv").open()))
+    assert [(r["arch"], r["model.window.filters"]) for r in rows] == [("I-O", "0"), ("I-O", "2"), ("I-W-O", "0")]
+    assert all(0.0 <= float(r["dev_f1"]) <= 100.0 and r["dev_f1_viterbi"] for r in rows)
+    assert (out / "results.md").read_text().startswith("| arch | model.window.filters | dev_acc")
+    assert (out / "results.png").read_bytes()[:4] == b"\x89PNG"
+    stamp = (out / "arch=I-O,filters=0" / "model.pt").stat().st_mtime_ns
+    run_sweep(sweep_file)
+    assert (out / "arch=I-O,filters=0" / "model.pt").stat().st_mtime_ns == stamp
+
+
+SWEEPS = sorted((FIXTURES.parents[1] / "configs" / "sweeps").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", SWEEPS, ids=lambda p: p.name)
+def test_shipped_sweeps_check_every_point(path, monkeypatch):
+    monkeypatch.chdir(FIXTURES.parents[1])
+    assert run_sweep(path, dry_run=True)
