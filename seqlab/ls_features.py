@@ -10,8 +10,8 @@ run before training:
 * it must not have been learned from the annotations of the data set's dev or test files (its
   manifest records the SHA-256 of every annotated source): that would leak evaluation labels.
 
-Paths follow the config rule (relative to ``SEQLAB_DATA``), except that a path starting with
-``./`` or ``../`` is relative to the working directory, for artefacts built into ``runs/``.
+Paths follow the config rule of :func:`seqlab.paths.resolve_data_path` (relative to ``SEQLAB_DATA``,
+or to the working directory when written ``./runs/...``).
 """
 from __future__ import annotations
 
@@ -25,8 +25,6 @@ from seqlab.paths import data_root, resolve_data_path
 
 def ls_path(value: str, key: str) -> Path:
     """Where an ``ls`` feature path points (not checked for existence)."""
-    if value.startswith(("./", "../")):
-        return Path(value)
     return resolve_data_path(value, key=key, must_exist=False)
 
 

@@ -1,7 +1,9 @@
 """Where data lives: paths in configs are relative to ``SEQLAB_DATA``.
 
 ``SEQLAB_DATA`` defaults to ``../shared/data`` (beside the project checkout, or
-beside the current directory) when that folder exists.
+beside the current directory) when that folder exists. A path written with a leading
+``./`` or ``../`` is relative to the working directory instead, for files a user built
+into ``runs/`` (induced embeddings, Brown paths, LS artefacts).
 """
 from __future__ import annotations
 
@@ -27,9 +29,14 @@ def data_root() -> Path | None:
 
 
 def resolve_data_path(value: str, *, key: str, must_exist: bool = True) -> Path:
-    """Resolve a config path: absolute paths as given, others under :func:`data_root`."""
+    """Resolve a config path: absolute and ``./``/``../`` paths as given, others under :func:`data_root`."""
     path = Path(value).expanduser()
     root = data_root()
+    if value.startswith(("./", "../")):
+        if must_exist and not path.exists():
+            raise SeqlabError(f"{key}: file {value!r} does not exist (a path starting with ./ or ../ is relative to "
+                              f"the working directory, {Path.cwd()})")
+        return path
     if not path.is_absolute():
         if root is None:
             raise SeqlabError(

@@ -78,3 +78,17 @@ def test_missing_data_file_says_how_to_set_seqlab_data(tmp_path, monkeypatch):
         resolve_data_path("nope.txt", key="data.train")
     (tmp_path / "yes.txt").write_text("x")
     assert resolve_data_path("yes.txt", key="data.train") == tmp_path / "yes.txt"
+
+
+def test_dot_paths_are_relative_to_the_working_directory(tmp_path, monkeypatch):
+    data, work = tmp_path / "data", tmp_path / "work"
+    (data / "runs").mkdir(parents=True)
+    (work / "runs").mkdir(parents=True)
+    (data / "runs" / "cw.txt").write_text("data")
+    (work / "runs" / "cw.txt").write_text("work")
+    monkeypatch.setenv("SEQLAB_DATA", str(data))
+    monkeypatch.chdir(work)
+    assert resolve_data_path("./runs/cw.txt", key="model.features[0].path").read_text() == "work"
+    assert resolve_data_path("runs/cw.txt", key="model.features[0].path").read_text() == "data"
+    with pytest.raises(SeqlabError, match=r"model.features\[0\].path: file './runs/no.txt' does not exist .*working"):
+        resolve_data_path("./runs/no.txt", key="model.features[0].path")
