@@ -27,6 +27,7 @@ import numpy as np
 
 from features.ls import FORMAT, MANIFEST, MODEL, TABLE, TYPE_VECTORS, TYPES, WORDS, LSVectors, import_fasttext, \
     ls_from_vectors
+from features.fasttext_train import MIN_THREADS, train_unsupervised
 from features.ls_corpus import PathLike, TypedSentence, detect_separator, read_typed, sha256_file, training_line, \
     type_tokens
 from features.ls_distant import DistantOptions, DistantStats, Gazetteer, project
@@ -50,7 +51,7 @@ class LSOptions:
     minn: int = 3
     maxn: int = 6
     bucket: int = 200_000
-    threads: int = 1  # with one thread a build is reproducible (fastText's Python API fixes its seed at 0)
+    threads: int = MIN_THREADS  # fewer are raised to 10: see features.fasttext_train
     hierarchy_sep: str | None = "auto"
     column: int = -1  # the tag column of the typed files
 
@@ -99,6 +100,7 @@ def build_ls(typed: Sequence[PathLike], out: PathLike, *, options: LSOptions = L
             "format": FORMAT, "paper": "Ghaddar & Langlais, COLING 2018, section 3", "sources": sources,
             "unlabeled": [_describe(p) for p in unlabeled] if distant else [],
             "options": asdict(options), "hierarchy_separator": sep,
+            "fasttext": {"bucket": model.f.getArgs().bucket, "threads": model.f.getArgs().thread},
             "distant": None if distant is None else {"options": asdict(distant), "stats": dstats.to_dict()},
             "counts": {**{k: v for k, v in counts.items() if k != "type_mentions"},
                        "vocabulary": len(vectors), "types": vectors.dim},
@@ -187,29 +189,15 @@ def _bar(items: Iterable[TypedSentence], total: int) -> Iterable[TypedSentence]:
     return tqdm(items, total=total, unit=" projected sentences", disable=None, mininterval=10.0)
 
 
-#: fastText 0.9.3 now and then stops with "Encountered NaN." on tiny corpora (a few hundred tokens), at random
-#: (the same call succeeds on another try); never seen on real corpora. Tries before giving up:
-NAN_TRIES = 3
-
-
 def _train(text: Path, options: LSOptions, progress: bool) -> Any:
-    fasttext = import_fasttext()
+    import_fasttext()  # a clear error when fastText is missing
     logger.info("training fastText skip-gram on %s (dim %d, minCount %d, window %d, %d epochs)", text,
                 options.dim, options.min_count, options.window, options.epochs)
-    error = None
-    for attempt in range(1, NAN_TRIES + 1):
-        if error is not None:
-            logger.warning("fastText training failed (%s); trying again (%d of %d)", error, attempt, NAN_TRIES)
-        try:
-            return fasttext.train_unsupervised(
-                str(text), model="skipgram", dim=options.dim, minCount=options.min_count, ws=options.window,
-                epoch=options.epochs, lr=options.lr, minn=options.minn, maxn=options.maxn, bucket=options.bucket,
-                thread=options.threads, verbose=2 if progress else 0,
-            )
-        except RuntimeError as err:  # "Encountered NaN."
-            error = err
-    raise ValueError(f"fastText training failed {NAN_TRIES} times ({error}); with a very small corpus, use more "
-                     f"--bucket (at least 100000) or a lower learning rate")
+    return train_unsupervised(
+        str(text), model="skipgram", dim=options.dim, min_count=options.min_count, ws=options.window,
+        epoch=options.epochs, lr=options.lr, minn=options.minn, maxn=options.maxn, bucket=options.bucket,
+        thread=options.threads, verbose=2 if progress else 0,
+    )
 
 
 def _save(model: Any, folder: Path, types_of: Callable[[str], Sequence[str]], counts: dict[str, Any]) -> LSVectors:
