@@ -19,7 +19,8 @@ import json
 import logging
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import torch
 
@@ -93,6 +94,28 @@ def load_checkpoint(run_dir: Path, device: torch.device | str = "cpu") -> dict[s
     for key in ("generator", "torch_rng"):  # RNG states must stay on the CPU
         ckpt[key] = ckpt[key].cpu()
     return ckpt
+
+
+def save_training_state(run_dir: Path, parts: Mapping[str, Any], generator: torch.Generator,
+                        state: dict[str, Any]) -> None:
+    """Checkpoint what ``--resume`` needs: each part's ``state_dict`` (model, optimizer, scheduler, ...;
+    ``None`` parts are left out), both random generators, and the loop's ``state`` (as JSON, so the file
+    holds only tensors and plain values and loads with ``weights_only=True``)."""
+    save_checkpoint(run_dir, {**{name: part.state_dict() for name, part in parts.items() if part is not None},
+                              "generator": generator.get_state(), "torch_rng": torch.get_rng_state(),
+                              "state": json.dumps(state)})
+
+
+def load_training_state(run_dir: Path, parts: Mapping[str, Any], generator: torch.Generator,
+                        device: torch.device | str = "cpu") -> dict[str, Any]:
+    """Restore what :func:`save_training_state` wrote into ``parts`` and the generators; return the loop state."""
+    ckpt = load_checkpoint(run_dir, device)
+    for name, part in parts.items():
+        if part is not None:
+            part.load_state_dict(ckpt[name])
+    generator.set_state(ckpt["generator"])
+    torch.set_rng_state(ckpt["torch_rng"])
+    return json.loads(ckpt["state"])
 
 
 def save_metrics(run_dir: Path, metrics: dict[str, Any]) -> None:

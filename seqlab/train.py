@@ -7,7 +7,6 @@ its last checkpoint and reaches the same result as an uninterrupted run.
 """
 from __future__ import annotations
 
-import json
 import logging
 import math
 import sys
@@ -82,6 +81,18 @@ def build_vocabs(config: Config, splits: dict[str, Split]) -> tuple[dict[str, Vo
     return vocabs, matrix
 
 
+def optimizer_step(loss: torch.Tensor, optimizer: torch.optim.Optimizer, params: list[torch.nn.Parameter],
+                   clip: float, where: str) -> None:
+    """One update from ``loss``: refuse a non-finite loss (naming ``where``), backward, clip the norm, step."""
+    if not torch.isfinite(loss):
+        raise SeqlabError(f"training diverged at {where}: loss is {loss.item()}; lower train.lr")
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    if clip > 0:
+        torch.nn.utils.clip_grad_norm_(params, clip)
+    optimizer.step()
+
+
 class Trainer:
     """Holds the model, optimizer and data of one run; ``fit`` runs epochs until done."""
 
@@ -133,27 +144,15 @@ class Trainer:
 
     # ------------------------------------------------------------ checkpoints
 
+    def _parts(self) -> dict[str, Any]:
+        return {"model": self.model, "optimizer": self.optimizer, "scheduler": self.scheduler,
+                "averaged": self.averaged}
+
     def save_checkpoint(self) -> None:
-        archive.save_checkpoint(self.out_dir, {
-            "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "scheduler": self.scheduler.state_dict(),
-            **({"averaged": self.averaged.state_dict()} if self.averaged is not None else {}),
-            "generator": self.generator.get_state(),
-            "torch_rng": torch.get_rng_state(),
-            "state": json.dumps(self.state),
-        })
+        archive.save_training_state(self.out_dir, self._parts(), self.generator, self.state)
 
     def load_checkpoint(self) -> None:
-        ckpt = archive.load_checkpoint(self.out_dir, self.device)
-        self.model.load_state_dict(ckpt["model"])
-        self.optimizer.load_state_dict(ckpt["optimizer"])
-        self.scheduler.load_state_dict(ckpt["scheduler"])
-        if self.averaged is not None:
-            self.averaged.load_state_dict(ckpt["averaged"])
-        self.generator.set_state(ckpt["generator"])
-        torch.set_rng_state(ckpt["torch_rng"])
-        self.state = json.loads(ckpt["state"])
+        self.state = archive.load_training_state(self.out_dir, self._parts(), self.generator, self.device)
         log.info("resumed after epoch %d (best dev F1 %.2f at epoch %d)",
                  self.state["epoch"], self.state["best_f1"], self.state["best_epoch"])
 
@@ -172,13 +171,7 @@ class Trainer:
             batch = batch.to(self.device)
             batch.words = self._drop_singletons(batch.words)
             loss = self.model.loss(batch)
-            if not torch.isfinite(loss):
-                raise SeqlabError(f"training diverged at epoch {epoch}, step {step}: loss is {loss.item()}; lower train.lr")
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if t.clip > 0:
-                torch.nn.utils.clip_grad_norm_(params, t.clip)
-            self.optimizer.step()
+            optimizer_step(loss, self.optimizer, params, t.clip, f"epoch {epoch}, step {step}")
             if self.averaged is not None:
                 self.averaged.update_parameters(self.model)
             size = int(batch.indices.shape[0])

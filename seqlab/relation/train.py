@@ -8,7 +8,6 @@ official-format answer files and reports (``dev.answers.txt``, ``test.answers.tx
 """
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import time
@@ -28,7 +27,7 @@ from seqlab.relation.build import batches, build_model, build_optimizer, build_v
 from seqlab.relation.config import RelationConfig
 from seqlab.relation.predict import evaluate_examples
 from seqlab.semeval_score import SemEvalResult
-from seqlab.train import resolve_device
+from seqlab.train import optimizer_step, resolve_device
 
 log = logging.getLogger("seqlab.relation.train")
 
@@ -68,19 +67,12 @@ class RelationTrainer:
         self.state: dict[str, Any] = {"epoch": 0, "best_f1": -1.0, "best_epoch": 0, "bad_epochs": 0, "history": []}
 
     def save_checkpoint(self) -> None:
-        archive.save_checkpoint(self.out_dir, {
-            "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
-            "generator": self.generator.get_state(), "torch_rng": torch.get_rng_state(),
-            "state": json.dumps(self.state),
-        })
+        archive.save_training_state(self.out_dir, {"model": self.model, "optimizer": self.optimizer}, self.generator,
+                                    self.state)
 
     def load_checkpoint(self) -> None:
-        ckpt = archive.load_checkpoint(self.out_dir, self.device)
-        self.model.load_state_dict(ckpt["model"])
-        self.optimizer.load_state_dict(ckpt["optimizer"])
-        self.generator.set_state(ckpt["generator"])
-        torch.set_rng_state(ckpt["torch_rng"])
-        self.state = json.loads(ckpt["state"])
+        self.state = archive.load_training_state(self.out_dir, {"model": self.model, "optimizer": self.optimizer},
+                                                 self.generator, self.device)
         log.info("resumed after epoch %d (best dev macro-F1 %.2f at epoch %d)",
                  self.state["epoch"], self.state["best_f1"], self.state["best_epoch"])
 
@@ -94,13 +86,7 @@ class RelationTrainer:
         total, seen, start = 0.0, 0, time.perf_counter()
         for step, (_, batch) in enumerate(batches(data, t.batch_size, shuffle=True, generator=self.generator)):
             loss = self.model.loss(batch.to(self.device))
-            if not torch.isfinite(loss):
-                raise SeqlabError(f"training diverged at epoch {epoch}, step {step}: loss is {loss.item()}; lower train.lr")
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if t.clip > 0:
-                torch.nn.utils.clip_grad_norm_(params, t.clip)
-            self.optimizer.step()
+            optimizer_step(loss, self.optimizer, params, t.clip, f"epoch {epoch}, step {step}")
             size = int(batch.words.shape[0])
             total, seen = total + loss.item() * size, seen + size
             bar.update(size)
