@@ -123,6 +123,7 @@ class OrthographicFeatures:
             raise ValueError("first_types and word_types must be given together (both from fit), or neither")
         self.first_types = None if first_types is None else tuple(first_types)
         self.word_types = None if word_types is None else tuple(word_types)
+        self._columns: tuple[tuple[str, ...], tuple[str, ...], list[tuple[dict[str, int], int]]] | None = None
 
     def fit(self, sentences: Iterable[Sequence[str]], *, min_count: int = 1) -> "OrthographicFeatures":
         """Learn the vocabularies of first-character and word types from training sentences."""
@@ -176,22 +177,28 @@ class OrthographicFeatures:
             for w in tokens
         ]
 
-    def __call__(self, tokens: Sequence[str]) -> np.ndarray:  # shape: (len(tokens), dim), float32
+    def _block_columns(self) -> list[tuple[dict[str, int], int]]:
+        """Per block (first, length, type, cap): symbol → column of the array, and the block's first
+        column (where unseen symbols go). Built once per fitted vocabulary, not at every call."""
         firsts, types = self._fitted()
+        if getattr(self, "_columns", None) is None or self._columns[0] is not firsts or self._columns[1] is not types:
+            blocks = [(UNKNOWN, *firsts), bucket_names(LENGTH_BUCKETS), (UNKNOWN, *types), CAPITALIZATION]
+            columns, offset = [], 0
+            for symbols in blocks:
+                columns.append(({s: offset + i for i, s in enumerate(symbols) if s != UNKNOWN}, offset))
+                offset += len(symbols)
+            self._columns = (firsts, types, columns)
+        return self._columns[2]
+
+    def __call__(self, tokens: Sequence[str]) -> np.ndarray:  # shape: (len(tokens), dim), float32
+        (first, f0), (length, l0), (kind, k0), (cap, c0) = self._block_columns()
         rows = self.feature_dicts(tokens)
-        first_index = {s: i + 1 for i, s in enumerate(firsts)}
-        type_index = {s: i + 1 for i, s in enumerate(types)}
-        lengths = {b: i for i, b in enumerate(bucket_names(LENGTH_BUCKETS))}
-        caps = {c: i for i, c in enumerate(CAPITALIZATION)}
-        return np.concatenate(
-            [
-                _one_hot_block([r["first"] for r in rows], first_index, len(firsts) + 1),
-                _one_hot_block([r["length"] for r in rows], lengths, len(LENGTH_BUCKETS)),
-                _one_hot_block([r["type"] for r in rows], type_index, len(types) + 1),
-                _one_hot_block([r["cap"] for r in rows], caps, len(CAPITALIZATION)),
-            ],
-            axis=1,
-        )  # shape: (len(tokens), dim)
+        hot = [(first.get(r["first"], f0), length.get(r["length"], l0), kind.get(r["type"], k0), cap.get(r["cap"], c0))
+               for r in rows]
+        out = np.zeros((len(rows), self.dim), dtype=np.float32)  # shape: (len(tokens), dim)
+        if hot:
+            out[np.arange(len(rows))[:, None], np.array(hot, dtype=np.int64)] = 1.0  # 4 ones per row
+        return out
 
 
 class POSOneHot:

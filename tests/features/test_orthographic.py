@@ -198,3 +198,26 @@ def test_sklearn_adapter_pos_with_pairs():
     sentences = [[("EU", "NNP"), ("rejects", "VBZ")], [("lamb", "NN")]]
     out = SentenceTransformer(pos).fit_transform(sentences)
     np.testing.assert_array_equal(out.argmax(axis=1), [4, 5, 3])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=12), max_size=8))
+def test_array_matches_the_feature_dicts(tokens):
+    """The one-hot array is the feature dicts put in the named columns (unseen symbols in ``<unk>``)."""
+    orth = OrthographicFeatures().fit(TRAIN)
+    names = {name: j for j, name in enumerate(orth.feature_names())}
+    expected = np.zeros((len(tokens), orth.dim), dtype=np.float32)
+    for i, row in enumerate(orth.feature_dicts(tokens)):
+        for key, value in row.items():
+            expected[i, names.get(f"{key}={value}", names.get(f"{key}=<unk>"))] = 1.0
+    np.testing.assert_array_equal(orth(tokens), expected)
+
+
+def test_refit_rebuilds_the_columns():
+    """The symbol -> column table is kept between calls; fitting again must replace it."""
+    orth = OrthographicFeatures().fit(TRAIN)
+    assert active(orth, ["u.s."]) == [{"first=a", "length=4", "type=<unk>", "cap=allLower"}]
+    orth.fit([["u.s.", "lamb"]])
+    assert orth.word_types == ("a", "a.a.") and orth.dim == 2 + 7 + 3 + 6
+    assert active(orth, ["U.S.", "u.s."]) == [{"first=<unk>", "length=4", "type=<unk>", "cap=allUpper"},
+                                              {"first=a", "length=4", "type=a.a.", "cap=allLower"}]
