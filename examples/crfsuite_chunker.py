@@ -74,7 +74,7 @@ from features.base import FeatureFileError
 from features.brown import BrownClusters
 from features.embeddings import EmbeddingFeatures
 from features.scaling import DEFAULT_SIGMA
-from seqlab.atomic import atomic_open
+from seqlab.atomic import atomic_open, atomic_path
 from seqlab.data.conll import read_conll
 from seqlab.errors import SeqlabError
 from seqlab.metrics import report_to_dict, score
@@ -241,16 +241,9 @@ def train_crf(sentences: Sequence[ChunkedSentence], featurize: ChunkFeatures, al
             attributes.update(feats)
         labels.update(chunks)
         trainer.append(xseq, list(chunks))
-    model_path = Path(model_path)
-    model_path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{model_path.name}.", suffix=".tmp", dir=model_path.parent)
-    os.close(fd)
     start = time.perf_counter()
-    try:
-        trainer.train(tmp)
-        os.replace(tmp, model_path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    with atomic_path(model_path) as tmp:
+        trainer.train(str(tmp))
     seconds = time.perf_counter() - start
     parsed = trainer.logparser
     return TrainStats(seconds, len(parsed.iterations), len(attributes), parsed.featgen_num_features or 0,

@@ -24,7 +24,6 @@ import gzip
 import logging
 from array import array
 import os
-import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from features.atomic import atomic_open
 from features.base import FeatureFileError
 
 logger = logging.getLogger(__name__)
@@ -299,19 +299,12 @@ class BrownClusters:
         if bad is not None:
             raise ValueError(f"words must be non-empty and hold no tab or line break to be saved, but got {bad!r}")
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as raw:
-                out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if path.name.endswith(".gz") else raw
-                for w in sorted(self.paths, key=lambda w: (self.paths[w], -self.counts.get(w, 0), w)):
-                    out.write(f"{self.paths[w]}\t{w}\t{self.counts.get(w, 0)}\n".encode("utf-8"))
-                if out is not raw:
-                    out.close()
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_open(path, "wb") as raw:
+            out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if path.name.endswith(".gz") else raw
+            for w in sorted(self.paths, key=lambda w: (self.paths[w], -self.counts.get(w, 0), w)):
+                out.write(f"{self.paths[w]}\t{w}\t{self.counts.get(w, 0)}\n".encode("utf-8"))
+            if out is not raw:
+                out.close()
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, prefixes: Sequence[int] = DEFAULT_PREFIXES) -> "BrownClusters":

@@ -41,7 +41,6 @@ import gzip
 import logging
 import os
 import re
-import tempfile
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -49,6 +48,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import BinaryIO, Union
 
+from features.atomic import atomic_open
 from features.base import FeatureFileError
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -289,34 +289,24 @@ def write_corpus(sentences: Iterable[Sequence[str]], path: PathLike, *, progress
     ``progress`` shows a progress bar on a terminal.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     n_sentences = n_tokens = 0
     types: set[str] = set()
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if path.name.endswith(".gz") else raw
-            for n_sentences, sentence in enumerate(_progress(sentences, progress), start=1):
-                line = " ".join(sentence)
-                if len(line.split()) != len(sentence) or not sentence:
-                    raise ValueError(
-                        f"sentence {n_sentences}: tokens must be non-empty and hold no whitespace, "
-                        f"but got {list(sentence)[:20]!r}"
-                    )
-                out.write(line.encode("utf-8") + b"\n")
-                n_tokens += len(sentence)
-                types.update(sentence)
-            if out is not raw:
-                out.close()
-            raw.flush()
-            os.fsync(raw.fileno())
+    with atomic_open(path, "wb") as raw:
+        out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if path.name.endswith(".gz") else raw
+        for n_sentences, sentence in enumerate(_progress(sentences, progress), start=1):
+            line = " ".join(sentence)
+            if len(line.split()) != len(sentence) or not sentence:
+                raise ValueError(
+                    f"sentence {n_sentences}: tokens must be non-empty and hold no whitespace, "
+                    f"but got {list(sentence)[:20]!r}"
+                )
+            out.write(line.encode("utf-8") + b"\n")
+            n_tokens += len(sentence)
+            types.update(sentence)
+        if out is not raw:
+            out.close()
         if n_sentences == 0:
             raise ValueError(f"no sentences to write to {path}")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
     return CorpusStats(n_sentences, n_tokens, len(types))
 
 

@@ -34,7 +34,6 @@ import logging
 import math
 import os
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -42,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence
 
 import numpy as np
 
+from features.atomic import atomic_open
 from features.vocab import Embeddings, TrainingStats, Vocabulary, encode, windows
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -159,17 +159,8 @@ def save_checkpoint(path: Path, model: Trainable, step: int, seconds: float, ema
 
     state = {"format": CHECKPOINT_FORMAT, "fingerprint": key, "step": step, "seconds": seconds,
              "loss_ema": ema.detach().cpu(), "params": {k: v.detach().cpu() for k, v in model.state_dict().items()}}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            torch.save(state, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(path, "wb") as handle:
+        torch.save(state, handle)
 
 
 def _resume(model: Trainable, path: Path, key: str) -> tuple[int, float, "torch.Tensor"]:

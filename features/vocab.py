@@ -16,7 +16,6 @@ from __future__ import annotations
 import difflib
 import gzip
 import os
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from features.atomic import atomic_path
 from features.embeddings import nearest_rows, read_vectors, unit_rows
 
 PADDING = "PADDING"  # fills windows at a sentence's left edge; Turian's files use these two names
@@ -188,19 +188,11 @@ class Embeddings:
             bad = next(w for w in self.words if not w or any(c.isspace() for c in w))
             raise ValueError(f"words must be non-empty and free of whitespace to be written as text, but got {bad!r}")
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        suffix = ".tmp.gz" if path.name.endswith(".gz") else ".tmp"
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
-        os.close(fd)
-        try:
+        with atomic_path(path, ".tmp.gz" if path.name.endswith(".gz") else ".tmp") as tmp:
             if format == "word2vec":
-                self._write_word2vec(tmp)
+                self._write_word2vec(str(tmp))
             else:
-                self._write_turian(tmp)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+                self._write_turian(str(tmp))
 
     def _write_word2vec(self, tmp: str) -> None:
         try:
