@@ -145,6 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
+    if not args.verbose:  # gensim logs every loaded file's "lifecycle event" at INFO; seqlab says what it loaded
+        logging.getLogger("gensim").setLevel(logging.WARNING)
     try:
         return args.func(args)
     except SeqlabError as err:

@@ -300,3 +300,15 @@ def test_runs_as_a_program():
     if script is not None:
         helped = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=60)
         assert helped.returncode == 0 and helped.stdout.startswith("usage: seqlab")
+
+
+def test_gensim_info_logging_is_quiet_unless_verbose(tmp_path, capsys):
+    gensim_log, missing = logging.getLogger("gensim"), str(tmp_path / "missing.txt")
+    gensim_log.setLevel(logging.NOTSET)
+    try:
+        assert main(["-v", "score", "conll", missing]) == 2
+        assert gensim_log.level == logging.NOTSET  # --verbose: everything, gensim's lifecycle events included
+        assert main(["score", "conll", missing]) == 2
+        assert gensim_log.level == logging.WARNING
+    finally:
+        gensim_log.setLevel(logging.NOTSET)
