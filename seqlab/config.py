@@ -276,23 +276,48 @@ def apply_override(tree: dict[str, Any], item: str, *, root: type = Config) -> N
         value = raw
     parts = key.split(".")
     cls: Any = root
-    node = tree
-    for depth, part in enumerate(parts):
+    node: Any = tree
+    depth = 0
+    while True:
+        part, where = parts[depth], ".".join(parts[: depth + 1])
         names = {f.name: f for f in dataclasses.fields(cls)}
-        where = ".".join(parts[: depth + 1])
         if part not in names:
             raise ConfigError(f"--set {where}: unknown key{_suggest(part, names)}")
         if depth == len(parts) - 1:
             node[part] = value
             return
-        inner = _dataclass_in(typing.get_type_hints(cls)[part])
+        hint = typing.get_type_hints(cls)[part]
+        inner = _dataclass_in(hint)
         if inner is None:
             raise ConfigError(f"--set {where}: {part!r} is not a section, it has no key {parts[depth + 1]!r}")
-        child = node.get(part)
-        if not isinstance(child, dict):
-            child = {}
-            node[part] = child
-        node, cls = child, inner
+        if typing.get_origin(hint) in (tuple, list):  # a list of sections: the next part is an index
+            node, depth = _list_item(node.get(part), parts, depth + 1), depth + 2
+            if depth == len(parts):
+                raise ConfigError(f"--set {key}: name a key of item {parts[depth - 1]}, e.g. {key}.path=...; "
+                                  f"to replace the whole list, --set {where}='[...]'")
+        else:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = {}
+                node[part] = child
+            node, depth = child, depth + 1
+        cls = inner
+
+
+def _list_item(items: Any, parts: Sequence[str], at: int) -> dict[str, Any]:
+    """Item ``parts[at]`` (an index) of the list ``items`` that ``parts[:at]`` names in a config tree."""
+    where = ".".join(parts[:at])
+    count = len(items) if isinstance(items, list) else 0
+    index = parts[at] if at < len(parts) else ""
+    if not index.lstrip("-").isdigit():
+        raise ConfigError(f"--set {where}: a list; name an item by its index (0 to {count - 1}), "
+                          f"e.g. {where}.0.{parts[at] if at < len(parts) else 'KEY'}=...")
+    if not -count <= int(index) < count:
+        raise ConfigError(f"--set {where}.{index}: the config's {where} has {count} item(s)")
+    item = items[int(index)]
+    if not isinstance(item, dict):
+        raise ConfigError(f"--set {where}.{index}: that item is not a mapping")
+    return item
 
 
 def from_tree(cls: type, tree: Any, prefix: str) -> Any:

@@ -92,3 +92,25 @@ def test_dot_paths_are_relative_to_the_working_directory(tmp_path, monkeypatch):
     assert resolve_data_path("runs/cw.txt", key="model.features[0].path").read_text() == "data"
     with pytest.raises(SeqlabError, match=r"model.features\[0\].path: file './runs/no.txt' does not exist .*working"):
         resolve_data_path("./runs/no.txt", key="model.features[0].path")
+
+
+WINDOW = Path(__file__).parents[1] / "configs" / "conll00_itwwo_q4.yaml"
+
+
+def test_set_reaches_an_item_of_a_list_by_index():
+    config = load_config(WINDOW, ["model.features.0.scale=0.5", "model.features.-1.min_count=3"])
+    assert config.model.features[0].scale == 0.5 and config.model.features[3].min_count == 3
+    assert config.model.features[1:3] == load_config(WINDOW).model.features[1:3]  # the others untouched
+    assert [f.type for f in load_config(WINDOW, ["model.features=[{type: pos}]"]).model.features] == ["pos"]
+
+
+@pytest.mark.parametrize("override, message", [
+    ("model.features.4.scale=1", r"--set model.features.4: the config's model.features has 4 item\(s\)"),
+    ("model.features.scale=1", r"--set model.features: a list; name an item by its index \(0 to 3\), "
+                               r"e.g. model.features.0.scale=\.\.\."),
+    ("model.features.0=1", r"name a key of item 0, e.g. model.features.0.path=\.\.\.; to replace the whole list"),
+    ("model.features.0.scal=1", r"--set model.features.0.scal: unknown key; did you mean 'scale'\?"),
+])
+def test_set_on_a_list_explains_what_it_expected(override, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(WINDOW, [override])
