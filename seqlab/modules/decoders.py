@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from seqlab.modules.crf import _penalty, _viterbi
+from seqlab.modules.viterbi import penalty, viterbi
 
 
 class SoftmaxDecoder(nn.Module):
@@ -43,11 +43,11 @@ class PostViterbiDecoder(SoftmaxDecoder):
     def __init__(self, num_tags: int, allowed: torch.Tensor, allowed_start: torch.Tensor,
                  allowed_end: torch.Tensor) -> None:
         super().__init__(num_tags)
-        self.register_buffer("transition_mask", _penalty("allowed", allowed, (num_tags, num_tags)), persistent=False)
-        self.register_buffer("start_mask", _penalty("allowed_start", allowed_start, (num_tags,)), persistent=False)
-        self.register_buffer("end_mask", _penalty("allowed_end", allowed_end, (num_tags,)), persistent=False)
+        self.register_buffer("transition_mask", penalty("allowed", allowed, (num_tags, num_tags)), persistent=False)
+        self.register_buffer("start_mask", penalty("allowed_start", allowed_start, (num_tags,)), persistent=False)
+        self.register_buffer("end_mask", penalty("allowed_end", allowed_end, (num_tags,)), persistent=False)
 
     def decode(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         with torch.no_grad():
             log_probs = emissions.detach().log_softmax(dim=-1)  # shape: (B, T, K)
-            return _viterbi(log_probs, self.transition_mask, self.start_mask, self.end_mask, mask)  # shape: (B, T)
+            return viterbi(log_probs, self.transition_mask, self.start_mask, self.end_mask, mask)  # shape: (B, T)
