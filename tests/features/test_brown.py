@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from features.base import DiscreteExtractor, FeatureFileError, SentenceTransformer
 from features.brown import BrownClusters, ami, count_bigrams, induce_brown
-from features.brown_induce import _Clusterer
+from features.brown_merge import Clusterer
 
 # A file as Liang's wcluster writes it: bit-string, word, count; grouped by path.
 WCLUSTER_PATHS = "00\tthe\t120\n00\ta\t80\n010\tcat\t9\n011\tdog\t7\n011\tcow\t2\n1\truns\t5\n"
@@ -30,7 +30,7 @@ def _ami_nats(n: np.ndarray) -> float:
     return float((p[mask] * np.log(p[mask] / outer[mask])).sum())
 
 
-def _brute_losses(state: _Clusterer) -> tuple[np.ndarray, np.ndarray]:
+def _brute_losses(state: Clusterer) -> tuple[np.ndarray, np.ndarray]:
     """N × (AMI before - AMI after merging i and j) for every pair of active slots, by recomputation."""
     slots = np.flatnonzero(state.active)
     n = state.T[0][np.ix_(slots, slots)]
@@ -54,7 +54,7 @@ def _zipf_corpus(seed: int, vocab: int = 60, sentences: int = 120) -> list[list[
     return [[f"w{t}" for t in rng.choice(vocab, size=rng.integers(1, 10), p=p)] for _ in range(sentences)]
 
 
-def _assert_losses_exact(state: _Clusterer) -> None:
+def _assert_losses_exact(state: Clusterer) -> None:
     slots, brute = _brute_losses(state)
     kept = state.L[np.ix_(slots, slots)]
     finite = np.isfinite(brute)
@@ -69,7 +69,7 @@ def _assert_losses_exact(state: _Clusterer) -> None:
 def test_merge_losses_equal_brute_force_ami_drop(seed: int, fold: bool) -> None:
     data = count_bigrams(_zipf_corpus(seed))
     c = 5 + seed
-    state = _Clusterer(data, c)
+    state = Clusterer(data, c)
     _assert_losses_exact(state)
     free = c
     for w in range(c, len(data.words)):

@@ -1,0 +1,359 @@
+"""The state of Liang's windowed greedy Brown clustering: class bigram table, merge losses, merges.
+
+:class:`Clusterer` holds the ``S = C + 1`` slots, the class bigram cells, their marginals and
+the loss ``L[a, b]`` of merging every pair, and keeps them exact as words enter and classes
+merge; the formulas and the algorithm are in :mod:`features.brown_induce`, which drives it.
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from scipy.special import xlogy
+
+if TYPE_CHECKING:
+    from features.brown import BigramCounts
+
+LOG2 = math.log(2.0)
+
+
+def _f(x: Any) -> Any:
+    """``x ln x`` with ``0 ln 0 = 0``."""
+    return xlogy(x, x)
+
+
+def _fs(x: float) -> float:
+    """``x ln x`` of one number."""
+    return x * math.log(x) if x > 0 else 0.0
+
+
+def ami_from_table(cells: np.ndarray, left: np.ndarray, right: np.ndarray) -> float:
+    """AMI in bits of a class bigram table given its cells (any shape) and its row and column sums."""
+    total = float(cells.sum())
+    if total <= 0:
+        return 0.0
+    nats = _f(cells).sum() - _f(left).sum() - _f(right).sum() + _f(total)
+    return float(nats / total / LOG2)
+
+
+class Clusterer:
+    """The windowed greedy merge over ``S = C + 1`` slots (Liang 2005, §3).
+
+    Both directions of the class bigram table sit in one array, ``T[0] = n`` and
+    ``T[1] = n.T``, so that every row-side and column-side term is one numpy operation;
+    ``FT = f(T)``; ``m[0] = r`` and ``m[1] = c`` are the marginals, ``fm = f(m)``.
+    ``L[i, j]`` is ``N ×`` the loss of merging slots ``i`` and ``j`` (``inf`` on the
+    diagonal and for empty slots; ``N`` is common to every pair and left out).
+    """
+
+    def __init__(self, data: BigramCounts, num_clusters: int) -> None:
+        s = self.size = num_clusters + 1
+        v = len(data.words)
+        self.L = np.full((s, s), np.inf)
+        self.active = np.zeros(s, dtype=bool)
+        # Neighbours of word w: right ones as their word id, left ones as V + word id, so
+        # that one bincount over ``slot_of`` gives the new slot's row and column at once.
+        rows = np.repeat(np.arange(v), np.diff(data.fwd_ptr))
+        order = np.argsort(np.concatenate([rows, data.fwd_idx]), kind="stable")
+        self.nb_idx = np.concatenate([data.fwd_idx, rows + v]).astype(np.int32)[order]
+        self.nb_cnt = np.concatenate([data.fwd_cnt, data.fwd_cnt]).astype(np.int32)[order]  # int32: half the memory
+        self.nb_ptr = data.fwd_ptr + np.concatenate([[0], np.cumsum(np.bincount(data.fwd_idx, minlength=v))])
+        self.slot_of = np.concatenate([np.full(v, s), np.full(v, 2 * s + 1)])  # s, 2s+1: not clustered yet
+        self.words = v
+        self.members: list[list[int]] = [[] for _ in range(s)]
+        self.born = np.full(s, -1, dtype=np.int64)  # cluster id: word rank, then V + merge number
+        self.next_id = v
+        self.track_members = True
+        # scratch rows for fused f calls, and the signs with which their f values add up
+        self._z = np.zeros((7, s))
+        self._signs = np.array([1.0, 1.0, 1.0, 1.0, -1.0, 1.0, 1.0])
+        self._zm = np.zeros((8, s))
+        self._fold_signs = np.array([1.0, 1.0, 1.0, -1.0, 1.0, 1.0, -1.0, -1.0])
+        self._v = np.zeros((3, 2, s))
+        self._start(num_clusters)
+
+    def _start(self, c: int) -> None:
+        """Singleton clusters for the ``c`` most frequent words in slots ``0..c-1``; ``L`` from scratch."""
+        s = self.size
+        for w in range(c):
+            self._assign(w, w)
+            self.members[w] = [w]
+        self.active[:c] = True
+        self.born[:c] = np.arange(c)
+        lo, hi = self.nb_ptr[0], self.nb_ptr[c]
+        rows = np.repeat(np.arange(c), np.diff(self.nb_ptr[: c + 1]))
+        cols = self.nb_idx[lo:hi]
+        ok = cols < c  # right neighbours among the first c words
+        n = np.bincount(rows[ok] * s + cols[ok], weights=self.nb_cnt[lo:hi][ok], minlength=s * s)
+        n = n.astype(np.float64, copy=False).reshape(s, s)
+        self.T = np.stack([n, n.T.copy()])
+        self.FT = _f(self.T)
+        self.m = np.stack([n.sum(axis=1), n.sum(axis=0)])
+        self.fm = _f(self.m)
+        for i in range(c):
+            self.L[i] = self._losses_against(i)
+        self.L = 0.5 * (self.L + self.L.T)
+        self._d = np.diagonal(self.T[0])  # views: n[i, i] and f(n[i, i])
+        self._fd = np.diagonal(self.FT[0])
+        self._Tr, self._FTr = self.T[::-1], self.FT[::-1]  # Tr[:, k] is T[:, :, k] transposed, by rows
+
+    def _assign(self, w: int, slot: int) -> None:
+        self.slot_of[w] = slot
+        self.slot_of[self.words + w] = self.size + 1 + slot
+
+    def ami_bits(self) -> float:
+        """AMI of the current clusters' bigram table, in bits."""
+        return ami_from_table(self.T[0], self.m[0], self.m[1])
+
+    def best_pair(self) -> tuple[int, int]:
+        i, j = divmod(int(np.argmin(self.L)), self.size)
+        return i, j
+
+    def _cells(self, w: int, s: int) -> tuple[np.ndarray, np.ndarray]:
+        """Word ``w``'s cells as slot ``s``: ``(vec, u)``, ``vec[0] = n[s, ·]``, ``vec[1] = n[·, s]``,
+        ``u`` the other slots it has cells with. O(number of w's neighbour types)."""
+        size = self.size
+        self._assign(w, s)
+        lo, hi = self.nb_ptr[w], self.nb_ptr[w + 1]
+        cells = np.bincount(self.slot_of[self.nb_idx[lo:hi]], weights=self.nb_cnt[lo:hi], minlength=2 * size + 2)
+        vec = cells.astype(np.float64, copy=False).reshape(2, size + 1)[:, :size]  # shape: (2, S); int when empty
+        u = np.flatnonzero(vec[0] + vec[1])
+        return vec, u[u != s]
+
+    def _added(self, vec: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """What a new slot with cells ``vec`` changes for the old pairs (i ∈ u, j): ``(marg, block, mp, fnew)``.
+
+        The row sums r_i grow by n[i, s] and the column sums c_i by n[s, i] (``mp``, ``fnew`` =
+        f of the grown ones), which changes ``-g(r_i, r_j) - g(c_i, c_j)`` by ``marg``; ``block``
+        is the new terms ``g(n[i, s], n[j, s]) + g(n[s, i], n[s, j])`` (j ∈ u).
+        """
+        m, fm = self.m, self.fm
+        x = vec[:, u]  # shape: (2, |u|)
+        fx = _f(x)
+        block = (fx[:, :, None] + fx[:, None, :] - _f(x[:, :, None] + x[:, None, :])).sum(axis=0)
+        old = m[:, u]
+        new = old + x[::-1]
+        fnew = _f(new)
+        e = (fm[:, u] - fnew).sum(axis=0)
+        mp = m.copy()
+        mp[:, u] = new
+        marg = (_f(new[:, :, None] + mp[:, None, :]) - _f(old[:, :, None] + m[:, None, :])).sum(axis=0)
+        marg += e[:, None]
+        marg[:, u] += e
+        return marg, block, mp, fnew
+
+    def add_word(self, w: int, s: int) -> None:
+        """Put word ``w`` (the next by frequency) into the empty slot ``s``."""
+        vec, u = self._cells(w, s)
+        if u.size:
+            marg, block, mp, fnew = self._added(vec, u)
+            marg[:, u] += block
+            self.L[u] += marg
+            self.L[:, u] = self.L[u].T
+            self.m[:, u], self.fm[:, u] = mp[:, u], fnew
+        fv = _f(vec)
+        self.T[:, s, :], self.T[:, :, s] = vec, vec[::-1]
+        self.FT[:, s, :], self.FT[:, :, s] = fv, fv[::-1]
+        self.m[:, s] = vec.sum(axis=1)
+        self.fm[:, s] = _f(self.m[:, s])
+        self.active[s] = True
+        self.members[s] = [w]
+        self.born[s] = w
+        row = self._losses_against(s)
+        self.L[s], self.L[:, s] = row, row
+
+    def fold_new_word(self, w: int, s: int) -> bool:
+        """Add word ``w`` and, when its cheapest merge is into a cluster ``a`` (the usual case),
+        fold it into ``a`` without filling slot ``s``. Returns ``False``, having changed
+        nothing but scratch, when some other pair is cheaper: then :meth:`add_word` and :meth:`merge`."""
+        L = self.L
+        vec, u = self._cells(w, s)
+        marg, block, mp, fnew = self._added(vec, u)
+        row = self._new_word_losses(vec, s, u, mp, fnew)
+        a = int(np.argmin(row))
+        best = row[a]
+        if L.min() < best:
+            return False
+        if u.size:
+            after = L[u] + marg
+            after[:, u] += block
+            if after.min() < best:
+                return False
+        out = self._folded_losses(a, s, vec, u, mp, fnew)
+        if u.size:
+            self._fold_pairs(a, s, vec, u, marg)
+        self._fold_tables(a, s, vec, u, mp, fnew)
+        out[a] = np.inf
+        out[~self.active] = np.inf
+        L[a], L[:, a] = out, out
+        self._assign(w, a)
+        if self.track_members:
+            self.members[a].append(w)
+        self.born[a] = self.next_id
+        self.next_id += 1
+        return True
+
+    def _new_word_losses(self, vec: np.ndarray, s: int, u: np.ndarray, mp: np.ndarray,
+                         fnew: np.ndarray) -> np.ndarray:
+        """``N × L[s, i]`` as :meth:`_losses_against` gives it, for a new word whose cells ``vec`` are not in the tables."""
+        d, fd, z = self._d, self._fd, self._z[:3]
+        x, nss, ms = vec[:, u], float(vec[0, s]), vec.sum(axis=1)
+        fx = _f(x)
+        fmp = self.fm.copy()
+        fmp[:, u] = fnew
+        # Σ_k g(n[s, k], n[i, k]) + Σ_k g(n[k, s], n[k, i]) over the old slots k ≠ i ...
+        row = (self._FTr[:, u] - _f(self._Tr[:, u] + x[:, :, None])).sum(axis=(0, 1)) + fx.sum()
+        row[u] -= (fx + fd[u] - _f(x + d[u])).sum(axis=0)
+        # ... the 2×2 block {s, i} and the marginals
+        np.add(vec[0], vec[1], out=z[0])
+        z[0] += d
+        z[0] += nss
+        np.add(ms[:, None], mp, out=z[1:3])
+        fz = _f(z)
+        row += fz[1] + fz[2] - fz[0] + _f(vec).sum(axis=0) + fd - fmp.sum(axis=0)
+        row += _fs(nss) - _fs(ms[0]) - _fs(ms[1])
+        row[~self.active] = np.inf
+        return row
+
+    def _folded_losses(self, a: int, s: int, vec: np.ndarray, u: np.ndarray, mp: np.ndarray,
+                       fnew: np.ndarray) -> np.ndarray:
+        """``N × L[a ∪ s, i]`` from ``L[a, i]``, for a new word with cells ``vec``, in O(S × |u|)."""
+        T, FT, m, z, d = self.T, self.FT, self.m, self._zm, self._d
+        naa = T[0, a, a]
+        nmm = float(naa + vec[1, a] + vec[0, a] + vec[0, s])
+        mpa = mp[:, a] + vec.sum(axis=1)
+        # swap the 2×2-block and marginal terms of a for those of a ∪ s, in one f call
+        np.add(T[0, a], T[1, a], out=z[0])
+        z[0] += d
+        z[0] += naa
+        np.add(T[:, a], vec, out=z[1:3])
+        np.add(z[1], z[2], out=z[3])
+        z[3] += d
+        z[3] += nmm
+        np.add(mpa[:, None], mp, out=z[4:6])
+        np.add(m[:, a, None], m, out=z[6:8])
+        out = self._fold_signs @ _f(z)
+        out += self.L[a]
+        out -= FT[:, a].sum(axis=0)
+        out += _fs(nmm) - FT[0, a, a] - _fs(mpa[0]) - _fs(mpa[1]) + self.fm[0, a] + self.fm[1, a]
+        out[u] += (self.fm[:, u] - fnew).sum(axis=0)
+        k = u[u != a]
+        if k.size:  # the sums over k: g(u_k + v_k, w_ik) - g(u_k, w_ik), u = a's cells, v = s's
+            uk = T[:, a, k]
+            uvk = uk + vec[:, k]
+            gain = _f(uvk) - FT[:, a, k]
+            w = self._Tr[:, k]  # w[0, k, i] = n[i, k], w[1, k, i] = n[k, i]
+            out += gain.sum() - _f(w + uvk[:, :, None]).sum(axis=(0, 1)) + _f(w + uk[:, :, None]).sum(axis=(0, 1))
+            wkk = d[k]
+            out[k] -= (gain - _f(uvk + wkk) + _f(uk + wkk)).sum(axis=0)  # the sums leave out k = i
+        return out
+
+    def _fold_pairs(self, a: int, s: int, vec: np.ndarray, u: np.ndarray, marg: np.ndarray) -> None:
+        """Old pairs (i ∈ u, j) when s folds into a: ``marg``, and g(x + y) replaces g(x) at column (row) a."""
+        v = self._v[:2]  # v[0] = x + y, v[1] = x: a's columns and rows, plus s's
+        v[1] = self.T[:, :, a]
+        v[1, :, a] = 0.0
+        np.add(v[1], vec[::-1], out=v[0])
+        v[0, :, [a, s]] = 0.0
+        fv = _f(v)
+        phi = (fv[0] - fv[1]).sum(axis=0)
+        fw = _f(v[:, :, u, None] + v[:, :, None, :])  # shape: (2, 2, |u|, S)
+        marg += (fw[1] - fw[0]).sum(axis=0)
+        marg += phi[u, None]
+        marg += phi
+        self.L[u] += marg
+        self.L[:, u] = self.L[u].T
+
+    def _fold_tables(self, a: int, s: int, vec: np.ndarray, u: np.ndarray, mp: np.ndarray, fnew: np.ndarray) -> None:
+        T, FT, m, fm = self.T, self.FT, self.m, self.fm
+        y = vec.copy()
+        y[:, s] = 0.0
+        T[:, a] += y
+        T[:, :, a] += y[::-1]
+        T[:, a, a] += vec[0, s]
+        fa = _f(T[:, a])
+        FT[:, a], FT[:, :, a] = fa, fa[::-1]
+        m[:, u], fm[:, u] = mp[:, u], fnew
+        m[:, a] += vec.sum(axis=1)
+        fm[:, a] = _f(m[:, a])
+
+    def _losses_against(self, s: int) -> np.ndarray:
+        """``N × L[s, i]`` for every slot ``i``, afresh, in O(S × non-zero cells of slot s)."""
+        T, FT, m, z = self.T, self.FT, self.m, self._z
+        vec = T[:, s]  # shape: (2, S): n[s, ·] and n[·, s]
+        k = np.flatnonzero(vec[0] + vec[1])
+        d, nss = np.diagonal(T[0]), T[0, s, s]
+        # Σ_k g(n[s, k], n[i, k]) + Σ_k g(n[k, s], n[k, i]) over all k, for every i ...
+        sums = (FT[::-1][:, k] - _f(T[::-1][:, k] + vec[:, k, None])).sum(axis=(0, 1)) + FT[:, s].sum()
+        # ... less the terms k = i and k = s (the 2×2 block {s, i} counts them), and the marginals:
+        # f(n_si + n_ii) + f(n_is + n_ii) + f(n_ss + n_si) + f(n_ss + n_is) - f(n_ss + n_si + n_is + n_ii)
+        # + f(r_s + r_i) + f(c_s + c_i), in one call
+        np.add(vec, d, out=z[0:2])
+        np.add(vec, nss, out=z[2:4])
+        np.add(z[0], z[3], out=z[4])
+        np.add(m[:, s, None], m, out=z[5:7])
+        losses = self._signs @ _f(z)
+        losses += sums
+        losses -= FT[:, s].sum(axis=0) + np.diagonal(FT[0]) + self.fm.sum(axis=0)
+        losses -= FT[0, s, s] + self.fm[0, s] + self.fm[1, s]
+        losses[s] = np.inf
+        losses[~self.active] = np.inf
+        return losses
+
+    def merge(self, a: int, b: int) -> tuple[int, int]:
+        """Merge slots ``a`` and ``b``; returns ``(kept slot, freed slot)``."""
+        T = self.T
+        if np.count_nonzero(T[:, a]) < np.count_nonzero(T[:, b]):
+            a, b = b, a  # fold the sparser slot b into a
+        self._update_pairs(a, b)
+        T[:, a] += T[:, b]
+        T[:, :, a] += T[:, :, b]
+        T[:, b], T[:, :, b] = 0.0, 0.0
+        fa = _f(T[:, a])
+        self.FT[:, a], self.FT[:, :, a] = fa, fa[::-1]
+        self.FT[:, b], self.FT[:, :, b] = 0.0, 0.0
+        self.m[:, a] += self.m[:, b]
+        self.m[:, b] = 0.0
+        self.fm[:, a], self.fm[:, b] = _f(self.m[:, a]), 0.0
+        self.active[b] = False
+        self.L[b], self.L[:, b] = np.inf, np.inf
+        row = self._losses_against(a)
+        row[a] = np.inf
+        row[~self.active] = np.inf
+        self.L[a], self.L[:, a] = row, row
+        if self.track_members:
+            moved = np.array(self.members[b], dtype=np.int64)
+            self.slot_of[moved] = a
+            self.slot_of[moved + self.words] = self.size + 1 + a
+            self.members[a].extend(self.members[b])
+            self.members[b] = []
+        self.born[a], self.born[b] = self.next_id, -1
+        self.next_id += 1
+        return a, b
+
+    def _update_pairs(self, a: int, b: int) -> None:
+        """For pairs i, j ∉ {a, b}: the cells at column (row) a and b fold into one.
+
+        ``L[i, j]`` gains ``g(x_i + y_i, x_j + y_j) - g(x_i, x_j) - g(y_i, y_j)`` with ``x``, ``y``
+        the columns (rows) a and b, which vanishes unless ``y_i > 0`` or ``y_j > 0``.
+        """
+        v = self._v  # v[0] = x + y, v[1] = x, v[2] = y; each shape (2, S): columns, rows
+        v[1], v[2] = self.T[:, :, a], self.T[:, :, b]
+        v[1:, :, a] = v[1:, :, b] = 0.0
+        np.add(v[1], v[2], out=v[0])
+        idx = np.flatnonzero(v[2, 0] + v[2, 1])
+        if idx.size == 0:
+            return
+        fv = _f(v)
+        phi = (fv[0] - fv[1] - fv[2]).sum(axis=0)
+        rows = slice(None) if idx.size > self.size // 2 else idx
+        fw = _f(v[:, :, rows, None] + v[:, :, None, :])  # shape: (3, 2, |rows|, S)
+        change = (fw[1] + fw[2] - fw[0]).sum(axis=0)
+        change += phi[rows, None]
+        change += phi
+        if rows is idx:
+            self.L[idx] += change
+            self.L[:, idx] = self.L[idx].T
+        else:
+            self.L += change
