@@ -75,6 +75,7 @@ from features.brown import BrownClusters
 from features.embeddings import EmbeddingFeatures
 from features.scaling import DEFAULT_SIGMA
 from seqlab.atomic import atomic_open, atomic_path
+from seqlab.cli import setup_logging
 from seqlab.data.conll import read_conll
 from seqlab.errors import SeqlabError
 from seqlab.metrics import report_to_dict, score
@@ -405,8 +406,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
+    setup_logging(args.verbose)
     try:
         cfg = ChunkerConfig(train=args.train, test=args.test, model=args.model, predictions=args.predictions,
                             brown=tuple(args.brown), embeddings=tuple(args.embeddings),

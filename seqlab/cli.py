@@ -141,12 +141,17 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def setup_logging(verbose: bool) -> None:
+    """Timestamped INFO logging (DEBUG with ``verbose``) for seqlab's programs."""
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
+    if not verbose:  # gensim logs every loaded file's "lifecycle event" at INFO; seqlab says what it loaded
+        logging.getLogger("gensim").setLevel(logging.WARNING)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
-    if not args.verbose:  # gensim logs every loaded file's "lifecycle event" at INFO; seqlab says what it loaded
-        logging.getLogger("gensim").setLevel(logging.WARNING)
+    setup_logging(args.verbose)
     try:
         return args.func(args)
     except SeqlabError as err:
