@@ -10,7 +10,9 @@ once per distinct (word, POS) type of the input, then the model decodes sorted b
 The model and its feature files are loaded once beforehand (a tagging service does so at
 start-up), and that loading time is reported separately. Best of ``--repeats`` runs. Both wall
 and CPU seconds are given: on a machine shared with other jobs, CPU time (one thread) is the
-figure that does not depend on the load.
+figure that does not depend on the load. Tagging uses the per-type tables of
+:mod:`seqlab.modules.window_fast`; ``--plain`` also times the plain forward pass and checks that
+both give the same labels (``same_labels_everywhere`` in the JSON).
 """
 from __future__ import annotations
 
@@ -55,23 +57,29 @@ def time_training(model, config, data, sentences: int) -> dict[str, float]:
             "tokens_per_cpu_second": round(tokens / cpu, 1)}
 
 
-def time_tagging(model, vocabs, features, split, batch_size: int, repeats: int) -> dict[str, float]:
-    """Tokens/s from token lists to labels, feature extraction (per type) included."""
+def time_tagging(model, vocabs, features, split, batch_size: int, repeats: int,
+                 tables: bool = True) -> tuple[dict[str, float], list[list[str]]]:
+    """Tokens/s from token lists to labels, feature extraction (per type) included; and the labels.
+
+    ``tables``: the per-type table fast path of :mod:`seqlab.modules.window_fast` (False: plain forward).
+    """
     tokens = split.num_tokens
-    best_total = best_features = best_cpu = float("inf")
+    best_total = best_features = best_cpu = best_feature_cpu = float("inf")
     for _ in range(repeats + 1):  # the first run warms up
         start, cpu = time.perf_counter(), time.process_time()
         data = encode(split.tokens, vocabs, **encode_options(features, split.columns))
-        encoded = time.perf_counter()
-        results = predict(model, data, vocabs["tags"], batch_size=batch_size)
+        encoded, encoded_cpu = time.perf_counter(), time.process_time()
+        results = predict(model, data, vocabs["tags"], batch_size=batch_size, tables=tables)
         done = time.perf_counter()
         if len(results) != len(split.tokens):
             raise RuntimeError(f"tagged {len(results)} sentences of {len(split.tokens)}")
         best_total, best_features = min(best_total, done - start), min(best_features, encoded - start)
+        best_feature_cpu = min(best_feature_cpu, encoded_cpu - cpu)
         best_cpu = min(best_cpu, time.process_time() - cpu)
-    return {"batch_size": batch_size, "tokens": tokens, "seconds": round(best_total, 3),
+    return {"batch_size": batch_size, "tables": tables, "tokens": tokens, "seconds": round(best_total, 3),
             "cpu_seconds": round(best_cpu, 3), "feature_seconds": round(best_features, 3),
-            "tokens_per_second": round(tokens / best_total, 1), "tokens_per_cpu_second": round(tokens / best_cpu, 1)}
+            "feature_cpu_seconds": round(best_feature_cpu, 3),
+            "tokens_per_second": round(tokens / best_total, 1), "tokens_per_cpu_second": round(tokens / best_cpu, 1)}, [r.labels for r in results]
 
 
 def main() -> None:
@@ -81,6 +89,8 @@ def main() -> None:
     p.add_argument("--train-sentences", type=int, default=0, help="time this many sentences (0: a full epoch)")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--batch-sizes", type=int, nargs="+", default=[100, 1000])
+    p.add_argument("--plain", action="store_true",
+                   help="also time the plain forward pass (no per-type tables) and check both give the same labels")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     start = time.perf_counter()
@@ -100,8 +110,17 @@ def main() -> None:
         "load_model_and_features_seconds": round(load_seconds, 2),
         "parameters": sum(q.numel() for q in model.parameters()),
         "train": time_training(model, config, train_data, args.train_sentences or len(train_data)),
-        "tag": [time_tagging(model, vocabs, features, test, b, args.repeats) for b in args.batch_sizes],
     }
+    report["tag"], labels = [], None
+    for tables in (True, False) if args.plain else (True,):
+        for b in args.batch_sizes:
+            timing, found = time_tagging(model, vocabs, features, test, b, args.repeats, tables=tables)
+            report["tag"].append(timing)
+            if labels is not None and found != labels:
+                differ = sum(x != y for got, want in zip(found, labels) for x, y in zip(got, want))
+                report.setdefault("label_differences", []).append({"batch_size": b, "tables": tables, "tokens": differ})
+            labels = labels or found
+    report["same_labels_everywhere"] = "label_differences" not in report
     print(json.dumps(report, indent=2))
 
 

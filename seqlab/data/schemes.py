@@ -9,6 +9,7 @@ as ``O I-PER`` is read the way the official scorer reads it. Ratinov & Roth
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -54,6 +55,7 @@ def get_scheme(name: str) -> Scheme:
         raise SeqlabError(f"unknown tag scheme {name!r}; expected one of {sorted(SCHEMES)}") from None
 
 
+@functools.lru_cache(maxsize=4096)  # called once per token when reading spans; a tag set is small
 def split_tag(tag: str) -> tuple[str, str]:
     """``'B-PER'`` → ``('B', 'PER')``; ``'O'`` → ``('O', '')``."""
     if tag == OUTSIDE:

@@ -189,3 +189,8 @@ def test_brown_ids_and_scaled_vectors_line_up_with_words(ner_data):
     assert dense[0, :brown_dim].sum() == 1.0 and dense[2, :brown_dim].sum() == 1.0
     assert dense[0, :brown_dim].argmax() != dense[2, :brown_dim].argmax()  # 0111 vs 0100
     assert np.allclose(dense[1, brown_dim:], 0.0)
+
+
+def test_predicting_no_sentences_gives_no_predictions(config, tmp_path):
+    trainer = Trainer(config(), tmp_path)
+    assert predict(trainer.model, encode([], trainer.vocabs), trainer.vocabs["tags"]) == []
