@@ -93,6 +93,18 @@ def optimizer_step(loss: torch.Tensor, optimizer: torch.optim.Optimizer, params:
     optimizer.step()
 
 
+def record_epoch(state: dict[str, Any], epoch: int, score: float, stats: dict[str, Any]) -> bool:
+    """Model-selection bookkeeping after ``epoch`` scored ``score`` on dev; returns whether it is the best so far."""
+    improved = score > state["best_f1"]
+    if improved:
+        state.update(best_f1=score, best_epoch=epoch, bad_epochs=0)
+    else:
+        state["bad_epochs"] += 1
+    state["epoch"] = epoch
+    state["history"].append(stats)
+    return improved
+
+
 class Trainer:
     """Holds the model, optimizer and data of one run; ``fit`` runs epochs until done."""
 
@@ -202,14 +214,9 @@ class Trainer:
             dev = evaluate_split(self.scored_model, self.encoded["dev"], self.splits["dev"], self.vocabs,
                                  self.config, self.device)
             stats.update(epoch=epoch, dev_f1=dev.f1, lr=self.optimizer.param_groups[0]["lr"])
-            improved = dev.f1 > self.state["best_f1"]
+            improved = record_epoch(self.state, epoch, dev.f1, stats)
             if improved:
-                self.state.update(best_f1=dev.f1, best_epoch=epoch, bad_epochs=0)
                 archive.save_weights(self.out_dir, self.scored_model)
-            else:
-                self.state["bad_epochs"] += 1
-            self.state["epoch"] = epoch
-            self.state["history"].append(stats)
             self.save_checkpoint()
             log.info("epoch %d: loss %.4f, dev F1 %.2f%s, %.0f sent/s, %.1f s, lr %.5f", epoch, stats["loss"], dev.f1,
                      " (best)" if improved else "", stats["sentences_per_second"], stats["train_seconds"], stats["lr"])

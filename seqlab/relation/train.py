@@ -27,7 +27,7 @@ from seqlab.relation.build import batches, build_model, build_optimizer, build_v
 from seqlab.relation.config import RelationConfig
 from seqlab.relation.predict import evaluate_examples
 from seqlab.semeval_score import SemEvalResult
-from seqlab.train import optimizer_step, resolve_device
+from seqlab.train import optimizer_step, record_epoch, resolve_device
 
 log = logging.getLogger("seqlab.relation.train")
 
@@ -108,14 +108,9 @@ class RelationTrainer:
             start = time.perf_counter()
             dev = self.evaluate("dev")
             stats.update(epoch=epoch, dev_f1=dev.official_f1, dev_seconds=time.perf_counter() - start)
-            improved = dev.official_f1 > self.state["best_f1"]
+            improved = record_epoch(self.state, epoch, dev.official_f1, stats)
             if improved:
-                self.state.update(best_f1=dev.official_f1, best_epoch=epoch, bad_epochs=0)
                 archive.save_weights(self.out_dir, self.model)
-            else:
-                self.state["bad_epochs"] += 1
-            self.state["epoch"] = epoch
-            self.state["history"].append(stats)
             self.save_checkpoint()
             log.info("epoch %d: loss %.4f, dev macro-F1 %.2f%s, %.1f sent/s, %.1f s", epoch, stats["loss"],
                      dev.official_f1, " (best)" if improved else "", stats["sentences_per_second"], stats["train_seconds"])
