@@ -23,11 +23,13 @@ def _default_output(config_path: str) -> Path:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from seqlab.config import load_config
-    from seqlab.train import train
-
-    if relation_cli.is_relation_config(args.resume or args.config):  # top-level `task: relation`
-        return relation_cli.train(args, _default_output)
+    """``seqlab train`` for a tagger or, with top-level ``task: relation``, a relation classifier."""
+    if relation_cli.is_relation_config(args.resume or args.config):
+        from seqlab.relation.config import load_relation_config as load_config
+        from seqlab.relation.train import train_relation as train
+    else:
+        from seqlab.config import load_config
+        from seqlab.train import train
     if args.resume:
         run_dir = Path(args.resume)
         if args.set:

@@ -1,7 +1,7 @@
 """CLI verbs for relation classification, kept apart from the tagger's :mod:`seqlab.cli`.
 
-``seqlab train`` and ``seqlab eval`` dispatch here for configs and run directories with
-``task: relation``; ``seqlab classify``, ``seqlab explain`` and ``seqlab score semeval`` are
+``seqlab eval`` dispatches here for run directories with ``task: relation`` (``seqlab train``
+reads such configs with the relation loader and trainer, through the tagger's verb); ``seqlab classify``, ``seqlab explain`` and ``seqlab score semeval`` are
 relation-only verbs. Each calls a plain importable function.
 """
 from __future__ import annotations
@@ -27,27 +27,6 @@ def is_relation_config(path: str | Path | None) -> bool:
     if path.is_dir():
         path = path / "config.yaml"
     return path.is_file() and config_task(path) == TASK
-
-
-def train(args: argparse.Namespace, default_output: Callable[[str], Path]) -> int:
-    """``seqlab train`` for a relation config (or ``--resume`` of a relation run)."""
-    from seqlab.relation.config import load_relation_config
-    from seqlab.relation.train import train_relation
-
-    if args.resume:
-        run_dir = Path(args.resume)
-        if args.set:
-            raise SeqlabError("--set cannot be combined with --resume: a resumed run keeps its own config.yaml")
-        config = load_relation_config(run_dir / "config.yaml")
-        if args.config and load_relation_config(args.config) != config:
-            log.warning("resuming with %s/config.yaml; %s differs from it and is ignored", run_dir, args.config)
-        train_relation(config, run_dir, resume=True, progress=not args.quiet)
-        return 0
-    config = load_relation_config(args.config, args.set)
-    out = Path(args.output) if args.output else default_output(args.config)
-    train_relation(config, out, progress=not args.quiet)
-    print(f"run directory: {out}")
-    return 0
 
 
 def evaluate(args: argparse.Namespace) -> int:
