@@ -32,11 +32,11 @@ def main() -> None:
     torch.set_num_threads(args.threads)
 
     from seqlab.data.semeval import read_semeval
-    from seqlab.relation.build import batches, build_optimizer, encode
+    from seqlab.relation.build import batches, build_optimizer, encode, model_inputs
     from seqlab.relation.predict import load_relation_run, predict_probabilities
 
     run = load_relation_run(args.run)
-    examples, read_wall, read_cpu = timed(lambda: read_semeval(args.file))
+    examples, read_wall, read_cpu = timed(lambda: model_inputs(read_semeval(args.file), run.config.model))
     data, enc_wall, enc_cpu = timed(lambda: encode(examples, run.vocabs))
     _, pred_wall, pred_cpu = timed(lambda: predict_probabilities(run.model, data, batch_size=args.batch_size))
     n = len(examples)

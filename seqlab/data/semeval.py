@@ -52,6 +52,8 @@ DEV_SIZE = 800
 _SENTENCE = re.compile(r'^(\d+)\t"(.*)"$')
 _TAG = re.compile(r"</?e[12]>")
 _TAG_ORDER = ("<e1>", "</e1>", "<e2>", "</e2>")
+# The tokens :func:`with_markers` inserts: the release's own tags, which the tokenizer never produces.
+ENTITY_MARKERS = _TAG_ORDER
 
 
 @dataclass(frozen=True)
@@ -158,6 +160,32 @@ def parse_raw_lines(lines: Iterable[str], source: str = "<stdin>") -> Iterator[R
         sid, sentence = (match.group(1), match.group(2)) if match else (str(number), text)
         tokens, e1, e2 = parse_marked(sentence, source, number)
         yield RelationExample(sid, tuple(tokens), e1, e2)
+
+
+def with_markers(example: RelationExample) -> RelationExample:
+    """The example with its four entity tags kept as tokens around the nominals.
+
+    Zhang & Wang (2015)'s position indicators, which Lee et al. (2019)'s released code keeps in the
+    input: the recurrent layer then sees where each nominal begins and ends. The spans move to the
+    nominals' words in the longer token sequence (the tags are not part of the entities).
+    """
+    # (position, closing tags before opening ones where two nominals touch, tag)
+    inserts = sorted([(example.e1[0], 1, ENTITY_MARKERS[0]), (example.e1[1] + 1, 0, ENTITY_MARKERS[1]),
+                      (example.e2[0], 1, ENTITY_MARKERS[2]), (example.e2[1] + 1, 0, ENTITY_MARKERS[3])])
+    tokens: list[str] = []
+    moved: dict[int, int] = {}
+    cursor = 0
+    for position, _, marker in inserts:
+        for i in range(cursor, position):
+            moved[i] = len(tokens)
+            tokens.append(example.tokens[i])
+        tokens.append(marker)
+        cursor = position
+    for i in range(cursor, len(example.tokens)):
+        moved[i] = len(tokens)
+        tokens.append(example.tokens[i])
+    return RelationExample(example.id, tuple(tokens), (moved[example.e1[0]], moved[example.e1[1]]),
+                           (moved[example.e2[0]], moved[example.e2[1]]), example.label, example.comment)
 
 
 def write_answers(path: str | Path, ids: Sequence[str], labels: Sequence[str]) -> None:

@@ -15,13 +15,13 @@ import torch
 from torch import nn
 
 from seqlab.build import embedding_matrix
-from seqlab.data.semeval import LABELS, RelationExample
+from seqlab.data.semeval import LABELS, RelationExample, with_markers
 from seqlab.data.vocab import Vocab, WordVocab, label_vocab
 from seqlab.errors import SeqlabError
 from seqlab.models.relation import RelationBatch, RelationClassifier, SelfAttentiveBiLSTM, SoftmaxHead, WordEmbedder
 from seqlab.modules.attention import EntityAwareAttention, LatentEntityTyping, MultiHeadSelfAttention
 from seqlab.modules.rnn import BiLSTM
-from seqlab.relation.config import RelationConfig, RelationTrainConfig
+from seqlab.relation.config import RelationConfig, RelationModelConfig, RelationTrainConfig
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +39,11 @@ class RelationData:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+
+def model_inputs(examples: Sequence[RelationExample], model: RelationModelConfig) -> list[RelationExample]:
+    """The examples as the model reads them: with the entity tags as tokens when ``model.entity_markers``."""
+    return [with_markers(e) for e in examples] if model.entity_markers else list(examples)
 
 
 def build_vocabs(config: RelationConfig, splits: dict[str, list[RelationExample]]

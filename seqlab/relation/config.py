@@ -42,6 +42,8 @@ class RelationModelConfig:
 
     ``self_attention: false`` drops the multi-head self-attention (the BiLSTM reads the word
     embeddings); ``latent_types: 0`` drops LET (the entity features are the BiLSTM states alone).
+    ``entity_markers: true`` keeps the ``<e1>``/``</e1>``/``<e2>``/``</e2>`` tags as input tokens
+    (as the paper's released code does; learned embeddings), see :func:`seqlab.data.semeval.with_markers`.
     """
 
     embeddings: EmbeddingsConfig = field(default_factory=lambda: EmbeddingsConfig(min_count=1))
@@ -55,6 +57,7 @@ class RelationModelConfig:
     dropout_embedding: float = 0.3
     dropout_lstm: float = 0.3
     dropout_attention: float = 0.5
+    entity_markers: bool = False
 
     def __post_init__(self) -> None:
         for key in ("heads", "hidden", "position_dim", "max_length", "attention_dim"):

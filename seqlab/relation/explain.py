@@ -23,7 +23,7 @@ import torch
 
 from seqlab.atomic import atomic_open
 from seqlab.data.semeval import RelationExample, read_semeval
-from seqlab.relation.build import batches, encode
+from seqlab.relation.build import batches, encode, model_inputs
 from seqlab.relation.predict import load_relation_run
 
 log = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ def explain_file(run_dir: str | Path, path: str | Path, out_dir: Path, *, senten
                  max_points: int = 2000) -> list[Path]:
     """Write the §5 visualisations for the sentences of ``path``; returns the files written."""
     run = load_relation_run(run_dir)
-    examples = read_semeval(path)
+    examples = model_inputs(read_semeval(path), run.config.model)
     info = collect(run.model, examples, run.vocabs)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = [out_dir / "attention.html"]

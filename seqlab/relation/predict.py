@@ -18,7 +18,7 @@ from seqlab.data.semeval import RelationExample, parse_raw_lines, read_semeval, 
 from seqlab.data.vocab import Vocab
 from seqlab.errors import SeqlabError
 from seqlab.models.relation import RelationClassifier
-from seqlab.relation.build import RelationData, batches, build_model, encode
+from seqlab.relation.build import RelationData, batches, build_model, encode, model_inputs
 from seqlab.relation.config import RelationConfig, load_relation_config
 from seqlab.semeval_score import SemEvalResult, score_answers
 
@@ -85,7 +85,7 @@ def evaluate_file(run_dir: str | Path, path: str | Path, *, output: str | Path |
                   batch_size: int = 200) -> str:
     """``seqlab eval`` for a relation run: the official scorer's report on a labelled SemEval file."""
     run = load_relation_run(run_dir)
-    examples = read_semeval(path)
+    examples = model_inputs(read_semeval(path), run.config.model)
     if any(e.label is None for e in examples):
         raise SeqlabError(f"{path}: has sentences without labels; seqlab eval needs a labelled file "
                           f"(e.g. TEST_FILE_FULL.TXT), seqlab classify labels unlabelled ones")
@@ -101,7 +101,7 @@ def classify_stream(run_dir: str | Path, lines: Iterable[str], out: TextIO, *, f
     run = load_relation_run(run_dir)
     examples = parse_raw_lines(lines, source)
     count = 0
-    while chunk := list(itertools.islice(examples, batch_size)):
+    while chunk := model_inputs(list(itertools.islice(examples, batch_size)), run.config.model):
         probs = predict_probabilities(run.model, encode(chunk, run.vocabs), batch_size=batch_size)
         for example, row in zip(chunk, probs.tolist()):
             best = max(range(len(row)), key=row.__getitem__)

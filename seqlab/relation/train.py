@@ -23,7 +23,7 @@ from seqlab.config import dump_config
 from seqlab.data.semeval import RelationExample, dev_split, read_semeval
 from seqlab.errors import SeqlabError
 from seqlab.paths import resolve_data_path
-from seqlab.relation.build import batches, build_model, build_optimizer, build_vocabs, encode
+from seqlab.relation.build import batches, build_model, build_optimizer, build_vocabs, encode, model_inputs
 from seqlab.relation.config import RelationConfig
 from seqlab.relation.predict import evaluate_examples
 from seqlab.semeval_score import SemEvalResult
@@ -33,7 +33,7 @@ log = logging.getLogger("seqlab.relation.train")
 
 
 def read_splits(config: RelationConfig) -> dict[str, list[RelationExample]]:
-    """train / dev (sampled from training) / test examples."""
+    """train / dev (sampled from training) / test examples, as the model reads them."""
     d = config.data
     full = read_semeval(resolve_data_path(d.train, key="data.train"))
     if any(e.label is None for e in full):
@@ -42,7 +42,7 @@ def read_splits(config: RelationConfig) -> dict[str, list[RelationExample]]:
     splits = {"train": train, "dev": dev}
     if d.test:
         splits["test"] = read_semeval(resolve_data_path(d.test, key="data.test"))
-    return splits
+    return {name: model_inputs(examples, config.model) for name, examples in splits.items()}
 
 
 class RelationTrainer:

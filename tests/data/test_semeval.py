@@ -8,8 +8,8 @@ import pytest
 
 from seqlab.data import semeval
 from seqlab.data.semeval import (
-    DEV_SIZE, GLUED_ENTITY_TAGS, LABELS, RARE_LABEL, RARE_LABEL_IDS, UNDIRECTED_TEST_KEY, dev_split, parse_marked,
-    parse_raw_lines, read_semeval, write_answers,
+    DEV_SIZE, GLUED_ENTITY_TAGS, LABELS, RARE_LABEL, RARE_LABEL_IDS, UNDIRECTED_TEST_KEY, RelationExample, dev_split,
+    parse_marked, parse_raw_lines, read_semeval, with_markers, write_answers,
 )
 from seqlab.errors import DataFormatError, SeqlabError
 from seqlab.semeval_score import read_answers
@@ -80,6 +80,21 @@ def test_missing_and_empty_files(tmp_path):
     (tmp_path / "empty.txt").write_text("\n")
     with pytest.raises(SeqlabError, match="holds no SemEval"):
         read_semeval(tmp_path / "empty.txt")
+
+
+@pytest.mark.parametrize("sentence, tokens, e1, e2", [
+    ("The <e1>big crash</e1> caused an <e2>attack</e2> .",
+     "The <e1> big crash </e1> caused an <e2> attack </e2> .", "big crash", "attack"),
+    ("<e2>Tea</e2> from <e1>dried ginseng</e1>", "<e2> Tea </e2> from <e1> dried ginseng </e1>", "dried ginseng", "Tea"),
+    ("doves<e2>moles</e2><e1>owls</e1>", "doves <e2> moles </e2> <e1> owls </e1>", "owls", "moles"),
+])
+def test_with_markers_keeps_the_tags_as_tokens_and_moves_the_spans(sentence, tokens, e1, e2):
+    words, s1, s2 = parse_marked(sentence)
+    marked = with_markers(RelationExample("7", tuple(words), s1, s2, "Other", "c"))
+    assert " ".join(marked.tokens) == tokens
+    assert (marked.e1_text, marked.e2_text) == (e1, e2)
+    assert (marked.id, marked.label, marked.comment) == ("7", "Other", "c")
+    assert marked.tokens[marked.e1[0] - 1] == "<e1>" and marked.tokens[marked.e1[1] + 1] == "</e1>"
 
 
 def test_answer_file_round_trip(tmp_path):

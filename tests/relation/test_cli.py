@@ -54,6 +54,19 @@ def test_train_writes_the_run_directory(run_dir):
     assert json.loads((run_dir / "metrics.json").read_text())["selected_on"] == "dev"
 
 
+def test_entity_markers_are_input_tokens_at_train_and_classify_time(tmp_path, monkeypatch):
+    monkeypatch.setenv("SEQLAB_DATA", str(FIXTURE))
+    run = tmp_path / "marked"
+    code, _, _ = run_cli(["train", str(TINY), "--set", "train.epochs=1", "--set", "model.entity_markers=true",
+                          "--output", str(run), "--quiet"])
+    assert code == 0
+    words = json.loads((run / "vocabs.json").read_text())["words"]["itos"]
+    assert {"<e1>", "</e1>", "<e2>", "</e2>"} <= set(words)
+    code, out, _ = run_cli(["classify", str(run), "-"], stdin="The <e1>crash</e1> caused an <e2>attack</e2> .\n",
+                           monkeypatch=monkeypatch)
+    assert code == 0 and out.startswith("1\t") and out.count("\n") == 1
+
+
 def test_eval_prints_the_official_report(run_dir, tmp_path):
     code, out, _ = run_cli(["eval", str(run_dir), str(FIXTURE / "test.txt"), "--output", str(tmp_path / "a.txt")])
     assert code == 0 and "<<< The official score is (9+1)-way evaluation" in out
