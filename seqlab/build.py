@@ -40,7 +40,7 @@ def _post_viterbi(labels: Sequence[str], scheme: str) -> nn.Module:
 def _window(input_dim: int, m: ModelConfig) -> nn.Module:
     w = m.window
     return WindowEncoder.from_architecture(input_dim, w.architecture, size=w.size, filters=w.filters,
-                                           sqrt=m.quadratic_sqrt)
+                                           sqrt=m.quadratic_sqrt, dropout=w.dropout)
 
 
 DECODERS: dict[str, Callable[[Sequence[str], str], nn.Module]] = {

@@ -134,11 +134,13 @@ class WindowConfig:
     ``architecture`` in the paper's notation (``I-T(150)-W(310)-W(310)-O``, see
     ``seqlab/modules/window_spec.py``); ``size`` tokens per window; ``filters`` quadratic
     filters per unit of every layer, O included, unless a layer sets its own (``W(310,q2)``).
+    ``dropout`` between the hidden layers (``model.dropout`` is on the encoder's input and output).
     """
 
     architecture: str = "I-T(150)-W(310)-O"
     size: int = 7
     filters: int = 0
+    dropout: float = 0.0
 
     def __post_init__(self) -> None:
         from seqlab.modules.window_spec import parse_architecture
@@ -151,6 +153,8 @@ class WindowConfig:
             raise ConfigError(f"model.window.size: expected a positive odd number, got {self.size}")
         if self.filters < 0:
             raise ConfigError(f"model.window.filters: expected a number >= 0, got {self.filters}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ConfigError(f"model.window.dropout: expected a dropout rate in [0, 1), got {self.dropout}")
 
 
 @dataclass(frozen=True)

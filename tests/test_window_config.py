@@ -29,6 +29,7 @@ def test_the_four_table1_configs_are_shipped_and_load():
     (["model.window.architecture=I-W(3)"], "model.window.architecture: 'I-W(3)': an architecture ends with"),
     (["model.window.size=4"], "model.window.size: expected a positive odd number, got 4"),
     (["model.window.filters=-1"], "model.window.filters: expected a number >= 0"),
+    (["model.window.dropout=1.0"], "model.window.dropout: expected a dropout rate in [0, 1), got 1.0"),
     (["model.window=null"], "model.window: set it exactly when model.encoder is 'window'"),
     (["model.encoder=bilstm"], "model.window: set it exactly when model.encoder is 'window'"),
     (["model.output_filters=2"], "model.output_filters: expected a number >= 0, for the bilstm encoder only"),

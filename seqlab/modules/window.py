@@ -47,10 +47,12 @@ class WindowEncoder(nn.Module):
     the ``O`` part is the tagger's projection). ``filters`` is the default number of quadratic
     filters per unit, ``sqrt`` chooses the paper's square-root form. The padding vector that
     stands for positions beyond the sentence is learned, as Collobert & Weston (2008) do.
+    ``dropout`` is applied between hidden layers (not in the paper, which trained without it; the
+    tagger's own dropout covers the encoder's input and output).
     """
 
     def __init__(self, input_dim: int, layers: Sequence[LayerSpec], *, size: int = 7, filters: int = 0,
-                 sqrt: bool = True) -> None:
+                 sqrt: bool = True, dropout: float = 0.0) -> None:
         super().__init__()
         if size < 1 or size % 2 == 0:
             raise ValueError(f"window size must be a positive odd number, but got {size}")
@@ -70,13 +72,14 @@ class WindowEncoder(nn.Module):
         self.token_layers = nn.Sequential(*token_layers)
         self.window_layers = nn.Sequential(*window_layers)
         self.output_dim = dim
+        self.dropout = nn.Dropout(dropout)
 
     @classmethod
     def from_architecture(cls, input_dim: int, architecture: str, *, size: int = 7, filters: int = 0,
-                          sqrt: bool = True) -> "WindowEncoder":
+                          sqrt: bool = True, dropout: float = 0.0) -> "WindowEncoder":
         """Build from an architecture string such as ``I-T(150)-W(310)-O`` (its O layer is ignored here)."""
         hidden = [layer for layer in parse_architecture(architecture) if layer.kind != "O"]
-        return cls(input_dim, hidden, size=size, filters=filters, sqrt=sqrt)
+        return cls(input_dim, hidden, size=size, filters=filters, sqrt=sqrt, dropout=dropout)
 
     def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         if inputs.shape[-1] != self.input_dim:
@@ -85,10 +88,15 @@ class WindowEncoder(nn.Module):
         tokens = inputs
         if len(self.token_layers):
             both = torch.cat([inputs, pad.view(1, 1, -1).expand(inputs.shape[0], 1, -1)], dim=1)  # shape: (B, T + 1, D)
-            both = self.token_layers(both)  # shape: (B, T + 1, H_T), the padding goes through T like a token
+            for layer in self.token_layers:  # the padding goes through T like a token
+                both = self.dropout(layer(both))  # shape: (B, T + 1, H_T)
             tokens, pad = both[:, :-1], both[0, -1]
-        window = window_gather(tokens, mask, pad, self.size)  # shape: (B, T, size * H_T)
-        return self.window_layers(window)  # shape: (B, T, output_dim)
+        hidden = window_gather(tokens, mask, pad, self.size)  # shape: (B, T, size * H_T)
+        for i, layer in enumerate(self.window_layers):
+            hidden = layer(hidden)  # shape: (B, T, H_W)
+            if i + 1 < len(self.window_layers):
+                hidden = self.dropout(hidden)
+        return hidden  # shape: (B, T, output_dim)
 
 
 def _filters(layer: LayerSpec, default: int) -> int:

@@ -55,6 +55,18 @@ def test_token_layer_is_shared_across_positions_and_applied_to_padding():
     assert torch.allclose(got[0], want[0], atol=1e-6) and torch.allclose(got[1, :2], want[1, :2], atol=1e-6)
 
 
+def test_dropout_acts_between_hidden_layers_in_training_only():
+    torch.manual_seed(0)
+    plain = WindowEncoder.from_architecture(3, "I-T(4)-W(5)-W(6)-O", size=3, filters=1)
+    dropped = WindowEncoder.from_architecture(3, "I-T(4)-W(5)-W(6)-O", size=3, filters=1, dropout=0.5)
+    dropped.load_state_dict(plain.state_dict())  # dropout has no weights: old models load unchanged
+    x, mask = torch.randn(2, 4, 3), torch.ones(2, 4, dtype=torch.bool)
+    assert torch.equal(dropped.eval()(x, mask), plain.eval()(x, mask))
+    out = dropped.train()(x, mask)
+    assert not torch.equal(out, plain(x, mask))  # hidden units were dropped...
+    assert (out != 0).all()  # ...but not the output's (48 values): that is the tagger's own dropout
+
+
 def test_batched_equals_one_by_one():
     torch.manual_seed(0)
     enc = WindowEncoder.from_architecture(3, "I-T(4)-W(5)-W(6)-O", size=7, filters=2)
