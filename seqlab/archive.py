@@ -39,6 +39,14 @@ def has_checkpoint(run_dir: Path) -> bool:
     return (Path(run_dir) / CHECKPOINT).is_file()
 
 
+def check_output(run_dir: Path, resume: bool) -> None:
+    """``--resume`` needs a checkpoint in ``run_dir``; a new run must not overwrite one."""
+    if resume and not has_checkpoint(run_dir):
+        raise SeqlabError(f"--resume {run_dir}: no checkpoint.pt there to resume from")
+    if not resume and has_checkpoint(run_dir):
+        raise SeqlabError(f"{run_dir} already holds a run; use --resume {run_dir} to continue it, or another --output")
+
+
 def save_config(run_dir: Path, text: str) -> None:
     with atomic_open(Path(run_dir) / CONFIG) as out:
         out.write(text)

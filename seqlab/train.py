@@ -245,11 +245,7 @@ class Trainer:
 def train(config: Config, out_dir: str | Path, *, resume: bool = False, progress: bool = True) -> dict[str, Any]:
     """Train a tagger into ``out_dir``; with ``resume``, continue the run already there."""
     out_dir = Path(out_dir)
-    if resume:
-        if not archive.has_checkpoint(out_dir):
-            raise SeqlabError(f"--resume {out_dir}: no checkpoint.pt there to resume from")
-    elif archive.has_checkpoint(out_dir):
-        raise SeqlabError(f"{out_dir} already holds a run; use --resume {out_dir} to continue it, or another --output")
+    archive.check_output(out_dir, resume)
     from seqlab.ls_features import require_ls_artefacts
 
     require_ls_artefacts(config.model.features)  # a missing LS folder fails now, not after loading embeddings

@@ -143,10 +143,7 @@ def train_relation(config: RelationConfig, out_dir: str | Path, *, resume: bool 
                    progress: bool = True) -> dict[str, Any]:
     """Train a relation classifier into ``out_dir``; with ``resume``, continue the run already there."""
     out_dir = Path(out_dir)
-    if resume and not archive.has_checkpoint(out_dir):
-        raise SeqlabError(f"--resume {out_dir}: no checkpoint.pt there to resume from")
-    if not resume and archive.has_checkpoint(out_dir):
-        raise SeqlabError(f"{out_dir} already holds a run; use --resume {out_dir} to continue it, or another --output")
+    archive.check_output(out_dir, resume)
     trainer = RelationTrainer(config, out_dir, resume=resume, progress=progress)
     out_dir.mkdir(parents=True, exist_ok=True)
     with archive.run_log(out_dir):
