@@ -12,6 +12,7 @@ from torch import nn
 from seqlab.config import Config, ModelConfig, TrainConfig
 from seqlab.data.schemes import allowed_transitions
 from seqlab.data.vocab import CAPS, Vocab
+from seqlab.errors import SeqlabError
 from seqlab.models.tagger import Tagger
 from seqlab.modules.crf import CRF
 from seqlab.modules.decoders import PostViterbiDecoder, SoftmaxDecoder
@@ -50,6 +51,18 @@ ENCODERS: dict[str, Callable[[int, ModelConfig], nn.Module]] = {
     "bilstm": lambda input_dim, m: BiLSTMEncoder(input_dim, m.hidden, m.layers),
     "window": _window,  # Turian, Bergstra & Bengio 2009: I-T(150)-W(310)-O and friends
 }
+
+
+def use_post_viterbi(model: Tagger, labels: Sequence[str], scheme: str) -> None:
+    """Decode a softmax tagger's per-token probabilities by Viterbi under ``scheme``'s allowed transitions.
+
+    Turian et al. (2009)'s "post-Viterbi" decoding, chosen at evaluation time: the weights are
+    unchanged (the softmax and post-Viterbi decoders share them), only the decoding differs.
+    """
+    if not isinstance(model.decoder, SoftmaxDecoder):
+        raise SeqlabError(f"post-Viterbi decoding applies to softmax taggers; this model decodes with "
+                          f"{type(model.decoder).__name__}")
+    model.decoder = _post_viterbi(labels, scheme).to(next(model.parameters()).device)
 
 
 def build_projection(in_dim: int, num_tags: int, m: ModelConfig) -> nn.Module:

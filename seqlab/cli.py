@@ -52,8 +52,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from seqlab.tag import evaluate_file
 
     if relation_cli.is_relation_config(args.model_dir):
+        if args.post_viterbi:
+            raise SeqlabError("--post-viterbi applies to softmax taggers, not to relation classifiers")
         return relation_cli.evaluate(args)
-    text = evaluate_file(args.model_dir, args.file, output=args.output, batch_size=args.batch_size)
+    text = evaluate_file(args.model_dir, args.file, output=args.output, batch_size=args.batch_size,
+                         post_viterbi=args.post_viterbi)
     sys.stdout.write(text)
     return 0
 
@@ -123,6 +126,9 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("file")
     e.add_argument("--output", help="where to write token/gold/pred columns (default MODEL_DIR/eval/FILE.pred.txt)")
     e.add_argument("--batch-size", type=_positive_int, default=100)
+    e.add_argument("--post-viterbi", action="store_true",
+                   help="softmax taggers: decode by Viterbi over the per-token probabilities, under the tag "
+                        "scheme's allowed transitions (Turian et al. 2009)")
     e.set_defaults(func=cmd_eval)
 
     s = sub.add_parser("score", help="score an existing prediction file")

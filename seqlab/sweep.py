@@ -155,14 +155,14 @@ def _row(run_dir: Path, wall: float) -> dict[str, Any]:
 def post_viterbi_f1(run_dir: Path, split: str = "dev") -> float:
     """Dev F1 of a trained softmax tagger decoded by Viterbi under the scheme's allowed transitions."""
     from seqlab import archive
-    from seqlab.build import DECODERS
+    from seqlab.build import use_post_viterbi
     from seqlab.data.batching import encode
     from seqlab.data.dataset import read_splits
     from seqlab.evaluate import evaluate_split
     from seqlab.token_features import encode_options
 
     config, vocabs, model, features = archive.load_run(run_dir)
-    model.decoder = DECODERS["softmax_viterbi"](vocabs["tags"].itos, config.data.tag_scheme)
+    use_post_viterbi(model, vocabs["tags"].itos, config.data.tag_scheme)
     data = read_splits(config.data)[split]
     encoded = encode(data.tokens, vocabs, tags=data.tags, **encode_options(features, data.columns))
     return evaluate_split(model, encoded, data, vocabs, config, next(model.parameters()).device).f1

@@ -19,6 +19,7 @@ import torch
 
 from seqlab import archive
 from seqlab.atomic import atomic_open
+from seqlab.build import use_post_viterbi
 from seqlab.data.batching import encode
 from seqlab.data.dataset import read_split
 from seqlab.data.schemes import convert
@@ -30,9 +31,14 @@ from seqlab.train import resolve_device
 
 
 def evaluate_file(run_dir: str | Path, file: str | Path, *, output: str | Path | None = None,
-                  batch_size: int = 100) -> str:
-    """Score a trained model on a labelled file laid out like its training data; write token/gold/pred."""
+                  batch_size: int = 100, post_viterbi: bool = False) -> str:
+    """Score a trained model on a labelled file laid out like its training data; write token/gold/pred.
+
+    ``post_viterbi`` decodes a softmax tagger by Viterbi over its per-token probabilities.
+    """
     config, vocabs, model, features = archive.load_run(run_dir)
+    if post_viterbi:
+        use_post_viterbi(model, vocabs["tags"].itos, config.data.tag_scheme)
     split = read_split(config.data, "eval", path=file)
     data = encode(split.tokens, vocabs, **encode_options(features, split.columns))
     results = predict(model, data, vocabs["tags"], batch_size=batch_size)

@@ -74,6 +74,28 @@ def test_post_viterbi_decodes_only_allowed_sequences(config, tmp_path):
         assert start[ids[0]] and all(allowed[a][b] for a, b in zip(ids, ids[1:]))
 
 
+def test_post_viterbi_at_eval_time_equals_the_post_viterbi_decoder(config, tmp_path):
+    """``seqlab eval --post-viterbi`` on a softmax run decodes as if it had been built with softmax_viterbi."""
+    from seqlab.build import use_post_viterbi
+    from seqlab.tag import evaluate_file
+
+    train(config("train.epochs=2"), tmp_path / "run", progress=False)
+    test_file = FIXTURES / "chunk" / "test.txt"
+    argmax = evaluate_file(tmp_path / "run", test_file, output=tmp_path / "argmax.txt")
+    viterbi = evaluate_file(tmp_path / "run", test_file, output=tmp_path / "viterbi.txt", post_viterbi=True)
+    _, vocabs, model, features = archive.load_run(tmp_path / "run")
+    use_post_viterbi(model, vocabs["tags"].itos, "iob2")
+    test = Trainer(config(), tmp_path / "other").splits["test"]
+    expected = predict(model, encode(test.tokens, vocabs, **encode_options(features, test.columns)), vocabs["tags"])
+    got = [line.split()[-1] for line in (tmp_path / "viterbi.txt").read_text().splitlines() if line]
+    assert got == [label for r in expected for label in r.labels]
+    assert "accuracy" in argmax and "accuracy" in viterbi
+    with pytest.raises(SeqlabError, match="post-Viterbi decoding applies to softmax taggers"):
+        crf = archive.load_run(tmp_path / "run")[2]
+        crf.decoder = torch.nn.Identity()
+        use_post_viterbi(crf, vocabs["tags"].itos, "iob2")
+
+
 def test_quadratic_output_layer_on_the_bilstm_crf(monkeypatch, tmp_path):
     """The paper's future work: q(x) as the BiLSTM-CRF's output transform (model.output_filters)."""
     monkeypatch.setenv("SEQLAB_DATA", str(FIXTURES / "ner"))
