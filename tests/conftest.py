@@ -1,11 +1,27 @@
 """Shared fixtures: tiny real-format data, and the shared data folder when present."""
 from __future__ import annotations
 
+import contextlib
+import logging
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@contextlib.contextmanager
+def forget_new_log_handlers() -> Iterator[None]:
+    """Detach the ``train.log`` handlers a training run adds to the ``seqlab`` logger."""
+    seqlab_log = logging.getLogger("seqlab")
+    before = set(seqlab_log.handlers)
+    try:
+        yield
+    finally:
+        for handler in set(seqlab_log.handlers) - before:
+            seqlab_log.removeHandler(handler)
+            handler.close()
 
 
 def pytest_addoption(parser):

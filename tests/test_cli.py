@@ -15,24 +15,12 @@ import pytest
 
 from seqlab.cli import main
 from seqlab.config import load_config
+from tests.conftest import forget_new_log_handlers
 
 NER = Path(__file__).parent / "fixtures" / "ner"
 TINY = NER / "tiny.yaml"
 FAST = ["--set", "train.epochs=1", "--set", "train.threads=1"]
 LABEL = re.compile(r"^(O|[IB]-(PER|LOC|ORG|MISC))$")
-
-
-@contextlib.contextmanager
-def forget_new_log_handlers():
-    """Detach the ``train.log`` handlers a training run adds to the ``seqlab`` logger."""
-    seqlab_log = logging.getLogger("seqlab")
-    before = set(seqlab_log.handlers)
-    try:
-        yield
-    finally:
-        for handler in set(seqlab_log.handlers) - before:
-            seqlab_log.removeHandler(handler)
-            handler.close()
 
 
 @pytest.fixture(scope="module", autouse=True)

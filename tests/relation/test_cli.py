@@ -4,27 +4,15 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import logging
 from pathlib import Path
 
 import pytest
 
 from seqlab.cli import main
+from tests.conftest import forget_new_log_handlers
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "semeval"
 TINY = FIXTURE / "tiny.yaml"
-
-
-@contextlib.contextmanager
-def forget_new_log_handlers():
-    seqlab_log = logging.getLogger("seqlab")
-    before = set(seqlab_log.handlers)
-    try:
-        yield
-    finally:
-        for handler in set(seqlab_log.handlers) - before:
-            seqlab_log.removeHandler(handler)
-            handler.close()
 
 
 def run_cli(argv: list[str], stdin: str | None = None, monkeypatch=None) -> tuple[int, str, str]:
