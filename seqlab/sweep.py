@@ -152,16 +152,22 @@ def _row(run_dir: Path, wall: float) -> dict[str, Any]:
     }
 
 
-def post_viterbi_f1(run_dir: Path, split: str = "dev") -> float:
-    """Dev F1 of a trained softmax tagger decoded by Viterbi under the scheme's allowed transitions."""
+def post_viterbi_f1(run_dir: Path, split: str = "dev") -> float | None:
+    """Dev F1 of a trained softmax tagger decoded by Viterbi under the scheme's allowed transitions.
+
+    None for a model that does not decode with a softmax (a CRF already decodes by Viterbi).
+    """
     from seqlab import archive
     from seqlab.build import use_post_viterbi
+    from seqlab.modules.decoders import SoftmaxDecoder
     from seqlab.data.batching import encode
     from seqlab.data.dataset import read_splits
     from seqlab.evaluate import evaluate_split
     from seqlab.token_features import encode_options
 
     config, vocabs, model, features = archive.load_run(run_dir)
+    if not isinstance(model.decoder, SoftmaxDecoder):
+        return None
     use_post_viterbi(model, vocabs["tags"].itos, config.data.tag_scheme)
     data = read_splits(config.data)[split]
     encoded = encode(data.tokens, vocabs, tags=data.tags, **encode_options(features, data.columns))

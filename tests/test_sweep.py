@@ -77,6 +77,16 @@ def test_a_tiny_sweep_writes_table_csv_and_plot_and_reruns_nothing(sweep_file, t
     assert (out / "arch=I-O,filters=0" / "model.pt").stat().st_mtime_ns == stamp
 
 
+def test_a_crf_point_has_no_post_viterbi_column(tmp_path, monkeypatch):
+    """A CRF already decodes by Viterbi: its row leaves dev_f1_viterbi empty instead of failing the sweep."""
+    monkeypatch.setenv("SEQLAB_DATA", str(FIXTURES / "chunk"))
+    path = tmp_path / "crf.yaml"
+    path.write_text(f"config: {FIXTURES / 'chunk' / 'window.yaml'}\noutput: {tmp_path / 'out'}\n"
+                    "set: [train.epochs=1, model.decoder=crf]\ngrid:\n  model.window.filters: [0]\n")
+    rows = run_sweep(path)
+    assert len(rows) == 1 and rows[0]["dev_f1_viterbi"] is None and 0.0 <= rows[0]["dev_f1"] <= 100.0
+
+
 SWEEPS = sorted((FIXTURES.parents[1] / "configs" / "sweeps").glob("*.yaml"))
 
 

@@ -1,20 +1,18 @@
 """CLI verbs for relation classification, kept apart from the tagger's :mod:`seqlab.cli`.
 
 ``seqlab eval`` dispatches here for run directories with ``task: relation`` (``seqlab train``
-reads such configs with the relation loader and trainer, through the tagger's verb); ``seqlab classify``, ``seqlab explain`` and ``seqlab score semeval`` are
-relation-only verbs. Each calls a plain importable function.
+reads such configs with the relation loader and trainer, through the tagger's verb);
+``seqlab classify``, ``seqlab explain`` and ``seqlab score semeval`` are relation-only verbs.
+Each calls a plain importable function.
 """
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from seqlab.errors import SeqlabError
-
-log = logging.getLogger("seqlab")
 
 
 def is_relation_config(path: str | Path | None) -> bool:
