@@ -8,7 +8,9 @@ test file from token lists to label strings, *including feature extraction*: enc
 computes every feature (scaled embeddings, POS one-hot, label frequencies, orthographic)
 once per distinct (word, POS) type of the input, then the model decodes sorted batches.
 The model and its feature files are loaded once beforehand (a tagging service does so at
-start-up), and that loading time is reported separately. Best of ``--repeats`` runs. Both wall
+start-up), and that loading time is reported separately; like a service, the runs share one
+:class:`~seqlab.modules.window_fast.Workspace` (the tables' memory, no values), so the first
+run, also reported, pays for fresh pages. Best of ``--repeats`` runs after that first one. Both wall
 and CPU seconds are given: on a machine shared with other jobs, CPU time (one thread) is the
 figure that does not depend on the load. Tagging uses the per-type tables of
 :mod:`seqlab.modules.window_fast`; ``--plain`` also times the plain forward pass and checks that
@@ -21,6 +23,7 @@ import copy
 import json
 import os
 import platform
+import resource
 import sys
 import time
 
@@ -30,6 +33,7 @@ from seqlab import archive
 from seqlab.build import build_optimizer
 from seqlab.data.batching import encode, iterate
 from seqlab.data.dataset import read_split, read_splits
+from seqlab.modules.window_fast import Workspace
 from seqlab.predict import predict
 from seqlab.token_features import encode_options
 
@@ -65,18 +69,23 @@ def time_tagging(model, vocabs, features, split, batch_size: int, repeats: int,
     """
     tokens = split.num_tokens
     best_total = best_features = best_cpu = best_feature_cpu = float("inf")
+    workspace, first = Workspace(), None
     for _ in range(repeats + 1):  # the first run warms up
         start, cpu = time.perf_counter(), time.process_time()
         data = encode(split.tokens, vocabs, **encode_options(features, split.columns))
         encoded, encoded_cpu = time.perf_counter(), time.process_time()
-        results = predict(model, data, vocabs["tags"], batch_size=batch_size, tables=tables)
+        results = predict(model, data, vocabs["tags"], batch_size=batch_size, tables=tables, workspace=workspace)
         done = time.perf_counter()
         if len(results) != len(split.tokens):
             raise RuntimeError(f"tagged {len(results)} sentences of {len(split.tokens)}")
+        if first is None:
+            first = done - start
+            continue
         best_total, best_features = min(best_total, done - start), min(best_features, encoded - start)
         best_feature_cpu = min(best_feature_cpu, encoded_cpu - cpu)
         best_cpu = min(best_cpu, time.process_time() - cpu)
-    return {"batch_size": batch_size, "tables": tables, "tokens": tokens, "seconds": round(best_total, 3),
+    return {"batch_size": batch_size, "tables": tables, "tokens": tokens, "first_run_seconds": round(first, 3),
+            "seconds": round(best_total, 3),
             "cpu_seconds": round(best_cpu, 3), "feature_seconds": round(best_features, 3),
             "feature_cpu_seconds": round(best_feature_cpu, 3),
             "tokens_per_second": round(tokens / best_total, 1), "tokens_per_cpu_second": round(tokens / best_cpu, 1)}, [r.labels for r in results]
@@ -121,6 +130,7 @@ def main() -> None:
                 report.setdefault("label_differences", []).append({"batch_size": b, "tables": tables, "tokens": differ})
             labels = labels or found
     report["same_labels_everywhere"] = "label_differences" not in report
+    report["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # Linux: KiB
     print(json.dumps(report, indent=2))
 
 

@@ -18,6 +18,8 @@ seen in fitting go to an unknown slot.
 from __future__ import annotations
 
 import bisect
+import re
+import string
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -65,8 +67,18 @@ def char_type(char: str) -> str:
     return char
 
 
+#: :func:`char_type` of the ASCII letters and digits (every other ASCII character maps to itself).
+_ASCII_TYPES = str.maketrans({**{c: "A" for c in string.ascii_uppercase}, **{c: "a" for c in string.ascii_lowercase},
+                              **{c: "n" for c in string.digits}})
+_RUNS, _REPEAT = re.compile(r"(.)\1+", re.DOTALL), re.compile(r"(.)\1", re.DOTALL)
+_UPPER, _LOWER, _DIGITS = re.compile("AA+"), re.compile("aa+"), re.compile("nn+")
+
+
 def word_type(word: str) -> str:
     """Compressed word type: :func:`char_type` of each character, runs of one symbol merged."""
+    if word.isascii():  # the common case, in C: map every character, then merge the runs
+        kinds = _DIGITS.sub("n", _LOWER.sub("a", _UPPER.sub("A", word.translate(_ASCII_TYPES))))
+        return _RUNS.sub(r"\1", kinds) if _REPEAT.search(kinds) else kinds  # runs of punctuation are rare
     out: list[str] = []
     for char in word:
         symbol = char_type(char)
@@ -83,6 +95,16 @@ def capitalization(word: str) -> str:
     ``allUpper``: no lower-case letter (``EU``, ``U.S.``, ``I``); ``upperFirst``: the first
     character is upper-case (``Label-making``, ``McDonald``); else ``upperNotFirst`` (``iPhone``).
     """
+    if word.isascii():  # the common case: one pass in C gives which classes occur
+        kinds = word.translate(_ASCII_TYPES)
+        upper, lower = "A" in kinds, "a" in kinds
+        if not (upper or lower):
+            return "numeric" if "n" in kinds else "noAlphaNum"
+        if not upper:
+            return "allLower"
+        if not lower:
+            return "allUpper"
+        return "upperFirst" if kinds[0] == "A" else "upperNotFirst"
     if not any(c.isalnum() for c in word):
         return "noAlphaNum"
     if not any(c.isalpha() for c in word):
@@ -191,13 +213,20 @@ class OrthographicFeatures:
         return self._columns[2]
 
     def __call__(self, tokens: Sequence[str]) -> np.ndarray:  # shape: (len(tokens), dim), float32
-        (first, f0), (length, l0), (kind, k0), (cap, c0) = self._block_columns()
-        rows = self.feature_dicts(tokens)
-        hot = [(first.get(r["first"], f0), length.get(r["length"], l0), kind.get(r["type"], k0), cap.get(r["cap"], c0))
-               for r in rows]
-        out = np.zeros((len(rows), self.dim), dtype=np.float32)  # shape: (len(tokens), dim)
-        if hot:
-            out[np.arange(len(rows))[:, None], np.array(hot, dtype=np.int64)] = 1.0  # 4 ones per row
+        (first, f0), (_, l0), (kind, k0), (cap, c0) = self._block_columns()
+        _check_tokens(tokens)
+        bad = next((i for i, w in enumerate(tokens) if not isinstance(w, str) or not w), None)
+        if bad is not None:
+            raise ValueError(f"tokens must be non-empty strings, but token {bad} is {tokens[bad]!r}")
+        n = len(tokens)
+        hot = np.empty((n, 4), dtype=np.int64)  # the column of each block's one, as feature_dicts names them
+        hot[:, 0] = [first.get(char_type(w[0]), f0) for w in tokens]
+        lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=n)
+        hot[:, 1] = l0 + np.searchsorted(LENGTH_BUCKETS, lengths, side="right") - 1  # bucket() of each length
+        hot[:, 2] = [kind.get(word_type(w), k0) for w in tokens]
+        hot[:, 3] = [cap.get(capitalization(w), c0) for w in tokens]
+        out = np.zeros((n, self.dim), dtype=np.float32)  # shape: (len(tokens), dim)
+        out[np.arange(n)[:, None], hot] = 1.0  # 4 ones per row
         return out
 
 

@@ -144,13 +144,17 @@ def _char_table(type_list: list[str], chars: Vocab, max_chars: int) -> tuple[tor
     and its last ``floor(max_chars / 2)`` characters."""
     tail = max_chars // 2
     head = max_chars - tail
-    clipped = [w if len(w) <= max_chars else w[:head] + w[len(w) - tail :] for w in type_list]
-    width = max(1, max(len(w) for w in clipped))
-    table = np.zeros((len(clipped), width), dtype=np.int64)
-    lengths = np.ones(len(clipped), dtype=np.int64)  # the padding type gets one padding char
-    for i, word in enumerate(clipped[1:], start=1):
-        table[i, : len(word)] = [chars.index(c) for c in word]
-        lengths[i] = len(word)
+    clipped = [w if len(w) <= max_chars else w[:head] + w[len(w) - tail :] for w in type_list[1:]]
+    lengths = np.fromiter(map(len, clipped), dtype=np.int64, count=len(clipped))  # shape: (n_types - 1,)
+    table = np.zeros((len(type_list), max(1, int(lengths.max(initial=1)))), dtype=np.int64)
+    if clipped:  # every character at once: code points, then one vocabulary look-up per distinct character
+        points = np.frombuffer("".join(clipped).encode("utf-32-le"), dtype=np.uint32)  # shape: (sum(lengths),)
+        distinct, inverse = np.unique(points, return_inverse=True)
+        ids = np.array([chars.index(chr(c)) for c in distinct.tolist()], dtype=np.int64)[inverse.reshape(-1)]
+        rows = np.repeat(np.arange(1, len(type_list)), lengths)  # the type of each character
+        starts = np.cumsum(lengths) - lengths  # shape: (n_types - 1,), each type's first character in `points`
+        table[rows, np.arange(points.shape[0]) - np.repeat(starts, lengths)] = ids
+    lengths = np.concatenate([[1], lengths])  # the padding type gets one padding char
     return torch.from_numpy(table), torch.from_numpy(lengths)
 
 
@@ -179,7 +183,7 @@ def make_batch(data: Encoded, indices: torch.Tensor, char_table: torch.Tensor | 
     else:
         chars = char_lengths = inverse = torch.zeros(0, dtype=torch.long)
         char_vectors = char_table[types.to(char_table.device)]  # shape: (B, T, C_dim)
-    mask = torch.arange(width).unsqueeze(0) < lengths.unsqueeze(1)
+    mask = length_mask(lengths)
     return Batch(
         words=data.words[indices, :width],
         caps=data.caps[indices, :width],
@@ -223,6 +227,15 @@ def iterate(
         for k in torch.randperm(len(chunks), generator=generator).tolist():
             yield make_batch(data, chunks[k])
     else:
-        order = torch.argsort(data.lengths, stable=True)
-        for part in order.split(batch_size):
+        for part in sorted_batches(data, batch_size):
             yield make_batch(data, part, char_table)
+
+
+def sorted_batches(data: Encoded, batch_size: int) -> list[torch.Tensor]:
+    """Sentence indices for decoding: the data set sorted by length (stable), cut every ``batch_size``."""
+    return list(torch.argsort(data.lengths, stable=True).split(batch_size))
+
+
+def length_mask(lengths: torch.Tensor) -> torch.Tensor:
+    """(B, T) bool mask of the first ``lengths[b]`` positions of each row, T = ``lengths.max()``."""
+    return torch.arange(int(lengths.max())).unsqueeze(0) < lengths.unsqueeze(1)

@@ -13,6 +13,8 @@ import functools
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+import numpy as np
+
 from seqlab.errors import SeqlabError
 
 OUTSIDE = "O"
@@ -89,6 +91,49 @@ def spans(tags: Sequence[str]) -> list[Span]:
     if start >= 0:
         result.append((current, start, len(tags)))
     return result
+
+
+class SpanReader:
+    """:func:`spans` for whole batches of label ids at once (numpy, no loop over tokens).
+
+    Built once per label set. Under :func:`spans`'s rules a chunk is open after token ``i - 1``
+    exactly when that token is inside a chunk and has no end prefix, and the open chunk's type
+    is that token's type; so token ``i`` starts a chunk when it is not ``O`` and either has a
+    start prefix, or the previous token is ``O``, ends a chunk, has another type or does not
+    exist. A chunk ends at token ``i`` when ``i`` is inside a chunk and has an end prefix, or
+    the next token is ``O``, starts a chunk or does not exist. Chunks do not nest, so the k-th
+    start in reading order belongs with the k-th end.
+    """
+
+    def __init__(self, labels: Sequence[str]) -> None:
+        parts = [split_tag(label) for label in labels]
+        self.types = sorted({kind for prefix, kind in parts if prefix != OUTSIDE})
+        code = {kind: i for i, kind in enumerate(self.types)}
+        self.kind = np.array([code.get(kind, -1) for _, kind in parts], dtype=np.int64)  # shape: (K,), -1 for O
+        self.outside = np.array([prefix == OUTSIDE for prefix, _ in parts])  # shape: (K,)
+        self.start = np.array([prefix in _STARTS for prefix, _ in parts])  # shape: (K,)
+        self.end = np.array([prefix in _ENDS for prefix, _ in parts])  # shape: (K,)
+
+    def __call__(self, ids: np.ndarray, lengths: np.ndarray) -> list[list[Span]]:
+        """The chunks of each row of label ``ids`` (B, T), of which the first ``lengths[b]`` are real."""
+        batch, width = ids.shape
+        real = np.arange(width)[None, :] < lengths[:, None]  # shape: (B, T)
+        inside = real & ~self.outside[ids]  # shape: (B, T)
+        kind, ends_here = self.kind[ids], self.end[ids]  # shapes: (B, T)
+        before = np.zeros((batch, 1), dtype=bool)
+        open_before = np.concatenate([before, (inside & ~ends_here)[:, :-1]], axis=1)  # a chunk open after i - 1
+        same_kind = np.concatenate([before, kind[:, 1:] == kind[:, :-1]], axis=1)  # shape: (B, T)
+        starts = inside & (self.start[ids] | ~open_before | ~same_kind)  # shape: (B, T)
+        after = np.zeros((batch, 1), dtype=bool)
+        next_inside = np.concatenate([inside[:, 1:], after], axis=1)
+        next_starts = np.concatenate([starts[:, 1:], after], axis=1)
+        ends = inside & (ends_here | ~next_inside | next_starts)  # shape: (B, T)
+        rows, first = np.nonzero(starts)  # row-major: sentence by sentence, left to right
+        _, last = np.nonzero(ends)
+        names = [self.types[k] for k in kind[rows, first].tolist()]
+        found = list(zip(names, first.tolist(), (last + 1).tolist()))
+        cuts = np.cumsum(np.bincount(rows, minlength=batch))[:-1].tolist()  # where each row's chunks begin
+        return [found[a:b] for a, b in zip([0, *cuts], [*cuts, len(found)])]
 
 
 def from_spans(chunks: Iterable[Span], length: int, scheme: str | Scheme) -> list[str]:

@@ -63,13 +63,13 @@ class WindowTables:
     """
 
     def __init__(self, model: nn.Module, data: Encoded, char_table: torch.Tensor | None = None, *,
-                 max_table_bytes: int = 1 << 30) -> None:
+                 max_table_bytes: int = 1 << 30, workspace: Workspace | None = None) -> None:
         encoder = model.encoder
         if not isinstance(encoder, WindowEncoder):
             raise TypeError(f"WindowTables needs a tagger with a WindowEncoder, but got {type(encoder).__name__}")
         if model.training:
             raise ValueError("WindowTables computes eval-mode emissions (no dropout); call model.eval() first")
-        self.data, self.size = data, encoder.size
+        self.data, self.size, self.workspace = data, encoder.size, workspace
         inputs = type_inputs(model.embedder, data, char_table, encoder.pad.device)  # shape: (n_types, D)
         both = torch.cat([inputs, encoder.pad.unsqueeze(0)])  # shape: (n_types + 1, D), the padding vector last
         self.tokens = encoder.token_layers(both)  # shape: (n_types + 1, H), the padding goes through T like a token
@@ -84,26 +84,29 @@ class WindowTables:
 
     def _table(self, tokens: torch.Tensor) -> torch.Tensor:
         """Row r, block p: ``[W_p; V_p] t_r``, plus the bias in block 0 (each token sums one block-0 row)."""
-        table = tokens @ self.first.weight  # shape: (R, size * units')
+        shape = (int(tokens.shape[0]), int(self.first.weight.shape[1]))  # (R, size * units')
+        out = self.workspace.take(shape, tokens) if self.workspace is not None else None
+        table = torch.mm(tokens, self.first.weight, out=out)  # shape: (R, size * units')
         table[:, : self.first.bias.shape[0]] += self.first.bias
         return table
 
-    def window_ids(self, batch: Batch) -> torch.Tensor:
+    def window_ids(self, indices: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Row of :attr:`tokens` for each position of each token's window, shape (B, T, size)."""
-        width = int(batch.mask.shape[1])
-        types = self.data.types[batch.indices, :width].to(batch.mask.device)  # shape: (B, T)
-        ids = torch.where(batch.mask, types, self.pad_index)  # shape: (B, T), beyond the sentence: padding
+        width = int(mask.shape[1])
+        types = self.data.types[indices, :width].to(mask.device)  # shape: (B, T)
+        ids = torch.where(mask, types, self.pad_index)  # shape: (B, T), beyond the sentence: padding
         half = self.size // 2
         padded = F.pad(ids, (half, half), value=self.pad_index)  # shape: (B, T + 2 * half)
         return padded.unfold(1, self.size, 1)  # shape: (B, T, size)
 
-    def emissions(self, batch: Batch, chunk: int = 2048) -> torch.Tensor:
-        """Label scores, shape (B, T, K), as ``model.emissions(batch)`` computes them in eval mode.
+    def emissions(self, indices: torch.Tensor, mask: torch.Tensor, chunk: int = 2048) -> torch.Tensor:
+        """Label scores, shape (B, T, K), of the sentences ``indices`` of the data set padded as ``mask``
+        (B, T): what ``model.emissions(batch)`` computes in eval mode for the batch of those sentences.
 
-        Only the batch's real tokens are scored (0 beyond each sentence), ``chunk`` tokens at a
-        time so that the intermediate activations stay in the CPU's cache.
+        Only the real tokens are scored (0 beyond each sentence), ``chunk`` tokens at a time so that
+        the intermediate activations stay in the CPU's cache.
         """
-        windows = self.window_ids(batch)[batch.mask]  # shape: (N, size), the N real tokens
+        windows = self.window_ids(indices, mask)[mask]  # shape: (N, size), the N real tokens
         if self.table is not None:
             table, rows = self.table, windows  # shape: (n_types + 1, size * units')
         else:
@@ -112,16 +115,37 @@ class WindowTables:
         rows = rows * self.size + torch.arange(self.size, device=rows.device)  # shape: (N, size)
         blocks = table.view(-1, table.shape[1] // self.size)  # shape: (R * size, units'), row r * size + p
         scores = torch.cat([self._score(blocks, part) for part in rows.split(chunk)])  # shape: (N, K)
-        out = scores.new_zeros(*batch.mask.shape, scores.shape[1])  # shape: (B, T, K)
-        out[batch.mask] = scores
+        out = scores.new_zeros(*mask.shape, scores.shape[1])  # shape: (B, T, K)
+        out[mask] = scores
         return out
 
     def _score(self, blocks: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
         """Label scores of tokens whose windows are the table ``rows`` (n, size); shape (n, K)."""
         out = self.first.finish(F.embedding_bag(rows, blocks, mode="sum"))  # shape: (n, units)
         for layer in self.rest:
-            out = layer(F.softsign(out))  # shape: (n, units of the layer)
+            out = layer(out.div_(out.abs().add_(1.0)))  # softsign in place; shape: (n, units of the layer)
         return out
+
+
+class Workspace:
+    """Memory for the tables that a caller keeps between :class:`WindowTables`, so that a tagging
+    service (``seqlab tag``, or :func:`seqlab.predict.predict` called repeatedly) writes each new
+    table into pages it already holds: a CoNLL-2000 test table is ~300 MB, and touching that much
+    fresh memory costs about a tenth of a second. One table at a time: a table built in a workspace
+    is overwritten by the next one built in it. Holds the largest table asked for until dropped.
+    """
+
+    def __init__(self) -> None:
+        self.buffer: torch.Tensor | None = None
+
+    def take(self, shape: tuple[int, int], like: torch.Tensor) -> torch.Tensor:
+        """A (rows, cols) tensor of ``like``'s dtype and device, backed by the workspace (contents undefined)."""
+        size = shape[0] * shape[1]
+        buffer = self.buffer
+        if buffer is None or buffer.numel() < size or buffer.dtype != like.dtype or buffer.device != like.device:
+            self.buffer = buffer = None  # let the old buffer go before the new one is allocated
+            self.buffer = buffer = torch.empty(size, dtype=like.dtype, device=like.device)
+        return buffer[:size].view(shape)
 
 
 class FusedLayer:

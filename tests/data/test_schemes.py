@@ -3,7 +3,11 @@ import random
 
 import pytest
 
-from seqlab.data.schemes import SCHEMES, allowed_transitions, convert, from_spans, labels_for, spans
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from seqlab.data.schemes import SCHEMES, SpanReader, allowed_transitions, convert, from_spans, labels_for, spans
 from seqlab.errors import SeqlabError
 
 # One sentence, written by hand in every scheme: [PER Peter Blackburn] [PER John] met [LOC Paris] [LOC Texas] .
@@ -113,3 +117,25 @@ def test_malformed_tags(tag, message):
 def test_unknown_scheme():
     with pytest.raises(SeqlabError, match="unknown tag scheme 'iobes'"):
         convert(["O"], "iobes")
+
+
+MIXED = ["O", "B-PER", "I-PER", "E-PER", "S-PER", "L-PER", "U-PER", "B-LOC", "I-LOC", "E-LOC", "S-LOC", "U-LOC",
+         "I-MISC"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.integers(0, len(MIXED) - 1), max_size=9), min_size=1, max_size=5))
+def test_span_reader_reads_batches_as_spans_reads_each_sentence(rows):
+    """The batched reader (predict's) agrees with spans() on any label ids, improper sequences and
+    every scheme's prefixes mixed included, with sentences of different lengths padded by junk ids."""
+    width = max(1, max(map(len, rows)))
+    ids = np.array([row + [len(MIXED) - 1] * (width - len(row)) for row in rows])  # padding: an inner tag
+    lengths = np.array([len(row) for row in rows])
+    assert SpanReader(MIXED)(ids, lengths) == [spans([MIXED[i] for i in row]) for row in rows]
+
+
+def test_span_reader_on_hand_made_rows():
+    reader = SpanReader(["O", "B-NP", "I-NP", "B-VP", "I-VP"])
+    ids = np.array([[1, 2, 3, 0, 2, 2], [4, 4, 1, 1, 0, 0], [0, 0, 0, 0, 0, 0]])
+    assert reader(ids, np.array([6, 4, 2])) == [[("NP", 0, 2), ("VP", 2, 3), ("NP", 4, 6)],
+                                                [("VP", 0, 2), ("NP", 2, 3), ("NP", 3, 4)], []]

@@ -74,6 +74,27 @@ def test_capitalization(word, pattern):
     assert pattern in CAPITALIZATION
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), min_size=1, max_size=12)
+       | st.text(alphabet="aA1.-É", min_size=1, max_size=12))
+def test_word_type_and_capitalization_follow_their_per_character_definitions(word):
+    """ASCII words take a fast path (str.translate and regular expressions); it must agree with the
+    definitions, written here character by character with str methods."""
+    symbols = [char_type(c) for c in word]
+    assert word_type(word) == "".join(s for i, s in enumerate(symbols) if i == 0 or symbols[i - 1] != s)
+    if not any(c.isalnum() for c in word):
+        want = "noAlphaNum"
+    elif not any(c.isalpha() for c in word):
+        want = "numeric"
+    elif not any(c.isupper() for c in word):
+        want = "allLower"
+    elif not any(c.islower() for c in word):
+        want = "allUpper"
+    else:
+        want = "upperFirst" if word[0].isupper() else "upperNotFirst"
+    assert capitalization(word) == want
+
+
 @pytest.mark.parametrize(
     "n, name", [(0, "0"), (1, "1"), (4, "4"), (5, "5-6"), (6, "5-6"), (9, "7-9"), (10, "10+"), (99, "10+")]
 )

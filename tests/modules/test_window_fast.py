@@ -13,7 +13,7 @@ from seqlab.models.tagger import Tagger
 from seqlab.modules.decoders import SoftmaxDecoder
 from seqlab.modules.embedder import CharBiLSTM, TokenEmbedder
 from seqlab.modules.window import WindowEncoder, output_filters
-from seqlab.modules.window_fast import WindowTables, type_inputs
+from seqlab.modules.window_fast import WindowTables, Workspace, type_inputs
 from seqlab.predict import predict
 
 SENTENCES = [["the", "cat", "sat", "on", "the", "mat", "."], ["Dogs", "bark"], ["Hi"],
@@ -65,11 +65,12 @@ def test_tables_equal_the_forward_pass(architecture, filters, sqrt, batch_size):
     with torch.inference_mode():
         whole, per_batch = WindowTables(model, data), WindowTables(model, data, max_table_bytes=0)
         assert whole.table is not None and per_batch.table is None
+        in_workspace = WindowTables(model, data, max_table_bytes=0, workspace=Workspace())  # one batch's table at a time
         for batch in iterate(data, batch_size, shuffle=False):  # sentences of 1, 2, 7, 9 tokens: padding
             want = model.emissions(batch)  # shape: (B, T, K)
             mask = batch.mask.unsqueeze(-1).expand_as(want)
-            for fast in (whole, per_batch):
-                got = fast.emissions(batch)  # shape: (B, T, K)
+            for fast in (whole, per_batch, in_workspace):
+                got = fast.emissions(batch.indices, batch.mask)  # shape: (B, T, K)
                 assert got.shape == want.shape
                 assert torch.allclose(got[mask], want[mask], atol=1e-5, rtol=1e-5)
 
@@ -107,3 +108,24 @@ def test_tables_refuse_training_mode_and_other_encoders():
     with pytest.raises(TypeError, match="WindowEncoder"):
         WindowTables(model, encoded(vocabs))
 
+
+
+def test_a_workspace_is_reused_and_tables_built_in_it_score_as_fresh_ones():
+    model, vocabs = make_tagger("I-T(4)-W(5)-O", 2)
+    data = encoded(vocabs)
+    workspace = Workspace()
+    with torch.inference_mode():
+        fresh = WindowTables(model, data)
+        first = WindowTables(model, data, workspace=workspace)
+        held = workspace.buffer
+        assert held is not None and first.table.data_ptr() == held.data_ptr()
+        small = encode(SENTENCES[:2], vocabs, features=features, columns={"pos": POS[:2]})
+        WindowTables(model, small, workspace=workspace)  # a smaller table: the same memory, overwritten
+        assert workspace.buffer is held
+        second = WindowTables(model, data, workspace=workspace)  # the first table is gone; this one is whole
+        for batch in iterate(data, 2, shuffle=False):
+            assert torch.allclose(second.emissions(batch.indices, batch.mask),
+                                  fresh.emissions(batch.indices, batch.mask), atol=1e-6)
+        assert workspace.take((2, 3), torch.zeros(1, dtype=torch.float64)).dtype == torch.float64  # a new buffer
+    got = predict(model, data, vocabs["tags"], batch_size=2, workspace=workspace)
+    assert [p.labels for p in got] == [p.labels for p in predict(model, data, vocabs["tags"], batch_size=2)]
