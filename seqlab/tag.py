@@ -26,6 +26,7 @@ from seqlab.data.schemes import convert
 from seqlab.data.tokenize import Token, split_sentences
 from seqlab.metrics import format_conlleval, score
 from seqlab.token_features import encode_options
+from seqlab.modules.window_fast import Workspace
 from seqlab.predict import Prediction, predict
 from seqlab.train import resolve_device
 
@@ -65,23 +66,26 @@ def tag_stream(run_dir: str | Path, lines: Iterable[str], out: TextIO, *, fmt: s
     device = next(model.parameters()).device
     pending: list[tuple[int, str, list[list[Token]]]] = []
     count = 0
+    workspace = Workspace()  # a windowed tagger's tables reuse this memory from one batch to the next
     for paragraph in _paragraphs(lines):
         pending.append(paragraph)
         count += len(paragraph[2])
         if count >= batch_size:
-            _flush(pending, vocabs, model, features, device, out, fmt, config.data.file_scheme)
+            _flush(pending, vocabs, model, features, device, out, fmt, config.data.file_scheme, workspace)
             pending, count = [], 0
-    _flush(pending, vocabs, model, features, device, out, fmt, config.data.file_scheme)
+    _flush(pending, vocabs, model, features, device, out, fmt, config.data.file_scheme, workspace)
 
 
-def _flush(pending, vocabs, model, features, device: torch.device, out: TextIO, fmt: str, scheme: str) -> None:  # type: ignore[no-untyped-def]
+def _flush(pending, vocabs, model, features, device: torch.device, out: TextIO, fmt: str, scheme: str,  # type: ignore[no-untyped-def]
+           workspace: Workspace) -> None:
     sentences = [s for _, _, sents in pending for s in sents]
     if not sentences and fmt != "inline":
         return
     results: list[Prediction] = []
     if sentences:
         data = encode([[t.text for t in s] for s in sentences], vocabs, **encode_options(features))
-        results = predict(model, data, vocabs["tags"], batch_size=len(sentences), device=device, confidences=True)
+        results = predict(model, data, vocabs["tags"], batch_size=len(sentences), device=device, confidences=True,
+                          workspace=workspace)
     it = iter(results)
     for number, text, sents in pending:
         preds = [next(it) for _ in sents]
