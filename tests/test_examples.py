@@ -130,6 +130,15 @@ def test_default_c2_is_turians_sigma(chunker):
         "feature.possible_states": True, "feature.possible_transitions": True, "c2": 0.048828125}
 
 
+def test_seen_features_only_turns_the_possible_features_off(chunker):
+    cfg = chunker.ChunkerConfig("a", "b", "m", "p", algorithm="lbfgs", c2=0.125, possible_features=False)
+    assert cfg.crfsuite_params() == {"feature.possible_states": False, "feature.possible_transitions": False,
+                                     "c2": 0.125}
+    args = chunker.parser().parse_args(["--train", "a", "--test", "b", "--model", "m", "--predictions", "p",
+                                        "--seen-features-only"])
+    assert args.seen_features_only
+
+
 def test_hold_out_is_seeded_and_disjoint(chunker):
     sentences = [((str(i),), ("NN",), ("B-NP",)) for i in range(50)]
     rest, dev = chunker.hold_out(sentences, 10)
