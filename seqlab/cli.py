@@ -22,6 +22,11 @@ def _default_output(config_path: str) -> Path:
     return base
 
 
+#: Keys a resumed run may change with --set: where it runs, not what it trains (a checkpoint moves between
+#: CPU and GPU, or a run gets the cores another job has left).
+RESUME_SETTABLE = ("train.threads", "train.device")
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     """``seqlab train`` for a tagger or, with top-level ``task: relation``, a relation classifier."""
     if relation_cli.is_relation_config(args.resume or args.config):
@@ -32,10 +37,12 @@ def cmd_train(args: argparse.Namespace) -> int:
         from seqlab.train import train
     if args.resume:
         run_dir = Path(args.resume)
-        if args.set:
-            raise SeqlabError("--set cannot be combined with --resume: a resumed run keeps its own config.yaml")
-        config = load_config(run_dir / "config.yaml")
-        if args.config and load_config(args.config) != config:
+        changed = [item for item in args.set if item.partition("=")[0].strip() not in RESUME_SETTABLE]
+        if changed:
+            raise SeqlabError(f"--set {changed[0]} cannot be combined with --resume: a resumed run keeps its own "
+                              f"config.yaml (only {' and '.join(RESUME_SETTABLE)}, which say where it runs, may change)")
+        config = load_config(run_dir / "config.yaml", args.set)
+        if args.config and load_config(args.config, args.set) != config:
             log.warning("resuming with %s/config.yaml; %s differs from it and is ignored", run_dir, args.config)
         train(config, run_dir, resume=True, progress=not args.quiet)
         return 0

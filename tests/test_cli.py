@@ -103,9 +103,19 @@ def test_resume_of_a_finished_run_just_finishes_again(run_dir, tmp_path, capsys)
 
 
 def test_resume_with_set_is_an_error(run_dir, capsys):
-    assert main(["train", "--resume", str(run_dir), "--set", "train.epochs=5"]) == 2
+    assert main(["train", "--resume", str(run_dir), "--set", "train.threads=2", "--set", "train.epochs=5"]) == 2
     line = single_error_line(capsys.readouterr().err)
-    assert "--set cannot be combined with --resume" in line
+    assert "--set train.epochs=5 cannot be combined with --resume" in line
+    assert "only train.threads and train.device" in line
+
+
+def test_resume_may_move_a_run_to_other_threads_or_device(run_dir, tmp_path, capsys):
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    (copy / "metrics.json").unlink()
+    assert main(["train", "--resume", str(copy), "--quiet", "--set", "train.threads=2", "--set", "train.device=cpu"]) == 0
+    assert json.loads((copy / "metrics.json").read_text())["epochs"] == 1
+    assert load_config(copy / "config.yaml").train.threads == load_config(run_dir / "config.yaml").train.threads
 
 
 # ---------------------------------------------------------------- bad input
