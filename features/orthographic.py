@@ -128,6 +128,14 @@ def _check_tokens(tokens: Sequence[str]) -> None:
         raise TypeError(f"tokens must be a sequence of words, but got the single string {tokens!r}")
 
 
+def _check_words(tokens: Sequence[str]) -> None:
+    """A sequence of non-empty strings (every orthographic feature reads a first character)."""
+    _check_tokens(tokens)
+    bad = next((i for i, w in enumerate(tokens) if not isinstance(w, str) or not w), None)
+    if bad is not None:
+        raise ValueError(f"tokens must be non-empty strings, but token {bad} is {tokens[bad]!r}")
+
+
 class OrthographicFeatures:
     """Spelling-shape features of Turian, Bergstra & Bengio (2009, section 4).
 
@@ -185,10 +193,7 @@ class OrthographicFeatures:
 
     def feature_dicts(self, tokens: Sequence[str]) -> list[dict[str, Any]]:
         """crfsuite-style features per token: ``first``, ``length``, ``type``, ``cap`` (no fit needed)."""
-        _check_tokens(tokens)
-        bad = next((i for i, w in enumerate(tokens) if not isinstance(w, str) or not w), None)
-        if bad is not None:
-            raise ValueError(f"tokens must be non-empty strings, but token {bad} is {tokens[bad]!r}")
+        _check_words(tokens)
         return [
             {
                 "first": char_type(w[0]),
@@ -214,10 +219,7 @@ class OrthographicFeatures:
 
     def __call__(self, tokens: Sequence[str]) -> np.ndarray:  # shape: (len(tokens), dim), float32
         (first, f0), (_, l0), (kind, k0), (cap, c0) = self._block_columns()
-        _check_tokens(tokens)
-        bad = next((i for i, w in enumerate(tokens) if not isinstance(w, str) or not w), None)
-        if bad is not None:
-            raise ValueError(f"tokens must be non-empty strings, but token {bad} is {tokens[bad]!r}")
+        _check_words(tokens)
         n = len(tokens)
         hot = np.empty((n, 4), dtype=np.int64)  # the column of each block's one, as feature_dicts names them
         hot[:, 0] = [first.get(char_type(w[0]), f0) for w in tokens]
