@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
 from crfsuite_chunker import ChunkFeatures, _pycrfsuite, read_sentences  # noqa: E402
 
+from seqlab.errors import SeqlabError  # noqa: E402
 from seqlab.paths import resolve_data_path  # noqa: E402
 
 
@@ -34,7 +35,13 @@ def main() -> None:
     p.add_argument("--test", default="conll2000/test.txt", help="CoNLL-2000 file (relative to SEQLAB_DATA)")
     p.add_argument("--repeats", type=int, default=3)
     args = p.parse_args()
-    test = read_sentences(resolve_data_path(args.test, key="test"))
+    if not Path(args.model).is_file():
+        p.error(f"--model {args.model}: no such file (train one with the command in RESULTS.md)")
+    try:
+        test = read_sentences(resolve_data_path(args.test, key="test"))
+        _pycrfsuite()
+    except SeqlabError as err:
+        p.error(str(err))
     tokens = sum(len(words) for words, _, _ in test)
     featurize = ChunkFeatures()
     start = time.perf_counter()
