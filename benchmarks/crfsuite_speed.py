@@ -35,6 +35,8 @@ def main() -> None:
     p.add_argument("--test", default="conll2000/test.txt", help="CoNLL-2000 file (relative to SEQLAB_DATA)")
     p.add_argument("--repeats", type=int, default=3)
     args = p.parse_args()
+    if args.repeats < 1:
+        p.error(f"--repeats must be at least 1 (runs timed after the first), not {args.repeats}")
     if not Path(args.model).is_file():
         p.error(f"--model {args.model}: no such file (train one with the command in RESULTS.md)")
     try:
@@ -58,7 +60,7 @@ def main() -> None:
                 raise RuntimeError(f"tagged {len(labels)} sentences of {len(test)}")
     finally:
         tagger.close()
-    (first, _), rest = runs[0], runs[1:] or runs
+    (first, _), rest = runs[0], runs[1:]
     seconds, cpu = min(r[0] for r in rest), min(r[1] for r in rest)
     print(json.dumps({
         "model": str(args.model), "test": args.test, "tokens": tokens, "sentences": len(test),

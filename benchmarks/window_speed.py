@@ -101,6 +101,8 @@ def main() -> None:
     p.add_argument("--plain", action="store_true",
                    help="also time the plain forward pass (no per-type tables) and check both give the same labels")
     args = p.parse_args()
+    if args.repeats < 1:
+        p.error(f"--repeats must be at least 1 (runs timed after the first), not {args.repeats}")
     torch.set_num_threads(args.threads)
     start = time.perf_counter()
     config, vocabs, model, features = archive.load_run(args.run)
