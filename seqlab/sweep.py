@@ -159,10 +159,10 @@ def post_viterbi_f1(run_dir: Path, split: str = "dev") -> float | None:
     """
     from seqlab import archive
     from seqlab.build import use_post_viterbi
-    from seqlab.modules.decoders import SoftmaxDecoder
     from seqlab.data.batching import encode
     from seqlab.data.dataset import read_splits
     from seqlab.evaluate import evaluate_split
+    from seqlab.modules.decoders import SoftmaxDecoder
     from seqlab.token_features import encode_options
 
     config, vocabs, model, features = archive.load_run(run_dir)
