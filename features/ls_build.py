@@ -81,8 +81,8 @@ def build_ls(typed: Sequence[PathLike], out: PathLike, *, options: LSOptions = L
     if distant is not None and not unlabeled:
         raise ValueError("distant supervision needs unlabelled corpora (--unlabeled FILE ...)")
     sources, sentences = _read_sources(typed, options.column)
-    sep = detect_separator({m.label for s in sentences for m in s.mentions}, options.hierarchy_sep)
-    types_of = _type_cache(sep)
+    separators = _separators(sources, options.hierarchy_sep)
+    types_of = _type_cache(separators)
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
@@ -99,7 +99,7 @@ def build_ls(typed: Sequence[PathLike], out: PathLike, *, options: LSOptions = L
         manifest = {
             "format": FORMAT, "paper": "Ghaddar & Langlais, COLING 2018, section 3", "sources": sources,
             "unlabeled": [_describe(p) for p in unlabeled] if distant else [],
-            "options": asdict(options), "hierarchy_separator": sep,
+            "options": asdict(options), "hierarchy_separator": _common_separator(sources),
             "fasttext": {"bucket": model.f.getArgs().bucket, "threads": model.f.getArgs().thread},
             "distant": None if distant is None else {"options": asdict(distant), "stats": dstats.to_dict()},
             "counts": {**{k: v for k, v in counts.items() if k != "type_mentions"},
@@ -129,23 +129,49 @@ def _replace(work: Path, out: Path) -> None:
 
 
 def _read_sources(typed: Sequence[PathLike], column: int) -> tuple[list[dict[str, Any]], list[TypedSentence]]:
-    """All sentences of the typed files, and a manifest entry per file (path, bytes, SHA-256, counts)."""
+    """All sentences of the typed files, and a manifest entry per file (path, bytes, SHA-256, counts, labels)."""
     sources, sentences = [], []
     for item in typed:
         path = Path(item)
         found = list(read_typed(path, column=column))  # FileNotFoundError / FeatureFileError name the file
-        sources.append({**_describe(path), "sentences": len(found), "mentions": sum(len(s.mentions) for s in found)})
+        sources.append({**_describe(path), "sentences": len(found), "mentions": sum(len(s.mentions) for s in found),
+                        "labels": sorted({m.label for s in found for m in s.mentions})})
         sentences.extend(found)
         logger.info("typed corpus %s: %d sentences, %d mentions", path, len(found), sources[-1]["mentions"])
     return sources, sentences
 
 
-def _type_cache(sep: str | None) -> Callable[[str], tuple[str, ...]]:
+def _separators(sources: list[dict[str, Any]], hierarchy_sep: str | None) -> dict[str, str | None]:
+    """The level separator of every label. With ``"auto"`` it is detected per file, so a two-level corpus
+    (Few-NERD's ``person-politician``) keeps its hierarchy beside a flat one (OntoNotes' ``WORK_OF_ART``);
+    each source's entry records its separator. A label two files would split differently is refused."""
+    separators: dict[str, str | None] = {}
+    origin: dict[str, str] = {}
+    for source in sources:
+        labels = source.pop("labels")
+        sep = detect_separator(labels, hierarchy_sep)
+        source["hierarchy_separator"] = sep
+        for label in labels:
+            if label in separators and separators[label] != sep:
+                raise ValueError(
+                    f"type {label!r} is split on {separators[label]!r} in {origin[label]} but on {sep!r} in "
+                    f"{source['path']}; give --hierarchy-sep to use one separator for every file")
+            separators[label], origin[label] = sep, source["path"]
+    return separators
+
+
+def _common_separator(sources: list[dict[str, Any]]) -> str | None:
+    """The separator every source shares (None when they differ: see each source's entry)."""
+    found = {source["hierarchy_separator"] for source in sources}
+    return found.pop() if len(found) == 1 else None
+
+
+def _type_cache(separators: dict[str, str | None]) -> Callable[[str], tuple[str, ...]]:
     cache: dict[str, tuple[str, ...]] = {}
 
     def types_of(label: str) -> tuple[str, ...]:
         if label not in cache:
-            cache[label] = type_tokens(label, sep)
+            cache[label] = type_tokens(label, separators.get(label))
         return cache[label]
 
     return types_of

@@ -124,8 +124,9 @@ def add_parser(verbs: Any, formatter: type[argparse.HelpFormatter]) -> None:
                    help="fastText threads; fewer than 10 are raised to 10, since fastText 0.9.3 initialises its "
                         "input matrix one tenth per thread")
     b.add_argument("--hierarchy-sep", default="auto",
-                   help="separator of type levels in the tags (person_politician); auto: '_' or '-' if every "
-                        "type has it; none: flat types")
+                   help="separator of type levels in the tags (person_politician); auto: per file, '_' or '-' if "
+                        "every type of that file has it (Few-NERD keeps two levels beside OntoNotes' flat "
+                        "WORK_OF_ART); none: flat types")
     b.add_argument("--column", type=int, default=-1, help="the tag column (0-based; negative counts from the end)")
     b.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
     b.add_argument("--quiet", action="store_true", help="no fastText progress")

@@ -117,6 +117,35 @@ def test_the_manifest_records_sources_and_counts(built):
     assert manifest["type_mentions"]["/location"] == manifest["type_mentions"]["/location/gpe"] == 9
 
 
+def _flat_corpus(path: Path, labels: tuple[str, ...] = ("PERSON", "WORK_OF_ART")) -> Path:
+    """An OntoNotes-like typed file: flat types, one of them with an underscore in its name."""
+    path.write_text("".join(f"Ann B-{labels[0]}\nread O\nUlysses B-{labels[1]}\n. O\n\n" for _ in range(3)),
+                    encoding="utf-8")
+    return path
+
+
+def test_each_typed_file_keeps_its_own_hierarchy(tmp_path):
+    pytest.importorskip("fasttext")
+    flat = _flat_corpus(tmp_path / "flat.txt")
+    vectors = build_ls([TYPED, flat], tmp_path / "mixed", options=TINY, progress=False)
+    assert {"/person/director", "/building/hotel", "/work_of_art"} <= set(vectors.types)
+    assert "/work" not in vectors.types  # the flat file's WORK_OF_ART is not split on "_"
+    manifest = json.loads((tmp_path / "mixed" / MANIFEST).read_text())
+    assert [s["hierarchy_separator"] for s in manifest["sources"]] == ["_", None]
+    assert manifest["hierarchy_separator"] is None
+    # types are lower-cased: the flat file's 3 PERSON mentions join the fixture's 7 person_* under /person
+    assert manifest["type_mentions"]["/person"] == 7 + 3
+
+
+def test_a_label_split_two_ways_is_refused(tmp_path):
+    two_level = _flat_corpus(tmp_path / "two_level.txt", ("person_writer", "art_book"))
+    flat = _flat_corpus(tmp_path / "flat.txt", ("person_writer", "ORG"))
+    with pytest.raises(ValueError, match=r"'person_writer' is split on '_' in .*two_level.txt but on None in "
+                                         r".*flat.txt; give --hierarchy-sep"):
+        build_ls([two_level, flat], tmp_path / "out", options=TINY, progress=False)
+    assert not (tmp_path / "out").exists()
+
+
 def test_top_types_and_show(built):
     vectors = LSVectors.load(built)
     top = vectors.top_types("hotel", 3)
