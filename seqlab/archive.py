@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import logging
+import pickle
+import re
 from contextlib import contextmanager
 from pathlib import Path
 from collections.abc import Iterator, Mapping
@@ -33,6 +35,8 @@ CONFIG, VOCABS, WEIGHTS, CHECKPOINT, METRICS, LOG = (
     "config.yaml", "vocabs.json", "model.pt", "checkpoint.pt", "metrics.json", "train.log",
 )
 FEATURES = "features.json"
+_UNSUPPORTED = re.compile(r"Unsupported global: GLOBAL ([\w.]+)")  # how torch names what it refused
+_UNPICKLER = re.compile(r"WeightsUnpickler error:\s*(.+?)\s*(?:\n|$)")
 
 
 def has_checkpoint(run_dir: Path) -> bool:
@@ -85,8 +89,21 @@ def _load(path: Path, device: torch.device | str) -> Any:
         raise SeqlabError(f"{path}: no such file (is {path.parent} a seqlab run directory?)")
     try:
         return torch.load(path, map_location=device, weights_only=True)
-    except Exception as err:  # unpickling refused or a corrupt file
-        raise SeqlabError(f"{path}: cannot load weights safely: {err}") from None
+    except Exception as err:
+        raise SeqlabError(f"{path}: {_why_not_loaded(err)}") from None
+
+
+def _why_not_loaded(err: Exception) -> str:
+    """torch.load's refusal in one line, without its advice to load the file unsafely."""
+    text = str(err)
+    if not (isinstance(err, pickle.UnpicklingError) and "Weights only load failed" in text):
+        return f"cannot load weights safely: {text}"  # e.g. a truncated zip archive
+    found = _UNSUPPORTED.search(text)
+    if found:
+        return (f"refused: a seqlab model file holds only tensors and plain values, and this one holds "
+                f"{found.group(1)}; it was not loaded, since loading it could run code")
+    detail = _UNPICKLER.search(text)
+    return f"cannot load weights: not a seqlab model file, or a corrupt one ({detail.group(1) if detail else text})"
 
 
 def load_weights(run_dir: Path, device: torch.device | str = "cpu") -> dict[str, torch.Tensor]:

@@ -1,0 +1,323 @@
+"""Tests for seqlab.archive: atomic saves, weights_only loading, --resume checks, round trips."""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from seqlab import archive
+from seqlab.data.vocab import Vocab, WordVocab, label_vocab
+from seqlab.errors import SeqlabError
+
+
+def _model() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+
+
+def _leftovers(folder: Path, keep: set[str]) -> list[str]:
+    """Files in ``folder`` other than ``keep``: temporary files a failed write left behind."""
+    return sorted(p.name for p in folder.iterdir() if p.name not in keep)
+
+
+# ------------------------------------------------------------------ check_output
+
+
+def test_check_output_accepts_a_new_run_in_an_empty_or_missing_folder(tmp_path: Path):
+    archive.check_output(tmp_path, resume=False)
+    archive.check_output(tmp_path / "not-yet", resume=False)
+
+
+def test_check_output_refuses_to_overwrite_a_checkpointed_run(tmp_path: Path):
+    archive.save_checkpoint(tmp_path, {"step": torch.tensor(1)})
+    where = re.escape(str(tmp_path))
+    with pytest.raises(SeqlabError, match=rf"^{where} already holds a run; use --resume {where} to continue it"):
+        archive.check_output(tmp_path, resume=False)
+
+
+def test_check_output_refuses_a_resume_without_checkpoint(tmp_path: Path):
+    with pytest.raises(SeqlabError, match=r"--resume .*: no checkpoint.pt there to resume from"):
+        archive.check_output(tmp_path, resume=True)
+    (tmp_path / archive.WEIGHTS).write_bytes(b"")  # weights alone are not enough to resume
+    (tmp_path / archive.CHECKPOINT).mkdir()  # nor a folder named checkpoint.pt
+    with pytest.raises(SeqlabError, match="no checkpoint.pt there"):
+        archive.check_output(tmp_path, resume=True)
+
+
+def test_check_output_accepts_a_resume_with_checkpoint(tmp_path: Path):
+    archive.save_checkpoint(tmp_path, {"step": torch.tensor(1)})
+    assert archive.has_checkpoint(tmp_path)
+    archive.check_output(tmp_path, resume=True)
+
+
+# ------------------------------------------------------------------ round trips
+
+
+def test_weights_round_trip(tmp_path: Path):
+    model = _model()
+    archive.save_weights(tmp_path, model)
+    loaded = archive.load_weights(tmp_path)
+    assert loaded.keys() == model.state_dict().keys()
+    for name, value in model.state_dict().items():
+        assert torch.equal(loaded[name], value)
+    other = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    other.load_state_dict(loaded)
+    x = torch.randn(5, 3)
+    assert torch.equal(other(x), model(x))
+
+
+def test_weights_file_holds_a_state_dict_only(tmp_path: Path):
+    archive.save_weights(tmp_path, _model())
+    data = torch.load(tmp_path / archive.WEIGHTS, weights_only=True)
+    assert isinstance(data, dict) and all(isinstance(v, torch.Tensor) for v in data.values())
+
+
+class _Counter:
+    """A stateful part with plain values in its state dict, like a scheduler (no optimizer: importing one costs 2 s)."""
+
+    def __init__(self, steps: int = 0) -> None:
+        self.steps = steps
+        self.history = [0.5] * steps
+
+    def state_dict(self) -> dict:
+        return {"steps": self.steps, "history": list(self.history), "last": torch.tensor(float(self.steps))}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.steps, self.history = state["steps"], state["history"]
+        assert state["last"].item() == state["steps"]
+
+
+def test_training_state_round_trip_restores_parts_generators_and_loop_state(tmp_path: Path):
+    model, counter = _model(), _Counter(3)
+    generator = torch.Generator().manual_seed(42)
+    torch.rand(3, generator=generator)
+    state = {"epoch": 3, "best_f1": 87.5, "history": [{"epoch": 1, "f1": 80.0}]}
+    torch.manual_seed(9)
+    archive.save_training_state(tmp_path, {"model": model, "scheduler": counter, "averaged": None}, generator, state)
+    expected_gen, expected_rng = torch.rand(4, generator=generator), torch.rand(4)
+
+    fresh = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    fresh_counter = _Counter()
+    fresh_gen = torch.Generator().manual_seed(0)
+    torch.manual_seed(1)
+    loop = archive.load_training_state(tmp_path, {"model": fresh, "scheduler": fresh_counter, "averaged": None},
+                                       fresh_gen)
+    assert loop == state
+    for name, value in model.state_dict().items():
+        assert torch.equal(fresh.state_dict()[name], value)
+    assert (fresh_counter.steps, fresh_counter.history) == (3, [0.5] * 3)
+    assert torch.equal(torch.rand(4, generator=fresh_gen), expected_gen)
+    assert torch.equal(torch.rand(4), expected_rng)
+    ckpt = archive.load_checkpoint(tmp_path)
+    assert "averaged" not in ckpt  # None parts are left out
+    assert ckpt["generator"].device.type == "cpu" and ckpt["torch_rng"].device.type == "cpu"
+
+
+def test_vocabs_round_trip(tmp_path: Path):
+    vocabs = {
+        "words": WordVocab(["The", "cat", "7"], lowercase_fallback=False, digits_to_zero=True),
+        "chars": Vocab(["a", "b", "é"]),
+        "tags": label_vocab(["O", "B-PER", "I-PER"]),
+    }
+    archive.save_vocabs(tmp_path, vocabs)
+    loaded = archive.load_vocabs(tmp_path)
+    assert loaded.keys() == vocabs.keys()
+    for name, vocab in vocabs.items():
+        got = loaded[name]
+        assert type(got) is type(vocab)
+        assert got.itos == vocab.itos and got.stoi == vocab.stoi
+        assert (got.pad, got.unk) == (vocab.pad, vocab.unk)
+    assert (loaded["words"].lowercase_fallback, loaded["words"].digits_to_zero) == (False, True)
+    assert loaded["words"].index("the") == loaded["words"].index("<no such word>")  # no lower-case fallback
+    assert loaded["tags"].index("B-PER") == 1
+
+
+def test_load_vocabs_reports_a_missing_file(tmp_path: Path):
+    with pytest.raises(SeqlabError, match="cannot read vocabularies"):
+        archive.load_vocabs(tmp_path)
+
+
+def test_feature_state_round_trip_and_missing_file(tmp_path: Path):
+    assert archive.load_feature_state(tmp_path) is None
+    state = {"orthographic": {"shapes": ["Xx", "d"]}, "label_freq": {"k": 3}}
+    archive.save_feature_state(tmp_path, state)
+    assert archive.load_feature_state(tmp_path) == state
+
+
+def test_load_feature_state_reports_bad_json_with_its_line(tmp_path: Path):
+    (tmp_path / archive.FEATURES).write_text('{\n"a": 1,\n}', encoding="utf-8")
+    with pytest.raises(SeqlabError, match=rf"{archive.FEATURES}:3: not valid JSON"):
+        archive.load_feature_state(tmp_path)
+
+
+def test_config_and_metrics_are_written(tmp_path: Path):
+    archive.save_config(tmp_path, "model:\n  decoder: crf\n")
+    archive.save_metrics(tmp_path, {"dev": {"f1": 91.2}})
+    assert (tmp_path / archive.CONFIG).read_text(encoding="utf-8") == "model:\n  decoder: crf\n"
+    assert json.loads((tmp_path / archive.METRICS).read_text(encoding="utf-8")) == {"dev": {"f1": 91.2}}
+    assert _leftovers(tmp_path, {archive.CONFIG, archive.METRICS}) == []
+
+
+def test_saved_files_get_ordinary_permissions(tmp_path: Path):
+    archive.save_weights(tmp_path, _model())
+    archive.save_metrics(tmp_path, {})
+    umask = os.umask(0o022)
+    os.umask(umask)
+    for name in (archive.WEIGHTS, archive.METRICS):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+# ------------------------------------------------------------------ atomic writes
+
+
+class _Unserializable:
+    pass
+
+
+@pytest.mark.parametrize("save, name", [(archive.save_metrics, archive.METRICS),
+                                        (archive.save_feature_state, archive.FEATURES)])
+def test_a_json_write_failing_midway_leaves_the_old_file_and_no_partial_one(tmp_path: Path, save, name: str):
+    save(tmp_path, {"old": 1})
+    before = (tmp_path / name).read_bytes()
+    # json.dump writes '{"a": 1, "b": ' before it meets the object it cannot serialize
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        save(tmp_path, {"a": 1, "b": _Unserializable()})
+    assert (tmp_path / name).read_bytes() == before
+    assert _leftovers(tmp_path, {name}) == []
+
+
+def test_a_failing_new_json_write_leaves_no_file(tmp_path: Path):
+    with pytest.raises(TypeError):
+        archive.save_metrics(tmp_path, {"a": [1, 2, _Unserializable()]})
+    assert _leftovers(tmp_path, set()) == []
+
+
+def _fail_mid_torch_save(obj, f, *args, **kwargs) -> None:
+    f.write(b"PK\x03\x04 half a zip archive")
+    raise OSError("disk full")
+
+
+@pytest.mark.parametrize("save, name", [
+    (lambda d: archive.save_weights(d, _model()), archive.WEIGHTS),
+    (lambda d: archive.save_checkpoint(d, {"step": torch.tensor(2)}), archive.CHECKPOINT),
+])
+def test_a_torch_save_failing_midway_leaves_the_old_file_and_no_partial_one(tmp_path: Path, monkeypatch, save,
+                                                                             name: str):
+    save(tmp_path)
+    before = (tmp_path / name).read_bytes()
+    monkeypatch.setattr(torch, "save", _fail_mid_torch_save)
+    with pytest.raises(OSError, match="disk full"):
+        save(tmp_path)
+    assert (tmp_path / name).read_bytes() == before
+    assert _leftovers(tmp_path, {name}) == []
+    monkeypatch.undo()
+    assert torch.load(tmp_path / name, weights_only=True)  # still the complete old file
+
+
+def test_a_failing_first_checkpoint_does_not_count_as_one(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(torch, "save", _fail_mid_torch_save)
+    with pytest.raises(OSError):
+        archive.save_checkpoint(tmp_path, {"step": torch.tensor(1)})
+    assert not archive.has_checkpoint(tmp_path)
+    assert _leftovers(tmp_path, set()) == []
+    archive.check_output(tmp_path, resume=False)  # a new run may start there
+
+
+def test_a_config_write_failing_at_fsync_leaves_the_old_file(tmp_path: Path, monkeypatch):
+    archive.save_config(tmp_path, "old: 1\n")
+
+    def fail(fd: int) -> None:
+        raise OSError("I/O error")
+
+    monkeypatch.setattr(os, "fsync", fail)
+    with pytest.raises(OSError, match="I/O error"):
+        archive.save_config(tmp_path, "new: 2\n" * 1000)
+    assert (tmp_path / archive.CONFIG).read_text(encoding="utf-8") == "old: 1\n"
+    assert _leftovers(tmp_path, {archive.CONFIG}) == []
+
+
+# ------------------------------------------------------------------ loading never runs code
+
+
+class _Payload:
+    """Pickled, ``_Payload(marker)`` calls :func:`_touch` on load: what a malicious model file would do."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return _touch, (str(self.marker),)
+
+
+def _touch(path: str) -> str:
+    Path(path).write_text("code ran", encoding="utf-8")
+    return path
+
+
+class _Plain:
+    def __init__(self) -> None:
+        self.x = 1
+
+
+@pytest.mark.parametrize("name, load", [(archive.WEIGHTS, archive.load_weights),
+                                        (archive.CHECKPOINT, archive.load_checkpoint)])
+def test_loading_refuses_a_pickle_that_would_run_code(tmp_path: Path, name: str, load):
+    marker = tmp_path / "marker"
+    torch.save({"weight": torch.zeros(2), "evil": _Payload(marker)}, tmp_path / name)
+    refused = rf"{name}: refused: a seqlab model file holds only tensors and plain values, and this one holds " \
+              r"tests.test_archive._touch; it was not loaded, since loading it could run code$"
+    with pytest.raises(SeqlabError, match=refused) as err:
+        load(tmp_path)
+    assert "\n" not in str(err.value) and "weights_only" not in str(err.value)  # no advice to load it unsafely
+    assert not marker.exists()
+    torch.load(tmp_path / name, weights_only=False)  # the file is a real exploit: a full unpickle runs it
+    assert marker.read_text(encoding="utf-8") == "code ran"
+
+
+def test_loading_refuses_an_arbitrary_object(tmp_path: Path):
+    torch.save({"weight": torch.zeros(2), "extra": _Plain()}, tmp_path / archive.WEIGHTS)
+    refused = r"refused: .* this one holds tests.test_archive._Plain; it was not loaded"
+    with pytest.raises(SeqlabError, match=refused):
+        archive.load_weights(tmp_path)
+
+
+def test_loading_a_missing_or_corrupt_file_is_a_seqlab_error(tmp_path: Path):
+    with pytest.raises(SeqlabError, match=r"model.pt: no such file \(is .* a seqlab run directory\?\)"):
+        archive.load_weights(tmp_path)
+    (tmp_path / archive.CHECKPOINT).write_bytes(b"not a torch file")
+    with pytest.raises(SeqlabError, match=r"checkpoint.pt: cannot load weights: not a seqlab model file, or a "
+                                          r"corrupt one \(Unsupported operand \d+\)$"):
+        archive.load_checkpoint(tmp_path)
+    (tmp_path / archive.CHECKPOINT).write_bytes(b"PK\x03\x04 a truncated zip archive")
+    with pytest.raises(SeqlabError, match="checkpoint.pt: cannot load weights"):
+        archive.load_checkpoint(tmp_path)
+
+
+def test_load_run_refuses_a_folder_without_config(tmp_path: Path):
+    archive.save_weights(tmp_path, _model())
+    with pytest.raises(SeqlabError, match=r"not a seqlab run directory \(no config.yaml\)"):
+        archive.load_run(tmp_path)
+
+
+# ------------------------------------------------------------------ run_log
+
+
+def test_run_log_appends_to_train_log_and_detaches_afterwards(tmp_path: Path):
+    log = logging.getLogger("seqlab.test_archive")
+    root = logging.getLogger("seqlab")
+    handlers, level = list(root.handlers), root.level
+    with archive.run_log(tmp_path):
+        log.info("first run")
+    with archive.run_log(tmp_path):
+        log.info("resumed")
+    log.warning("after the run")
+    text = (tmp_path / archive.LOG).read_text(encoding="utf-8")
+    assert "INFO seqlab.test_archive: first run" in text and "resumed" in text
+    assert text.index("first run") < text.index("resumed")
+    assert "after the run" not in text
+    assert root.handlers == handlers and root.level == level
