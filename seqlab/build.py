@@ -16,6 +16,7 @@ from seqlab.errors import SeqlabError
 from seqlab.models.tagger import Tagger
 from seqlab.modules.crf import CRF
 from seqlab.modules.decoders import PostViterbiDecoder, SoftmaxDecoder
+from seqlab.modules.dropout import LockedDropout
 from seqlab.modules.embedder import CharBiLSTM, TokenEmbedder
 from seqlab.modules.encoders import BiLSTMEncoder
 from seqlab.modules.window import WindowEncoder, output_filters
@@ -100,7 +101,8 @@ def build_tagger(
     labels = vocabs["tags"].itos
     decoder = DECODERS[m.decoder](labels, config.data.tag_scheme)
     projection = build_projection(encoder.output_dim, len(labels), m)
-    return Tagger(embedder, encoder, decoder, len(labels), m.dropout, projection=projection)
+    dropout = LockedDropout(m.dropout) if m.dropout_mode == "locked" else nn.Dropout(m.dropout)
+    return Tagger(embedder, encoder, decoder, len(labels), dropout, projection=projection)
 
 
 def build_optimizer(model: nn.Module, t: TrainConfig) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler]:

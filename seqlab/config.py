@@ -169,6 +169,7 @@ class ModelConfig:
     hidden: int = 128  # per direction
     layers: int = 1
     dropout: float = 0.5
+    dropout_mode: str = "standard"  # standard: a mask per token; locked: one per sentence (Gal & Ghahramani 2016)
     decoder: str = "crf"
     window: WindowConfig | None = None  # settings of encoder: window
     output_filters: int = 0  # quadratic filters of the output layer (Turian et al. 2009 "future work"); bilstm only
@@ -177,6 +178,7 @@ class ModelConfig:
     def __post_init__(self) -> None:
         _choice("model.encoder", self.encoder, ("bilstm", "window"))
         _choice("model.decoder", self.decoder, ("crf", "softmax", "softmax_viterbi"))
+        _choice("model.dropout_mode", self.dropout_mode, ("standard", "locked"))
         if (self.encoder == "window") != (self.window is not None):
             raise ConfigError("model.window: set it exactly when model.encoder is 'window', "
                               f"got encoder {self.encoder!r} and window {self.window!r}")

@@ -19,11 +19,12 @@ class Tagger(nn.Module):
     """Embedder → dropout → encoder → dropout → linear → decoder (CRF or softmax).
 
     The BiLSTM-CRF of Lample et al. (2016) and Ghaddar & Langlais (2018) §4, with
-    dropout on the encoder's input and output.
+    dropout on the encoder's input and output: ``dropout`` is a rate (standard dropout)
+    or a module such as :class:`seqlab.modules.dropout.LockedDropout`.
     """
 
     def __init__(self, embedder: nn.Module, encoder: nn.Module, decoder: nn.Module, num_tags: int,
-                 dropout: float = 0.5, projection: nn.Module | None = None) -> None:
+                 dropout: float | nn.Module = 0.5, projection: nn.Module | None = None) -> None:
         super().__init__()
         if embedder.output_dim != encoder.input_dim:
             raise ValueError(
@@ -32,7 +33,7 @@ class Tagger(nn.Module):
         self.embedder = embedder
         self.encoder = encoder
         self.decoder = decoder
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = dropout if isinstance(dropout, nn.Module) else nn.Dropout(dropout)
         # the output layer: linear by default, or e.g. a QuadraticLayer (Turian et al. 2009 §3)
         self.projection = projection if projection is not None else nn.Linear(encoder.output_dim, num_tags)
         self.num_tags = num_tags

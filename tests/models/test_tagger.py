@@ -47,6 +47,20 @@ def test_fits_a_tiny_fixture_to_near_zero_loss(config, tmp_path, decoder):
     assert [r.labels for r in results] == trainer.splits["train"].tags
 
 
+def test_locked_dropout_is_built_from_the_config_and_trains(config, tmp_path):
+    from seqlab.config import ConfigError
+    from seqlab.modules.dropout import LockedDropout
+
+    trainer = Trainer(config("model.dropout_mode=locked", "model.dropout=0.3", "train.epochs=20"), tmp_path,
+                      progress=False)
+    assert isinstance(trainer.model.dropout, LockedDropout) and trainer.model.dropout.p == 0.3
+    losses = [trainer.train_epoch(e)["loss"] for e in range(20)]
+    assert losses[-1] < 0.2 * losses[0]
+    with pytest.raises(ConfigError, match=r"model.dropout_mode: expected one of \['standard', 'locked'\], "
+                                          r"got 'lockd'; did you mean 'locked'\?"):
+        config("model.dropout_mode=lockd")
+
+
 @pytest.mark.parametrize("decoder", DECODERS)
 def test_batched_equals_one_by_one(config, tmp_path, decoder):
     trainer = Trainer(config(f"model.decoder={decoder}"), tmp_path)
