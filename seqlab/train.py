@@ -12,6 +12,7 @@ import math
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -250,16 +251,28 @@ def train(config: Config, out_dir: str | Path, *, resume: bool = False, progress
 
     require_ls_artefacts(config.model.features)  # a missing LS folder fails now, not after loading embeddings
     trainer = Trainer(config, out_dir, resume=resume, progress=progress)
+
+    def save_new_run() -> None:
+        archive.save_config(out_dir, dump_config(config))
+        archive.save_vocabs(out_dir, trainer.vocabs)
+        archive.save_feature_state(out_dir, trainer.features.state if trainer.features else {})
+
+    sizes = "/".join(str(len(trainer.splits[s].tokens) if s in trainer.splits else 0) for s in ("train", "dev", "test"))
+    return fit_in_run_dir(out_dir, trainer, resume=resume, save_new_run=save_new_run,
+                          sizes=f"{sizes} train/dev/test")
+
+
+def fit_in_run_dir(out_dir: Path, trainer: Any, *, resume: bool, save_new_run: Callable[[], None],
+                   sizes: str) -> dict[str, Any]:
+    """Train ``trainer`` (a tagger's or a relation classifier's) with its log in ``out_dir/train.log``:
+    a resumed run restores its checkpoint, a new one first writes what loading the model needs."""
     out_dir.mkdir(parents=True, exist_ok=True)
     with archive.run_log(out_dir):
         log.info("run directory %s", out_dir)
         if resume:
             trainer.load_checkpoint()
         else:
-            archive.save_config(out_dir, dump_config(config))
-            archive.save_vocabs(out_dir, trainer.vocabs)
-            archive.save_feature_state(out_dir, trainer.features.state if trainer.features else {})
+            save_new_run()
         n_params = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
-        log.info("device %s, %d trainable parameters, %d/%d/%d train/dev/test sentences", trainer.device, n_params,
-                 *(len(trainer.splits[s].tokens) if s in trainer.splits else 0 for s in ("train", "dev", "test")))
+        log.info("device %s, %d trainable parameters, %s sentences", trainer.device, n_params, sizes)
         return trainer.fit()

@@ -27,7 +27,7 @@ from seqlab.relation.build import batches, build_model, build_optimizer, build_v
 from seqlab.relation.config import RelationConfig
 from seqlab.relation.predict import evaluate_examples
 from seqlab.semeval_score import SemEvalResult
-from seqlab.train import optimizer_step, record_epoch, resolve_device
+from seqlab.train import fit_in_run_dir, optimizer_step, record_epoch, resolve_device
 
 log = logging.getLogger("seqlab.relation.train")
 
@@ -145,15 +145,10 @@ def train_relation(config: RelationConfig, out_dir: str | Path, *, resume: bool 
     out_dir = Path(out_dir)
     archive.check_output(out_dir, resume)
     trainer = RelationTrainer(config, out_dir, resume=resume, progress=progress)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with archive.run_log(out_dir):
-        log.info("run directory %s", out_dir)
-        if resume:
-            trainer.load_checkpoint()
-        else:
-            archive.save_config(out_dir, dump_config(config))
-            archive.save_vocabs(out_dir, trainer.vocabs)
-        n_params = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
-        log.info("device %s, %d trainable parameters, %s sentences", trainer.device, n_params,
-                 "/".join(f"{len(v)} {k}" for k, v in trainer.splits.items()))
-        return trainer.fit()
+
+    def save_new_run() -> None:
+        archive.save_config(out_dir, dump_config(config))
+        archive.save_vocabs(out_dir, trainer.vocabs)
+
+    return fit_in_run_dir(out_dir, trainer, resume=resume, save_new_run=save_new_run,
+                          sizes="/".join(f"{len(v)} {k}" for k, v in trainer.splits.items()))
