@@ -14,7 +14,8 @@ duplicate word or a header that does not match the file raises
 :class:`features.base.FeatureFileError` naming the file and line.
 
 :func:`read_vectors` (the words and the matrix, unscaled) is also how
-:meth:`features.vocab.Embeddings.load` reads these files.
+:meth:`features.vocab.Embeddings.load` reads these files; a file it has read once is then read
+from a binary cache (:mod:`features.vector_cache`).
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ import numpy as np
 from features.base import FeatureFileError
 from features.corpus import normalize_number, read_lines
 from features.scaling import DEFAULT_SIGMA, scale_embeddings
+from features.vector_cache import cached_vectors
 
 logger = logging.getLogger(__name__)
 
@@ -188,7 +190,8 @@ def read_vectors(path: str | os.PathLike[str], *, fmt: str = "auto") -> tuple[li
     if not path.is_file():
         raise FileNotFoundError(f"embedding file not found: {path}")
     layout = detect_format(path) if fmt == "auto" else ("turian" if fmt == "glove" else fmt)
-    return _read_word2vec(path) if layout == "word2vec" else _read_text(path, header=False)
+    read = (lambda: _read_word2vec(path)) if layout == "word2vec" else (lambda: _read_text(path, header=False))
+    return cached_vectors(path, f"features.embeddings/{layout}", read)  # parsed once, then from the cache
 
 
 def detect_format(path: str | Path) -> str:

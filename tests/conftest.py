@@ -24,6 +24,12 @@ def forget_new_log_handlers() -> Iterator[None]:
             handler.close()
 
 
+@pytest.fixture(autouse=True)
+def _no_vector_cache(monkeypatch):
+    """Tests parse vector files themselves and write nothing to ~/.cache; tests of the cache turn it on."""
+    monkeypatch.setenv("SEQLAB_CACHE", "off")
+
+
 def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", default=False, help="run tests marked slow (full data)")
 

@@ -4,7 +4,8 @@ Files are parsed by gensim (text and binary word2vec-style files, gzipped or not
 smart_open) and by the fasttext package (``.bin`` models, whose character n-grams give
 vectors to unseen words; Bojanowski et al. 2017). This module adds what those parsers
 leave out: errors that name the file and line, checks for lines gensim would accept
-silently, and the choice of a vector for each word of a corpus.
+silently, the choice of a vector for each word of a corpus, and a binary cache of parsed
+text and word2vec files (:mod:`features.vector_cache`; ``SEQLAB_CACHE=off`` turns it off).
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from typing import Any, Iterable, Iterator, Protocol
 
 import numpy as np
 
+from features.vector_cache import cached_vectors
 from seqlab.errors import DataFormatError, SeqlabError
 
 logger = logging.getLogger(__name__)
@@ -177,14 +179,35 @@ def _keyed_vectors_class(fmt: str) -> Any:
 
 
 def _load_text(path: Path, fmt: str) -> PretrainedVectors:
+    return _rows(cached_vectors(path, f"seqlab.pretrained/{fmt}", lambda: _parse_text(path, fmt)))
+
+
+def _load_word2vec_bin(path: Path, fmt: str) -> PretrainedVectors:
+    return _rows(cached_vectors(path, f"seqlab.pretrained/{fmt}", lambda: _parse_word2vec_bin(path, fmt)))
+
+
+def _rows(vectors: tuple[list[str], np.ndarray]) -> PretrainedVectors:
+    words, matrix = vectors
+    return PretrainedVectors(dim=matrix.shape[1], has_subwords=False,
+                             store=_Rows({word: i for i, word in enumerate(words)}, matrix))
+
+
+def _ordered(kv: Any) -> tuple[list[str], np.ndarray]:
+    """The words of gensim ``KeyedVectors`` in row order, and their rows (float32)."""
+    words = [""] * len(kv.key_to_index)
+    for word, i in kv.key_to_index.items():
+        words[i] = word
+    return words, np.asarray(kv.vectors[: len(words)], dtype=np.float32)
+
+
+def _parse_text(path: Path, fmt: str) -> tuple[list[str], np.ndarray]:
     header = fmt != "glove"
     KeyedVectors = _keyed_vectors_class(fmt)
     try:
         kv = KeyedVectors.load_word2vec_format(str(path), binary=False, no_header=not header)
     except _READ_ERRORS as err:
         raise _text_error(path, fmt, err) from None
-    rows = _Rows(kv.key_to_index, kv.vectors[: len(kv.key_to_index)])
-    matrix = rows.matrix
+    words, matrix = _ordered(kv)
     # gensim spreads a line with one value over all columns and reads tab-separated lines as
     # 0-dimensional; both leave traces that send us looking for the line.
     flat = (matrix == matrix[:, :1]).all(axis=1).any() if kv.vector_size > 1 else False
@@ -192,10 +215,10 @@ def _load_text(path: Path, fmt: str) -> PretrainedVectors:
         problem = _find_bad_line(path, header)
         if problem is not None:
             raise _located(path, *problem)
-    return PretrainedVectors(dim=kv.vector_size, has_subwords=False, store=rows)
+    return words, matrix
 
 
-def _load_word2vec_bin(path: Path, fmt: str) -> PretrainedVectors:
+def _parse_word2vec_bin(path: Path, fmt: str) -> tuple[list[str], np.ndarray]:
     KeyedVectors = _keyed_vectors_class(fmt)
     try:
         kv = KeyedVectors.load_word2vec_format(str(path), binary=True)
@@ -203,12 +226,12 @@ def _load_word2vec_bin(path: Path, fmt: str) -> PretrainedVectors:
         raise _binary_error(path, err) from None
     if _is_text_vectors(path, kv.vector_size):  # gensim can read text as binary without noticing
         raise _binary_error(path, None)
-    rows = _Rows(kv.key_to_index, kv.vectors[: len(kv.key_to_index)])
-    finite = np.isfinite(rows.matrix).all(axis=1)
+    words, matrix = _ordered(kv)
+    finite = np.isfinite(matrix).all(axis=1)
     if not finite.all():
-        word = kv.index_to_key[int(np.argmin(finite))]
+        word = words[int(np.argmin(finite))]
         raise SeqlabError(f"{path}: the vector for {word!r} has values that are not finite numbers (nan or inf)")
-    return PretrainedVectors(dim=kv.vector_size, has_subwords=False, store=rows)
+    return words, matrix
 
 
 def _load_fasttext_bin(path: Path, fmt: str) -> PretrainedVectors:
