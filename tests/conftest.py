@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from pathlib import Path
 from typing import Iterator
 
@@ -24,10 +25,17 @@ def forget_new_log_handlers() -> Iterator[None]:
             handler.close()
 
 
-@pytest.fixture(autouse=True)
-def _no_vector_cache(monkeypatch):
-    """Tests parse vector files themselves and write nothing to ~/.cache; tests of the cache turn it on."""
-    monkeypatch.setenv("SEQLAB_CACHE", "off")
+@pytest.fixture(autouse=True, scope="session")
+def _no_vector_cache() -> Iterator[None]:
+    """Tests parse vector files themselves and write nothing to ~/.cache (session scope, so that module-scoped
+    fixtures which train models see it too); tests of the cache turn it on with monkeypatch."""
+    before = os.environ.get("SEQLAB_CACHE")
+    os.environ["SEQLAB_CACHE"] = "off"
+    yield
+    if before is None:
+        del os.environ["SEQLAB_CACHE"]
+    else:
+        os.environ["SEQLAB_CACHE"] = before
 
 
 def pytest_addoption(parser):
