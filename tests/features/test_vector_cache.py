@@ -60,6 +60,13 @@ def test_the_second_read_comes_from_the_cache(cache, glove, caplog):
     assert not any(p.name.startswith(".") for p in (cache / "vectors").iterdir())  # no temporary folder left
 
 
+def test_words_with_odd_characters_come_back_as_they_were(cache, glove):
+    words = ["a\rb", "tab\there", "line\u2028sep", "naïve", ""]
+    reader = CountingReader(words, np.arange(10, dtype=np.float32).reshape(5, 2))
+    cached_vectors(glove, "test", reader)
+    assert cached_vectors(glove, "test", reader)[0] == words and reader.calls == 1
+
+
 def test_a_changed_file_or_another_reader_parses_again(cache, glove):
     reader = CountingReader(["a"], np.ones((1, 2), dtype=np.float32))
     cached_vectors(glove, "test", reader)
