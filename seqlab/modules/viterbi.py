@@ -16,6 +16,8 @@ DISALLOWED = -10000.0
 def viterbi(emissions: Tensor, trans: Tensor, start: Tensor, end: Tensor, mask: Tensor) -> Tensor:
     """Best tag path (B, T) by max-sum dynamic programming (Viterbi 1967), 0 beyond each sentence.
 
+    ``mask`` rows are left-aligned prefixes; an all-False row (an empty sentence) decodes to all 0.
+
     The time loop keeps only the max scores; each back-pointer is recomputed along the best
     path during the backtrace (``torch.max`` with indices would stall, see the module notes).
     Scores are float64: ``amax`` over a last dimension of ~17 is 3x faster than in float32.
@@ -31,7 +33,7 @@ def viterbi(emissions: Tensor, trans: Tensor, start: Tensor, end: Tensor, mask: 
     for t in range(1, length):
         torch.amax(torch.add(score_rows[t - 1], trans_t, out=paths), dim=-1, out=scores_t[t]).add_(emit_t[t])
     lengths = mask.sum(1)  # shape: (B,)
-    last = (lengths - 1).view(1, -1, 1).expand(1, -1, num_tags)  # shape: (1, B, K)
+    last = (lengths - 1).clamp_(min=0).view(1, -1, 1).expand(1, -1, num_tags)  # shape: (1, B, K)
     path = torch.empty((length, batch), dtype=torch.long, device=emissions.device)  # shape: (T, B)
     path_t = path.unbind(0)
     torch.argmax(scores.gather(0, last).squeeze(0) + end, dim=-1, out=path_t[-1])

@@ -108,6 +108,17 @@ def test_viterbi_avoids_disallowed_start_and_end_tags():
     assert got[0, 0].item() != 0 and got[0, -1].item() != 2
 
 
+def test_viterbi_decodes_an_empty_sentence_to_zeros_and_leaves_the_others_alone():
+    gen = torch.Generator().manual_seed(11)
+    emissions, trans, start, end, mask = _random_case(gen, 4, [3, 2, 3], constrained=True)
+    mask[1] = False  # sentence 1 is empty
+    got = viterbi(emissions, trans, start, end, mask)
+    assert got[1].tolist() == [0, 0, 0]
+    keep = torch.tensor([0, 2])
+    alone = viterbi(emissions[keep], trans, start, end, mask[keep])
+    assert torch.equal(got[keep], alone)
+
+
 def test_viterbi_does_not_modify_its_inputs():
     gen = torch.Generator().manual_seed(5)
     case = _random_case(gen, 3, [3, 2], constrained=True)
