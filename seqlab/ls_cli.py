@@ -86,7 +86,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     distant = {"max_sentences": args.max_distant_sentences, "min_link_prob": args.min_link_prob,
                "min_type_share": args.min_type_share, "annotate": not args.distant_plain}
     vectors = _errors(build, args.typed, args.out, unlabeled=args.unlabeled or (), options=options,
-                      distant=distant, overwrite=args.overwrite, progress=not args.quiet)
+                      distant=distant, overwrite=args.overwrite,
+                      progress=not args.quiet and sys.stderr.isatty())  # a log file gets no progress lines
     sys.stdout.write(summary(vectors, args.out))
     return 0
 
@@ -129,7 +130,7 @@ def add_parser(verbs: Any, formatter: type[argparse.HelpFormatter]) -> None:
                         "WORK_OF_ART); none: flat types")
     b.add_argument("--column", type=int, default=-1, help="the tag column (0-based; negative counts from the end)")
     b.add_argument("--overwrite", action="store_true", help="replace an existing --out folder")
-    b.add_argument("--quiet", action="store_true", help="no fastText progress")
+    b.add_argument("--quiet", action="store_true", help="no fastText progress (shown only when stderr is a terminal)")
     s = sub.add_parser("show", formatter_class=formatter, help="a word's most similar types (the paper's Table 1)")
     s.set_defaults(func=cmd_show)
     s.add_argument("--top", type=int, default=10, help="how many types")

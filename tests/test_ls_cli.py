@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from seqlab.cli import main
+from seqlab.errors import SeqlabError
 from seqlab.ls_cli import DEFAULT_TYPED, build_command
 
 pytest.importorskip("fasttext")
@@ -37,6 +38,23 @@ def test_build_writes_the_artefact_and_a_summary(capsys, tmp_path):
     assert re.match(r"LS vectors: [\d,]+ words x \d+ types, from 12 sentences with 27 mentions", lines[0])
     assert lines[1].startswith("distant supervision: ") and "unlabelled sentences kept" in lines[1]
     assert re.match(r"fastText [\d.]+ s, total [\d.]+ s; [\d.]+ MB", lines[2]) and lines[3] == f"wrote {out}"
+
+
+@pytest.mark.parametrize("terminal, quiet, shown", [(True, False, True), (False, False, False), (True, True, False)])
+def test_fasttext_progress_is_shown_only_on_a_terminal(monkeypatch, capsys, tmp_path, terminal, quiet, shown):
+    import seqlab.ls_cli as ls_cli
+
+    seen = {}
+
+    def fake_build(*args, progress, **kwargs):
+        seen["progress"] = progress
+        raise SeqlabError("stop here")
+
+    monkeypatch.setattr(ls_cli, "build", fake_build)
+    monkeypatch.setattr(ls_cli.sys.stderr, "isatty", lambda: terminal)
+    flags = ["--quiet"] if quiet else []
+    code, _, err = run(capsys, "features", "ls", "build", "--typed", LS / "typed.txt", "--out", tmp_path / "o", *flags)
+    assert code == 2 and "stop here" in err and seen == {"progress": shown}
 
 
 def test_show_prints_the_top_types_of_each_word(capsys, built):
