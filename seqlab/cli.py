@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 from datetime import datetime
@@ -77,6 +78,26 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    """``seqlab compare conll|semeval A B``: paired significance tests of two systems' outputs."""
+    from seqlab.significance import compare_conll_files, compare_semeval_files, format_comparison
+
+    paths = [args.a, args.b] + ([args.key] if args.format == "semeval" else [])
+    for path in paths:
+        if not Path(path).is_file():
+            raise SeqlabError(f"{path}: no such file")
+    options = {"samples": args.samples, "seed": args.seed}
+    if args.format == "conll":
+        result, measure = compare_conll_files(args.a, args.b, **options), "F1"
+    else:
+        result, measure = compare_semeval_files(args.a, args.b, args.key, **options), "macro-F1"
+    if args.json:
+        sys.stdout.write(json.dumps({"a": args.a, "b": args.b, **result.to_dict()}) + "\n")
+    else:
+        sys.stdout.write(format_comparison(result, args.a, args.b, measure))
+    return 0
+
+
 def _utf8_lines(handle: BinaryIO, source: str) -> Iterator[str]:
     """Decode a byte stream line by line; bytes that are not UTF-8 are an error naming the line."""
     for number, raw in enumerate(handle, start=1):
@@ -144,6 +165,20 @@ def parser() -> argparse.ArgumentParser:
     sc.add_argument("file")
     sc.set_defaults(func=cmd_score)
     relation_cli.add_parsers(sub, s_sub, _utf8_lines, _positive_int)  # classify, explain, score semeval
+
+    c = sub.add_parser("compare", help="paired significance tests of two systems on the same test set")
+    c_sub = c.add_subparsers(dest="format", required=True)
+    cc = c_sub.add_parser("conll", help="two 'token ... gold pred' files of the same sentences, on span F1")
+    cs = c_sub.add_parser("semeval", help="two SemEval-2010 Task 8 answer files, on the official macro-F1")
+    for q in (cc, cs):
+        q.add_argument("a", help="system A's predictions")
+        q.add_argument("b", help="system B's predictions")
+        if q is cs:
+            q.add_argument("key", help="the answer key, e.g. TEST_FILE_KEY_DIRECTED.TXT")
+        q.add_argument("--samples", type=_positive_int, default=10_000, help="shuffles and bootstrap draws")
+        q.add_argument("--seed", type=int, default=1)
+        q.add_argument("--json", action="store_true", help="one JSON object instead of the report")
+        q.set_defaults(func=cmd_compare)
 
     g = sub.add_parser("tag", help="tag raw text (one paragraph per line)")
     g.add_argument("model_dir")

@@ -1,0 +1,186 @@
+"""Is system A really better than system B on this test set? Paired tests over sentences.
+
+Two systems scored on the same test set differ by a few tenths of F1 all the time; whether that
+is more than the luck of the test sample is a paired test (Koehn 2004; Berg-Kirkpatrick, Burkett &
+Klein 2012; Dror et al. 2018). Both tests here resample *sentences*, the unit the two systems were
+run on, and re-score the resampled set with the task's own measure (span F1 for CoNLL files, the
+official macro-F1 for SemEval-2010 Task 8), so nothing assumes F1 is a mean over sentences:
+
+* **approximate randomization** (Noreen 1989; Yeh 2000, for F1): under the null hypothesis that the
+  systems are exchangeable, each sentence's two outputs are swapped with probability 1/2; the
+  p-value is the share of shuffles whose |score(A*) − score(B*)| reaches the observed one
+  (two-sided, with the +1 correction of Noreen);
+* **paired bootstrap** (Efron & Tibshirani 1993; Koehn 2004): the sentences are drawn with replacement
+  and both systems re-scored on each draw; the 2.5 and 97.5 percentiles of the difference are a 95%
+  confidence interval.
+
+Each system is reduced to per-sentence count vectors (span counts, or per-relation counts), so both
+tests are a few matrix products over all resamples at once.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from seqlab.data.semeval import OTHER
+from seqlab.errors import SeqlabError
+
+Scorer = Callable[[np.ndarray], np.ndarray]
+"""Maps summed counts (..., *count shape) to scores (...), vectorised over leading dimensions."""
+
+_CHUNK = 500  # resamples per matrix product: (500, N) weights stay a few MB on any test set
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Scores of two systems on the same items, their difference and how sure it is."""
+
+    score_a: float
+    score_b: float
+    difference: float
+    ci_low: float  # 95% paired-bootstrap interval of score_a - score_b
+    ci_high: float
+    p_value: float  # approximate randomization, two-sided
+    items: int
+    samples: int
+    seed: int
+
+    def to_dict(self) -> dict[str, float | int]:
+        return asdict(self)
+
+
+def span_f1(sums: np.ndarray) -> np.ndarray:
+    """Span F1 (percent) from summed [correct, found, gold] counts, shape (..., 3) -> (...)."""
+    correct, found, gold = np.moveaxis(sums.astype(np.float64), -1, 0)
+    precision = np.divide(correct, found, out=np.zeros_like(correct), where=found > 0)
+    recall = np.divide(correct, gold, out=np.zeros_like(correct), where=gold > 0)
+    total = precision + recall
+    return 100.0 * np.divide(2 * precision * recall, total, out=np.zeros_like(total), where=total > 0)
+
+
+def official_macro_f1(sums: np.ndarray) -> np.ndarray:
+    """SemEval-2010 Task 8 (9+1)-way macro-F1 (percent) from summed counts, shape (..., R, 4) -> (...).
+
+    Per relation the counts are [correct, proposed, wrong direction, gold], as in the official
+    scorer: P = correct / (proposed + wrong direction), 0 when nothing was proposed; R = correct / gold.
+    """
+    correct, proposed, wrong, gold = np.moveaxis(sums.astype(np.float64), -1, 0)  # each shape: (..., R)
+    precision = np.divide(correct, proposed + wrong, out=np.zeros_like(correct), where=proposed > 0)
+    recall = np.divide(correct, gold, out=np.zeros_like(correct), where=gold > 0)
+    total = precision + recall
+    f1 = np.divide(2 * precision * recall, total, out=np.zeros_like(total), where=total > 0)
+    return 100.0 * f1.mean(-1)
+
+
+def span_counts(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> np.ndarray:
+    """Per-sentence [correct, found, gold] span counts (N, 3), by conlleval's rules (seqlab.metrics)."""
+    from seqlab.metrics import score
+
+    rows = []
+    for g, p in zip(gold, pred):
+        report = score([g], [p])  # chunks never cross a sentence boundary, so the rows sum to the whole
+        rows.append((report.correct, report.phrases_found, report.phrases_gold))
+    return np.array(rows, dtype=np.int64).reshape(-1, 3)
+
+
+def relation_counts(proposed: dict[str, str], key: dict[str, str]) -> np.ndarray:
+    """Per-sentence official counts (N, R, 4) over the key's relations (Other left out), in key order."""
+    undirected = sorted({_relation(label) for label in key.values()} - {OTHER})
+    index = {name: i for i, name in enumerate(undirected)}
+    counts = np.zeros((len(key), len(undirected), 4), dtype=np.int64)
+    for row, (sid, gold) in enumerate(key.items()):
+        guess = proposed[sid]
+        g, p = _relation(gold), _relation(guess)
+        if g in index:
+            counts[row, index[g], 3] = 1  # gold
+        if p not in index:
+            continue
+        if p == g and guess != gold:
+            counts[row, index[p], 2] = 1  # right relation, wrong direction: costs precision and recall
+        else:
+            counts[row, index[p], 1] = 1  # proposed
+            counts[row, index[p], 0] = int(guess == gold)
+    return counts
+
+
+def _relation(label: str) -> str:
+    return label.split("(", 1)[0]
+
+
+def compare(a: np.ndarray, b: np.ndarray, scorer: Scorer, *, samples: int = 10_000, seed: int = 1) -> Comparison:
+    """Approximate-randomization p-value and paired-bootstrap interval of scorer(a) - scorer(b).
+
+    ``a`` and ``b`` hold one count vector per item (shape (N, ...)), item i of both being the same
+    sentence. Deterministic for a given ``seed``.
+    """
+    if a.shape != b.shape or a.shape[0] == 0:
+        raise ValueError(f"a and b must be per-item counts of the same non-empty shape, got {a.shape} and {b.shape}")
+    if samples < 1:
+        raise ValueError(f"samples must be positive, got {samples}")
+    n, shape = a.shape[0], a.shape[1:]
+    flat_a, flat_b = a.reshape(n, -1).astype(np.float64), b.reshape(n, -1).astype(np.float64)
+    score_a, score_b = float(scorer(a.sum(0))), float(scorer(b.sum(0)))
+    observed = score_a - score_b
+    rng = np.random.default_rng(seed)
+    shuffled, boot = [], []
+    for start in range(0, samples, _CHUNK):
+        size = min(_CHUNK, samples - start)
+        swap = (rng.random((size, n)) < 0.5).astype(np.float64)  # shape: (S, N), 1 where the outputs swap
+        moved = swap @ (flat_b - flat_a)  # shape: (S, K)
+        sums_a, sums_b = flat_a.sum(0) + moved, flat_b.sum(0) - moved
+        shuffled.append(scorer(sums_a.reshape(size, *shape)) - scorer(sums_b.reshape(size, *shape)))
+        draws = rng.integers(0, n, size=(size, n)) + (np.arange(size) * n)[:, None]  # shape: (S, N), row-offset
+        weights = np.bincount(draws.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)  # shape: (S, N)
+        boot.append(scorer((weights @ flat_a).reshape(size, *shape)) - scorer((weights @ flat_b).reshape(size, *shape)))
+    null, deltas = np.concatenate(shuffled), np.concatenate(boot)
+    reached = int(np.count_nonzero(np.abs(null) >= abs(observed) - 1e-9))
+    low, high = np.percentile(deltas, [2.5, 97.5])
+    return Comparison(score_a, score_b, observed, float(low), float(high), (reached + 1) / (samples + 1),
+                      n, samples, seed)
+
+
+def compare_conll_files(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str], **options: int) -> Comparison:
+    """Compare two ``token ... gold pred`` files of the same sentences (same gold tags) on span F1."""
+    from seqlab.metrics import read_prediction_file
+
+    a, b = read_prediction_file(path_a), read_prediction_file(path_b)
+    if len(a.gold) != len(b.gold):
+        raise SeqlabError(f"{path_a} has {len(a.gold)} sentences but {path_b} has {len(b.gold)}: "
+                          "compare predictions for the same test file")
+    for i, (gold_a, gold_b) in enumerate(zip(a.gold, b.gold), start=1):
+        if gold_a != gold_b:
+            raise SeqlabError(f"sentence {i} has different gold tags in {path_a} and {path_b}: "
+                              "compare predictions for the same test file")
+    return compare(span_counts(a.gold, a.pred), span_counts(b.gold, b.pred), span_f1, **options)
+
+
+def compare_semeval_files(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str],
+                          key_path: str | os.PathLike[str], **options: int) -> Comparison:
+    """Compare two SemEval-2010 Task 8 answer files on the official macro-F1; both must answer every key id."""
+    from seqlab.semeval_score import read_answers
+
+    key = read_answers(key_path)
+    answers = []
+    for path in (path_a, path_b):
+        proposed = read_answers(path)
+        missing = [sid for sid in key if sid not in proposed]
+        extra = [sid for sid in proposed if sid not in key]
+        if missing or extra:
+            what = f"no answer for id {missing[0]}" if missing else f"id {extra[0]} is not in the key {key_path}"
+            raise SeqlabError(f"{path}: {what} (a paired test needs an answer for every key id, and no other)")
+        answers.append(relation_counts(proposed, key))
+    return compare(answers[0], answers[1], official_macro_f1, **options)
+
+
+def format_comparison(result: Comparison, name_a: str, name_b: str, measure: str) -> str:
+    """The report ``seqlab compare`` prints."""
+    width = max(len(name_a), len(name_b))
+    verdict = "significant at 0.05" if result.p_value < 0.05 else "not significant at 0.05"
+    return (f"A  {name_a:<{width}}  {measure} {result.score_a:6.2f}\n"
+            f"B  {name_b:<{width}}  {measure} {result.score_b:6.2f}\n"
+            f"A - B = {result.difference:+.2f}; 95% paired-bootstrap interval [{result.ci_low:+.2f}, {result.ci_high:+.2f}]\n"
+            f"approximate randomization: p = {result.p_value:.4f} (two-sided; {verdict})\n"
+            f"{result.items} sentences, {result.samples} resamples each, seed {result.seed}\n")
