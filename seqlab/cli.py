@@ -82,20 +82,32 @@ def cmd_compare(args: argparse.Namespace) -> int:
     """``seqlab compare conll|semeval A B``: paired significance tests of two systems' outputs."""
     from seqlab.significance import compare_conll_files, compare_semeval_files, format_comparison
 
-    paths = [args.a, args.b] + ([args.key] if args.format == "semeval" else [])
-    for path in paths:
-        if not Path(path).is_file():
-            raise SeqlabError(f"{path}: no such file")
+    written = "test.predictions.txt" if args.format == "conll" else "test.answers.txt"
+    a, b = (_test_output(path, written) for path in (args.a, args.b))
+    if args.format == "semeval" and not Path(args.key).is_file():
+        raise SeqlabError(f"{args.key}: no such file")
     options = {"samples": args.samples, "seed": args.seed}
     if args.format == "conll":
-        result, measure = compare_conll_files(args.a, args.b, **options), "F1"
+        result, measure = compare_conll_files(a, b, **options), "F1"
     else:
-        result, measure = compare_semeval_files(args.a, args.b, args.key, **options), "macro-F1"
+        result, measure = compare_semeval_files(a, b, args.key, **options), "macro-F1"
     if args.json:
-        sys.stdout.write(json.dumps({"a": args.a, "b": args.b, **result.to_dict()}) + "\n")
+        sys.stdout.write(json.dumps({"a": a, "b": b, **result.to_dict()}) + "\n")
     else:
-        sys.stdout.write(format_comparison(result, args.a, args.b, measure))
+        sys.stdout.write(format_comparison(result, a, b, measure))
     return 0
+
+
+def _test_output(path: str, written: str) -> str:
+    """A prediction file, or the test-set file a training run wrote into its run directory."""
+    if Path(path).is_dir():
+        inside = Path(path) / written
+        if not inside.is_file():
+            raise SeqlabError(f"{path}: a directory without {written} (give a file, or a finished run's directory)")
+        return str(inside)
+    if not Path(path).is_file():
+        raise SeqlabError(f"{path}: no such file")
+    return path
 
 
 def _utf8_lines(handle: BinaryIO, source: str) -> Iterator[str]:
@@ -171,8 +183,8 @@ def parser() -> argparse.ArgumentParser:
     cc = c_sub.add_parser("conll", help="two 'token ... gold pred' files of the same sentences, on span F1")
     cs = c_sub.add_parser("semeval", help="two SemEval-2010 Task 8 answer files, on the official macro-F1")
     for q in (cc, cs):
-        q.add_argument("a", help="system A's predictions")
-        q.add_argument("b", help="system B's predictions")
+        q.add_argument("a", help="system A's predictions, or a finished run's directory (its test-set output)")
+        q.add_argument("b", help="system B's predictions, or a run directory")
         if q is cs:
             q.add_argument("key", help="the answer key, e.g. TEST_FILE_KEY_DIRECTED.TXT")
         q.add_argument("--samples", type=_positive_int, default=10_000, help="shuffles and bootstrap draws")

@@ -187,3 +187,15 @@ def test_cli_names_a_missing_file(capsys, two_systems, tmp_path):
     good, _ = two_systems
     assert main(["compare", "conll", str(good), str(tmp_path / "nope.txt")]) == 2
     assert capsys.readouterr().err.strip() == f"seqlab: error: {tmp_path / 'nope.txt'}: no such file"
+
+
+def test_cli_reads_a_run_directorys_test_output(capsys, tmp_path, two_systems):
+    good, bad = two_systems
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "test.predictions.txt").write_text(good.read_text())
+    assert main(["compare", "conll", str(run), str(bad), "--samples", "50"]) == 0
+    assert capsys.readouterr().out.startswith(f"A  {run / 'test.predictions.txt'}")
+    assert main(["compare", "semeval", str(run), str(bad), str(good), "--samples", "50"]) == 2
+    assert f"{run}: a directory without test.answers.txt" in capsys.readouterr().err
+
