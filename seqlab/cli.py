@@ -148,6 +148,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _nonnegative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value}")
+    return value
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="seqlab", description="Sequence labelling: train, evaluate, tag, score.")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -188,7 +198,7 @@ def parser() -> argparse.ArgumentParser:
         if q is cs:
             q.add_argument("key", help="the answer key, e.g. TEST_FILE_KEY_DIRECTED.TXT")
         q.add_argument("--samples", type=_positive_int, default=10_000, help="shuffles and bootstrap draws")
-        q.add_argument("--seed", type=int, default=1)
+        q.add_argument("--seed", type=_nonnegative_int, default=1)
         q.add_argument("--json", action="store_true", help="one JSON object instead of the report")
         q.set_defaults(func=cmd_compare)
 

@@ -100,12 +100,12 @@ def score_answers(proposed: dict[str, str], key: dict[str, str], *, proposed_nam
     conf19, conf10, conf10dir = Counter(), Counter(), Counter()
     for sid, p in prop.items():
         g = gold[sid]
-        p_nodir, g_nodir = _DIRECTION.sub("", p), _DIRECTION.sub("", g)
+        p_nodir, g_nodir = undirected(p), undirected(g)
         conf19[p, g] += 1
         conf10[p_nodir, g_nodir] += 1
         conf10dir[(WRONG_DIR if p != g and p_nodir == g_nodir else p_nodir), g_nodir] += 1
     gold19 = Counter(gold.values())
-    gold10 = Counter(_DIRECTION.sub("", g) for g in gold.values())
+    gold10 = Counter(undirected(g) for g in gold.values())
     lines: list[str] = []
     for label, n in sorted(_proposed_counts(conf19).items()):
         if label not in gold19:
@@ -128,6 +128,11 @@ def score_answers(proposed: dict[str, str], key: dict[str, str], *, proposed_nam
 def score_files(proposed_path: str | Path, key_path: str | Path) -> SemEvalResult:
     """``seqlab score semeval PRED KEY``: the official script's output for two answer files."""
     return score_answers(read_answers(proposed_path), read_answers(key_path), proposed_name=f"File {proposed_path}")
+
+
+def undirected(label: str) -> str:
+    """The relation without its direction: ``Cause-Effect(e2,e1)`` -> ``Cause-Effect``."""
+    return _DIRECTION.sub("", label)
 
 
 def _internal(label: str) -> str:

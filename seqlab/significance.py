@@ -88,12 +88,14 @@ def span_counts(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) ->
 
 def relation_counts(proposed: dict[str, str], key: dict[str, str]) -> np.ndarray:
     """Per-sentence official counts (N, R, 4) over the key's relations (Other left out), in key order."""
-    undirected = sorted({_relation(label) for label in key.values()} - {OTHER})
-    index = {name: i for i, name in enumerate(undirected)}
-    counts = np.zeros((len(key), len(undirected), 4), dtype=np.int64)
+    from seqlab.semeval_score import undirected
+
+    relations = sorted({undirected(label) for label in key.values()} - {OTHER})
+    index = {name: i for i, name in enumerate(relations)}
+    counts = np.zeros((len(key), len(relations), 4), dtype=np.int64)
     for row, (sid, gold) in enumerate(key.items()):
         guess = proposed[sid]
-        g, p = _relation(gold), _relation(guess)
+        g, p = undirected(gold), undirected(guess)
         if g in index:
             counts[row, index[g], 3] = 1  # gold
         if p not in index:
@@ -104,10 +106,6 @@ def relation_counts(proposed: dict[str, str], key: dict[str, str]) -> np.ndarray
             counts[row, index[p], 1] = 1  # proposed
             counts[row, index[p], 0] = int(guess == gold)
     return counts
-
-
-def _relation(label: str) -> str:
-    return label.split("(", 1)[0]
 
 
 def compare(a: np.ndarray, b: np.ndarray, scorer: Scorer, *, samples: int = 10_000, seed: int = 1) -> Comparison:
@@ -122,7 +120,8 @@ def compare(a: np.ndarray, b: np.ndarray, scorer: Scorer, *, samples: int = 10_0
         raise ValueError(f"samples must be positive, got {samples}")
     n, shape = a.shape[0], a.shape[1:]
     flat_a, flat_b = a.reshape(n, -1).astype(np.float64), b.reshape(n, -1).astype(np.float64)
-    score_a, score_b = float(scorer(a.sum(0))), float(scorer(b.sum(0)))
+    total_a, total_b = flat_a.sum(0), flat_b.sum(0)  # shape: (K,)
+    score_a, score_b = float(scorer(total_a.reshape(shape))), float(scorer(total_b.reshape(shape)))
     observed = score_a - score_b
     rng = np.random.default_rng(seed)
     shuffled, boot = [], []
@@ -130,7 +129,7 @@ def compare(a: np.ndarray, b: np.ndarray, scorer: Scorer, *, samples: int = 10_0
         size = min(_CHUNK, samples - start)
         swap = (rng.random((size, n)) < 0.5).astype(np.float64)  # shape: (S, N), 1 where the outputs swap
         moved = swap @ (flat_b - flat_a)  # shape: (S, K)
-        sums_a, sums_b = flat_a.sum(0) + moved, flat_b.sum(0) - moved
+        sums_a, sums_b = total_a + moved, total_b - moved
         shuffled.append(scorer(sums_a.reshape(size, *shape)) - scorer(sums_b.reshape(size, *shape)))
         draws = rng.integers(0, n, size=(size, n)) + (np.arange(size) * n)[:, None]  # shape: (S, N), row-offset
         weights = np.bincount(draws.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)  # shape: (S, N)
@@ -147,6 +146,9 @@ def compare_conll_files(path_a: str | os.PathLike[str], path_b: str | os.PathLik
     from seqlab.metrics import read_prediction_file
 
     a, b = read_prediction_file(path_a), read_prediction_file(path_b)
+    for path, file in ((path_a, a), (path_b, b)):
+        if not file.gold:
+            raise SeqlabError(f"{path}: no sentences to compare (the file holds no 'token ... gold pred' lines)")
     if len(a.gold) != len(b.gold):
         raise SeqlabError(f"{path_a} has {len(a.gold)} sentences but {path_b} has {len(b.gold)}: "
                           "compare predictions for the same test file")

@@ -199,3 +199,14 @@ def test_cli_reads_a_run_directorys_test_output(capsys, tmp_path, two_systems):
     assert main(["compare", "semeval", str(run), str(bad), str(good), "--samples", "50"]) == 2
     assert f"{run}: a directory without test.answers.txt" in capsys.readouterr().err
 
+
+def test_cli_refuses_an_empty_file_and_a_negative_seed(capsys, tmp_path, two_systems):
+    good, _ = two_systems
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    assert main(["compare", "conll", str(empty), str(good)]) == 2
+    assert f"{empty}: no sentences to compare" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["compare", "conll", str(good), str(good), "--seed", "-1"])
+    assert "expected a whole number >= 0, got -1" in capsys.readouterr().err
+
