@@ -1,24 +1,20 @@
-"""Experiment configs: YAML loaded strictly into frozen dataclasses.
+"""The tagger's experiment config: data, model and training sections as frozen dataclasses.
 
-An unknown key or a value of the wrong type is a :class:`ConfigError` that names
-the key (``model.hiden``) and suggests the nearest valid one. ``--set a.b=c``
-overrides are applied to the YAML tree before it is checked, so they are held
-to the same rules.
+YAML is read into them strictly by :mod:`seqlab.strict`: an unknown key or a value
+of the wrong type is a :class:`ConfigError` that names the key (``model.hiden``)
+and suggests the nearest valid one, and ``--set a.b=c`` overrides are held to the
+same rules.
 """
 from __future__ import annotations
 
-import dataclasses
-import difflib
-import re
-import types
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Sequence
 
 import yaml
 
 from seqlab.errors import ConfigError
+from seqlab.strict import choice, load_strict, positive, to_tree
 
 
 @dataclass(frozen=True)
@@ -37,8 +33,8 @@ class DataConfig:
     tag_scheme: str = "bilou"  # scheme the model is trained with (Ghaddar & Langlais 2018 use BILOU)
 
     def __post_init__(self) -> None:
-        _choice("data.file_scheme", self.file_scheme, SCHEME_NAMES)
-        _choice("data.tag_scheme", self.tag_scheme, SCHEME_NAMES)
+        choice("data.file_scheme", self.file_scheme, SCHEME_NAMES)
+        choice("data.tag_scheme", self.tag_scheme, SCHEME_NAMES)
         for key in ("word_column", "tag_column"):
             if getattr(self, key) not in self.columns:
                 raise ConfigError(f"data.{key}: {getattr(self, key)!r} is not one of data.columns {list(self.columns)}")
@@ -63,8 +59,8 @@ class EmbeddingsConfig:
     singleton_unk: float = 0.0  # Lample et al. 2016 §4: a training singleton is read as <unk> with this probability
 
     def __post_init__(self) -> None:
-        _choice("model.embeddings.format", self.format, ("glove", "word2vec", "word2vec_bin", "fasttext_vec", "fasttext_bin"))
-        _positive("model.embeddings.dim", self.dim)
+        choice("model.embeddings.format", self.format, ("glove", "word2vec", "word2vec_bin", "fasttext_vec", "fasttext_bin"))
+        positive("model.embeddings.dim", self.dim)
         if not 0.0 <= self.singleton_unk < 1.0:
             raise ConfigError(f"model.embeddings.singleton_unk: expected a probability in [0, 1), got {self.singleton_unk}")
 
@@ -77,8 +73,8 @@ class CharConfig:
     hidden: int = 50
 
     def __post_init__(self) -> None:
-        _positive("model.chars.dim", self.dim)
-        _positive("model.chars.hidden", self.hidden)
+        positive("model.chars.dim", self.dim)
+        positive("model.chars.hidden", self.hidden)
 
 
 @dataclass(frozen=True)
@@ -115,12 +111,12 @@ class FeatureConfig:
     column: str = "pos"  # pos: the data column read
 
     def __post_init__(self) -> None:
-        _choice("model.features[].type", self.type, FEATURE_TYPES + FITTED_FEATURE_TYPES)
+        choice("model.features[].type", self.type, FEATURE_TYPES + FITTED_FEATURE_TYPES)
         if (self.path is None) != (self.type in FITTED_FEATURE_TYPES):
             need = "takes no path (it is fitted on the training split)" if self.path else "needs a path"
             raise ConfigError(f"model.features[].path: type {self.type!r} {need}")
-        _positive("model.features[].min_count", self.min_count)
-        _choice("model.features[].format", self.format, ("auto", "word2vec", "turian", "glove"))
+        positive("model.features[].min_count", self.min_count)
+        choice("model.features[].format", self.format, ("auto", "word2vec", "turian", "glove"))
         if self.dim < 0:
             raise ConfigError(f"model.features[].dim: expected 0 (one-hot) or a positive size, got {self.dim}")
         if self.type in ("embeddings", "ls") and self.dim:
@@ -176,17 +172,17 @@ class ModelConfig:
     quadratic_sqrt: bool = True  # q(x) with the square root (the paper's footnote) or Bergstra et al.'s sum
 
     def __post_init__(self) -> None:
-        _choice("model.encoder", self.encoder, ("bilstm", "window"))
-        _choice("model.decoder", self.decoder, ("crf", "softmax", "softmax_viterbi"))
-        _choice("model.dropout_mode", self.dropout_mode, ("standard", "locked"))
+        choice("model.encoder", self.encoder, ("bilstm", "window"))
+        choice("model.decoder", self.decoder, ("crf", "softmax", "softmax_viterbi"))
+        choice("model.dropout_mode", self.dropout_mode, ("standard", "locked"))
         if (self.encoder == "window") != (self.window is not None):
             raise ConfigError("model.window: set it exactly when model.encoder is 'window', "
                               f"got encoder {self.encoder!r} and window {self.window!r}")
         if self.output_filters < 0 or (self.output_filters and self.encoder == "window"):
             raise ConfigError(f"model.output_filters: expected a number >= 0, for the bilstm encoder only "
                               f"(a window architecture sets O's filters), got {self.output_filters}")
-        _positive("model.hidden", self.hidden)
-        _positive("model.layers", self.layers)
+        positive("model.hidden", self.hidden)
+        positive("model.layers", self.layers)
         if not 0.0 <= self.dropout < 1.0:
             raise ConfigError(f"model.dropout: expected a value in [0, 1), got {self.dropout}")
 
@@ -211,9 +207,9 @@ class TrainConfig:
     ema: float = 0.0  # decay of an exponential moving average of the weights, evaluated and saved; 0 disables
 
     def __post_init__(self) -> None:
-        _choice("train.optimizer", self.optimizer, ("sgd", "adam"))
+        choice("train.optimizer", self.optimizer, ("sgd", "adam"))
         for key in ("lr", "batch_size", "epochs", "eval_batch_size"):
-            _positive(f"train.{key}", getattr(self, key))
+            positive(f"train.{key}", getattr(self, key))
         if not 0.0 <= self.ema < 1.0:
             raise ConfigError(f"train.ema: expected a decay in [0, 1) (0 disables averaging), got {self.ema}")
         if not 0.0 < self.lr_decay <= 1.0:
@@ -231,170 +227,14 @@ class Config:
     train: TrainConfig = field(default_factory=TrainConfig)
 
 
-_SCIENTIFIC = re.compile(r"^[+-]?\d+(\.\d*)?[eE][+-]?\d+$")
 SCHEME_NAMES = ("iob1", "iob2", "bioes", "bilou")
 FEATURE_TYPES = ("brown", "embeddings", "ls")
 FITTED_FEATURE_TYPES = ("orthographic", "pos", "label_freq")  # fitted on the training split, no file
 
 
-def _choice(key: str, value: str, choices: Sequence[str]) -> None:
-    if value not in choices:
-        near = difflib.get_close_matches(str(value), choices, n=1)
-        hint = f"; did you mean {near[0]!r}?" if near else ""
-        raise ConfigError(f"{key}: expected one of {list(choices)}, got {value!r}{hint}")
-
-
-def _positive(key: str, value: float) -> None:
-    if value <= 0:
-        raise ConfigError(f"{key}: expected a positive number, got {value}")
-
-
-# ---------------------------------------------------------------- loading
-
-
-def load_config(path: str | Path, overrides: Sequence[str] = (), *, root: type = Config) -> Any:
-    """Read a YAML config, apply ``a.b=c`` overrides, and check it strictly against ``root``."""
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"config file {str(path)!r} does not exist")
-    try:
-        tree = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise ConfigError(f"{where}: not valid YAML: {problem}") from None
-    if not isinstance(tree, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level, got {type(tree).__name__}")
-    for item in overrides:
-        apply_override(tree, item, root=root)
-    return from_tree(root, tree, prefix="")
-
-
-def apply_override(tree: dict[str, Any], item: str, *, root: type = Config) -> None:
-    """Apply one ``--set a.b.c=value`` (value parsed as YAML) to a config tree, checking the key path."""
-    key, sep, raw = item.partition("=")
-    if not sep or not key:
-        raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. model.hidden=256")
-    try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError:
-        value = raw
-    parts = key.split(".")
-    cls: Any = root
-    node: Any = tree
-    depth = 0
-    while True:
-        part, where = parts[depth], ".".join(parts[: depth + 1])
-        names = {f.name: f for f in dataclasses.fields(cls)}
-        if part not in names:
-            raise ConfigError(f"--set {where}: unknown key{_suggest(part, names)}")
-        if depth == len(parts) - 1:
-            node[part] = value
-            return
-        hint = typing.get_type_hints(cls)[part]
-        inner = _dataclass_in(hint)
-        if inner is None:
-            raise ConfigError(f"--set {where}: {part!r} is not a section, it has no key {parts[depth + 1]!r}")
-        if typing.get_origin(hint) in (tuple, list):  # a list of sections: the next part is an index
-            node, depth = _list_item(node.get(part), parts, depth + 1), depth + 2
-            if depth == len(parts):
-                raise ConfigError(f"--set {key}: name a key of item {parts[depth - 1]}, e.g. {key}.path=...; "
-                                  f"to replace the whole list, --set {where}='[...]'")
-        else:
-            child = node.get(part)
-            if not isinstance(child, dict):
-                child = {}
-                node[part] = child
-            node, depth = child, depth + 1
-        cls = inner
-
-
-def _list_item(items: Any, parts: Sequence[str], at: int) -> dict[str, Any]:
-    """Item ``parts[at]`` (an index) of the list ``items`` that ``parts[:at]`` names in a config tree."""
-    where = ".".join(parts[:at])
-    count = len(items) if isinstance(items, list) else 0
-    index = parts[at] if at < len(parts) else ""
-    if not index.lstrip("-").isdigit():
-        raise ConfigError(f"--set {where}: a list; name an item by its index (0 to {count - 1}), "
-                          f"e.g. {where}.0.{parts[at] if at < len(parts) else 'KEY'}=...")
-    if not -count <= int(index) < count:
-        raise ConfigError(f"--set {where}.{index}: the config's {where} has {count} item(s)")
-    item = items[int(index)]
-    if not isinstance(item, dict):
-        raise ConfigError(f"--set {where}.{index}: that item is not a mapping")
-    return item
-
-
-def from_tree(cls: type, tree: Any, prefix: str) -> Any:
-    """Build dataclass ``cls`` from a YAML mapping, refusing unknown keys and wrong types."""
-    if not isinstance(tree, Mapping):
-        raise ConfigError(f"{prefix.rstrip('.') or 'config'}: expected a mapping, got {tree!r}")
-    hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    for key in tree:
-        if key not in fields:
-            raise ConfigError(f"{prefix}{key}: unknown key{_suggest(str(key), fields)}")
-    kwargs = {}
-    for name, spec in fields.items():
-        key = f"{prefix}{name}"
-        if name in tree:
-            kwargs[name] = _convert(hints[name], tree[name], key)
-        elif spec.default is dataclasses.MISSING and spec.default_factory is dataclasses.MISSING:  # type: ignore[misc]
-            raise ConfigError(f"{key}: required key is missing")
-    return cls(**kwargs)
-
-
-def _convert(hint: Any, value: Any, key: str) -> Any:
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        options = [a for a in args if a is not type(None)]
-        errors = []
-        for option in options:
-            try:
-                return _convert(option, value, key)
-            except ConfigError as err:
-                errors.append(str(err))
-        raise ConfigError(errors[0] if len(errors) == 1 else f"{key}: {value!r} matches none of {options}")
-    if origin is tuple:
-        if not isinstance(value, (list, tuple)):
-            raise ConfigError(f"{key}: expected a list, got {value!r}")
-        return tuple(_convert(args[0], v, f"{key}[{i}]") for i, v in enumerate(value))
-    if dataclasses.is_dataclass(hint):
-        return from_tree(hint, value, prefix=f"{key}.")
-    if hint is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if hint is float and isinstance(value, str) and _SCIENTIFIC.match(value):
-        return float(value)  # YAML 1.1 reads 1e-3 (no dot) as a string
-    if hint in (int, float, str, bool) and (type(value) is not hint):
-        raise ConfigError(f"{key}: expected {hint.__name__}, got {type(value).__name__} {value!r}")
-    return value
-
-
-def _dataclass_in(hint: Any) -> type | None:
-    if dataclasses.is_dataclass(hint):
-        return hint  # type: ignore[return-value]
-    for arg in typing.get_args(hint):
-        if dataclasses.is_dataclass(arg):
-            return arg  # type: ignore[return-value]
-    return None
-
-
-def _suggest(key: str, valid: Mapping[str, Any]) -> str:
-    near = difflib.get_close_matches(key, list(valid), n=1, cutoff=0.5)
-    return f"; did you mean {near[0]!r}?" if near else f"; valid keys are {sorted(valid)}"
-
-
-def to_tree(config: Any) -> Any:
-    """A config as plain YAML-ready data (tuples become lists)."""
-    if dataclasses.is_dataclass(config):
-        return {f.name: to_tree(getattr(config, f.name)) for f in dataclasses.fields(config)}
-    if isinstance(config, (list, tuple)):
-        return [to_tree(v) for v in config]
-    return config
+def load_config(path: str | Path, overrides: Sequence[str] = ()) -> Config:
+    """Read a tagger config, apply ``a.b=c`` overrides, and check it strictly."""
+    return load_strict(path, overrides, root=Config)
 
 
 def dump_config(config: Config) -> str:

@@ -36,8 +36,9 @@ from typing import Any, Mapping, Sequence
 import yaml
 
 from seqlab.atomic import atomic_open
-from seqlab.config import _suggest, load_config
+from seqlab.config import load_config
 from seqlab.errors import ConfigError, SeqlabError
+from seqlab.strict import suggest
 
 log = logging.getLogger("seqlab.sweep")
 KEYS = {"config": str, "output": str, "set": list, "grid": dict, "skip": list, "plot": dict}
@@ -58,7 +59,7 @@ def read_sweep(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: expected a mapping at the top level")
     for key, value in spec.items():
         if key not in KEYS:
-            raise ConfigError(f"{path}: {key}: unknown key{_suggest(str(key), KEYS)}")
+            raise ConfigError(f"{path}: {key}: unknown key{suggest(str(key), KEYS)}")
         if not isinstance(value, KEYS[key]):
             raise ConfigError(f"{path}: {key}: expected a {KEYS[key].__name__}, got {value!r}")
     for key in ("config", "output", "grid"):

@@ -1,6 +1,6 @@
 """Relation-classification configs: YAML with a top-level ``task: relation`` key, loaded strictly.
 
-Same rules as the tagger's :mod:`seqlab.config` (whose loader is reused): frozen dataclasses,
+Same rules as the tagger's :mod:`seqlab.config` (both are read by :mod:`seqlab.strict`): frozen dataclasses,
 unknown keys and wrong types are errors naming the key, ``--set a.b=c`` overrides. The defaults
 are the hyperparameters of Lee, Seo & Choi (2019) §4 where our data allows them.
 """
@@ -12,8 +12,9 @@ from typing import Sequence
 
 import yaml
 
-from seqlab.config import EmbeddingsConfig, _choice, _positive, load_config
+from seqlab.config import EmbeddingsConfig
 from seqlab.errors import ConfigError
+from seqlab.strict import choice, load_strict, positive
 
 TASK = "relation"
 
@@ -33,7 +34,7 @@ class RelationDataConfig:
     dev_seed: int = 1  # fixed apart from train.seed, so every seed selects on the same dev split
 
     def __post_init__(self) -> None:
-        _positive("data.dev_size", self.dev_size)
+        positive("data.dev_size", self.dev_size)
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ class RelationModelConfig:
 
     def __post_init__(self) -> None:
         for key in ("heads", "hidden", "position_dim", "max_length", "attention_dim"):
-            _positive(f"model.{key}", getattr(self, key))
+            positive(f"model.{key}", getattr(self, key))
         if self.latent_types < 0:
             raise ConfigError(f"model.latent_types: expected 0 (LET off) or a positive K, got {self.latent_types}")
         for key in ("dropout_embedding", "dropout_lstm", "dropout_attention"):
@@ -87,9 +88,9 @@ class RelationTrainConfig:
     threads: int = 1
 
     def __post_init__(self) -> None:
-        _choice("train.optimizer", self.optimizer, ("adadelta", "adam", "sgd"))
+        choice("train.optimizer", self.optimizer, ("adadelta", "adam", "sgd"))
         for key in ("lr", "batch_size", "epochs", "patience", "eval_batch_size"):
-            _positive(f"train.{key}", getattr(self, key))
+            positive(f"train.{key}", getattr(self, key))
         if not (self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:")):
             raise ConfigError(f"train.device: expected auto, cpu, cuda or cuda:N, got {self.device!r}")
 
@@ -104,7 +105,7 @@ class RelationConfig:
     train: RelationTrainConfig = field(default_factory=RelationTrainConfig)
 
     def __post_init__(self) -> None:
-        _choice("task", self.task, (TASK,))
+        choice("task", self.task, (TASK,))
 
 
 def config_task(path: str | Path) -> str | None:
@@ -118,5 +119,5 @@ def config_task(path: str | Path) -> str | None:
 
 
 def load_relation_config(path: str | Path, overrides: Sequence[str] = ()) -> RelationConfig:
-    """Read a relation config strictly (see :func:`seqlab.config.load_config`)."""
-    return load_config(path, overrides, root=RelationConfig)
+    """Read a relation config strictly (see :mod:`seqlab.strict`)."""
+    return load_strict(path, overrides, root=RelationConfig)

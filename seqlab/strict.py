@@ -1,0 +1,183 @@
+"""YAML read strictly into frozen dataclasses: the machinery under every seqlab config.
+
+An unknown key or a value of the wrong type is a :class:`ConfigError` that names
+the key (``model.hiden``) and suggests the nearest valid one. ``--set a.b=c``
+overrides are applied to the YAML tree before it is checked, so they are held
+to the same rules. The schemas live beside their tasks (:mod:`seqlab.config`,
+:mod:`seqlab.relation.config`); this module knows none of them.
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+import types
+import typing
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import yaml
+
+from seqlab.errors import ConfigError
+
+_SCIENTIFIC = re.compile(r"^[+-]?\d+(\.\d*)?[eE][+-]?\d+$")
+
+
+def choice(key: str, value: str, choices: Sequence[str]) -> None:
+    """Refuse ``value`` for ``key`` unless it is one of ``choices``, suggesting the nearest."""
+    if value not in choices:
+        near = difflib.get_close_matches(str(value), choices, n=1)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        raise ConfigError(f"{key}: expected one of {list(choices)}, got {value!r}{hint}")
+
+
+def positive(key: str, value: float) -> None:
+    """Refuse a ``value`` for ``key`` that is zero or negative."""
+    if value <= 0:
+        raise ConfigError(f"{key}: expected a positive number, got {value}")
+
+
+def load_strict(path: str | Path, overrides: Sequence[str] = (), *, root: type) -> Any:
+    """Read a YAML config, apply ``a.b=c`` overrides, and check it strictly against ``root``."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file {str(path)!r} does not exist")
+    try:
+        tree = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ConfigError(f"{where}: not valid YAML: {problem}") from None
+    if not isinstance(tree, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level, got {type(tree).__name__}")
+    for item in overrides:
+        apply_override(tree, item, root=root)
+    return from_tree(root, tree, prefix="")
+
+
+def apply_override(tree: dict[str, Any], item: str, *, root: type) -> None:
+    """Apply one ``--set a.b.c=value`` (value parsed as YAML) to a config tree, checking the key path."""
+    key, sep, raw = item.partition("=")
+    if not sep or not key:
+        raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. model.hidden=256")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    parts = key.split(".")
+    cls: Any = root
+    node: Any = tree
+    depth = 0
+    while True:
+        part, where = parts[depth], ".".join(parts[: depth + 1])
+        names = {f.name: f for f in dataclasses.fields(cls)}
+        if part not in names:
+            raise ConfigError(f"--set {where}: unknown key{suggest(part, names)}")
+        if depth == len(parts) - 1:
+            node[part] = value
+            return
+        hint = typing.get_type_hints(cls)[part]
+        inner = _dataclass_in(hint)
+        if inner is None:
+            raise ConfigError(f"--set {where}: {part!r} is not a section, it has no key {parts[depth + 1]!r}")
+        if typing.get_origin(hint) in (tuple, list):  # a list of sections: the next part is an index
+            node, depth = _list_item(node.get(part), parts, depth + 1), depth + 2
+            if depth == len(parts):
+                raise ConfigError(f"--set {key}: name a key of item {parts[depth - 1]}, e.g. {key}.path=...; "
+                                  f"to replace the whole list, --set {where}='[...]'")
+        else:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = {}
+                node[part] = child
+            node, depth = child, depth + 1
+        cls = inner
+
+
+def _list_item(items: Any, parts: Sequence[str], at: int) -> dict[str, Any]:
+    """Item ``parts[at]`` (an index) of the list ``items`` that ``parts[:at]`` names in a config tree."""
+    where = ".".join(parts[:at])
+    count = len(items) if isinstance(items, list) else 0
+    index = parts[at] if at < len(parts) else ""
+    if not index.lstrip("-").isdigit():
+        raise ConfigError(f"--set {where}: a list; name an item by its index (0 to {count - 1}), "
+                          f"e.g. {where}.0.{parts[at] if at < len(parts) else 'KEY'}=...")
+    if not -count <= int(index) < count:
+        raise ConfigError(f"--set {where}.{index}: the config's {where} has {count} item(s)")
+    item = items[int(index)]
+    if not isinstance(item, dict):
+        raise ConfigError(f"--set {where}.{index}: that item is not a mapping")
+    return item
+
+
+def from_tree(cls: type, tree: Any, prefix: str) -> Any:
+    """Build dataclass ``cls`` from a YAML mapping, refusing unknown keys and wrong types."""
+    if not isinstance(tree, Mapping):
+        raise ConfigError(f"{prefix.rstrip('.') or 'config'}: expected a mapping, got {tree!r}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key in tree:
+        if key not in fields:
+            raise ConfigError(f"{prefix}{key}: unknown key{suggest(str(key), fields)}")
+    kwargs = {}
+    for name, spec in fields.items():
+        key = f"{prefix}{name}"
+        if name in tree:
+            kwargs[name] = _convert(hints[name], tree[name], key)
+        elif spec.default is dataclasses.MISSING and spec.default_factory is dataclasses.MISSING:  # type: ignore[misc]
+            raise ConfigError(f"{key}: required key is missing")
+    return cls(**kwargs)
+
+
+def _convert(hint: Any, value: Any, key: str) -> Any:
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        options = [a for a in args if a is not type(None)]
+        errors = []
+        for option in options:
+            try:
+                return _convert(option, value, key)
+            except ConfigError as err:
+                errors.append(str(err))
+        raise ConfigError(errors[0] if len(errors) == 1 else f"{key}: {value!r} matches none of {options}")
+    if origin is tuple:
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{key}: expected a list, got {value!r}")
+        return tuple(_convert(args[0], v, f"{key}[{i}]") for i, v in enumerate(value))
+    if dataclasses.is_dataclass(hint):
+        return from_tree(hint, value, prefix=f"{key}.")
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if hint is float and isinstance(value, str) and _SCIENTIFIC.match(value):
+        return float(value)  # YAML 1.1 reads 1e-3 (no dot) as a string
+    if hint in (int, float, str, bool) and (type(value) is not hint):
+        raise ConfigError(f"{key}: expected {hint.__name__}, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _dataclass_in(hint: Any) -> type | None:
+    if dataclasses.is_dataclass(hint):
+        return hint  # type: ignore[return-value]
+    for arg in typing.get_args(hint):
+        if dataclasses.is_dataclass(arg):
+            return arg  # type: ignore[return-value]
+    return None
+
+
+def suggest(key: str, valid: Mapping[str, Any]) -> str:
+    """A hint for an unknown ``key``: the nearest of ``valid``, or the list of them."""
+    near = difflib.get_close_matches(key, list(valid), n=1, cutoff=0.5)
+    return f"; did you mean {near[0]!r}?" if near else f"; valid keys are {sorted(valid)}"
+
+
+def to_tree(config: Any) -> Any:
+    """A config as plain YAML-ready data (tuples become lists)."""
+    if dataclasses.is_dataclass(config):
+        return {f.name: to_tree(getattr(config, f.name)) for f in dataclasses.fields(config)}
+    if isinstance(config, (list, tuple)):
+        return [to_tree(v) for v in config]
+    return config
