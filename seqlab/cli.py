@@ -12,6 +12,7 @@ from typing import BinaryIO, Iterator, Sequence
 from seqlab.relation import cli as relation_cli
 from seqlab.errors import DataFormatError, SeqlabError
 from seqlab.features_cli import add_parser as add_features_parser
+from seqlab.summarize import add_parser as add_summarize_parser
 from seqlab.sweep import add_parser as add_sweep_parser
 
 log = logging.getLogger("seqlab")
@@ -210,6 +211,7 @@ def parser() -> argparse.ArgumentParser:
     g.set_defaults(func=cmd_tag)
     add_features_parser(sub)
     add_sweep_parser(sub)
+    add_summarize_parser(sub)
     return p
 
 

@@ -1,0 +1,240 @@
+"""``seqlab summarize RUN_DIR...``: one table of several runs, and mean ± std over the finished ones.
+
+Made for seeds: results in this field are reported as the mean and sample standard
+deviation over several random seeds (Reimers & Gurevych 2017), and two seeds of one
+config can differ more than two configs do. Each run directory gives one row, read from
+its ``metrics.json``: best epoch, dev score, test precision / recall / F1 (span F1 for
+taggers, the official macro-F1 for relation classifiers), F1 per type, training time.
+
+The runs' resolved configs (``config.yaml``) are compared and every key whose value
+differs, other than the seed and where the run ran (threads, device), is listed, so runs of
+different configs are never averaged without it being said. A run with no test score
+yet (still training, or killed) is listed and left out of the mean.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+
+from seqlab.errors import SeqlabError
+
+SEED_KEYS = frozenset({"train.seed", "train.threads", "train.device"})  # may differ between seeds of one config
+STAT_COLUMNS = ("dev", "test_precision", "test_recall", "test_f1", "train_hours")
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """What one run directory says about itself."""
+
+    run: str
+    task: str  # "tagger" or "relation"
+    epochs: int
+    best_epoch: int
+    dev: float | None
+    test_precision: float | None = None
+    test_recall: float | None = None
+    test_f1: float | None = None
+    per_type: dict[str, float] = field(default_factory=dict)
+    train_hours: float = 0.0
+
+    @property
+    def finished(self) -> bool:
+        return self.test_f1 is not None
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SeqlabError(f"{path.parent}: no {path.name} there; not a seqlab run directory, or its first epoch "
+                          "has not finished") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise SeqlabError(f"{path}: not valid JSON ({err})") from None
+
+
+def _read_config(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "config.yaml"
+    try:
+        tree = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError:
+        raise SeqlabError(f"{run_dir}: no config.yaml there; not a seqlab run directory") from None
+    except yaml.YAMLError as err:
+        raise SeqlabError(f"{path}: not valid YAML ({err})") from None
+    if not isinstance(tree, dict):
+        raise SeqlabError(f"{path}: expected a mapping at the top level")
+    return tree
+
+
+def _progress(run_dir: Path) -> dict[str, Any]:
+    """The metrics a run has so far, from its checkpoint: epochs, best epoch, best dev score, history."""
+    from seqlab import archive
+
+    state = json.loads(archive.load_checkpoint(run_dir)["state"])
+    return {"epochs": state["epoch"], "best_epoch": state["best_epoch"], "history": state["history"],
+            "best_dev": state["best_f1"] if state["epoch"] else None}
+
+
+def read_run(run_dir: str | Path) -> RunRow:
+    """The row of one run directory (tagger or relation classifier, finished or still training)."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise SeqlabError(f"{run_dir}: not a directory")
+    task = "relation" if _read_config(run_dir).get("task") == "relation" else "tagger"
+    path = run_dir / "metrics.json"
+    if path.is_file():
+        metrics = _read_json(path)
+    elif (run_dir / "checkpoint.pt").is_file():
+        metrics, path = _progress(run_dir), run_dir / "checkpoint.pt"
+    else:
+        raise SeqlabError(f"{run_dir}: neither metrics.json nor checkpoint.pt there; its first epoch has not finished")
+    f1, precision, recall, per_key = (("official_macro_f1", "macro_precision", "macro_recall", "relations")
+                                      if task == "relation" else ("f1", "precision", "recall", "per_type"))
+    try:
+        history = metrics["history"]
+        dev, test = metrics.get("dev"), metrics.get("test")
+        row = RunRow(run=str(run_dir), task=task, epochs=int(metrics.get("epochs", len(history))),
+                     best_epoch=int(metrics.get("best_epoch", 0)),
+                     dev=dev[f1] if dev else metrics.get("best_dev"),
+                     train_hours=sum(float(h.get("train_seconds", 0.0)) for h in history) / 3600)
+        if not test:
+            return row
+        per_type = {name: r["f1"] for name, r in test.get(per_key, {}).items() if isinstance(r, dict) and "f1" in r}
+        return RunRow(**{**asdict(row), "test_precision": test[precision], "test_recall": test[recall],
+                         "test_f1": test[f1], "per_type": per_type})
+    except (KeyError, TypeError, ValueError) as err:
+        raise SeqlabError(f"{path}: not the metrics of a seqlab {task} run (missing or malformed {err})") from None
+
+
+def _flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(tree, dict):
+        out: dict[str, Any] = {}
+        for key, value in tree.items():
+            out.update(_flatten(value, f"{prefix}{key}."))
+        return out
+    return {prefix.rstrip("."): tree}
+
+
+def _resolved(run_dir: Path) -> dict[str, Any]:
+    """A run's config with today's defaults filled in, so a key added since the run was made is not a difference."""
+    from seqlab.config import load_config
+    from seqlab.errors import ConfigError
+    from seqlab.relation.config import load_relation_config
+    from seqlab.strict import to_tree
+
+    tree = _read_config(run_dir)
+    try:
+        config = (load_relation_config if tree.get("task") == "relation" else load_config)(run_dir / "config.yaml")
+    except ConfigError:  # a key since removed: compare the file as written
+        return _flatten(tree)
+    return _flatten(to_tree(config))
+
+
+def config_differences(run_dirs: Sequence[str | Path]) -> dict[str, dict[str, list[str]]]:
+    """Config keys whose values differ between the runs (seed, threads and device left out):
+    key -> {value as text -> the runs with it}."""
+    flat = [_resolved(Path(run_dir)) for run_dir in run_dirs]
+    out: dict[str, dict[str, list[str]]] = {}
+    for key in sorted(set().union(*flat)):
+        if key in SEED_KEYS:
+            continue
+        groups: dict[str, list[str]] = {}
+        for run_dir, tree in zip(run_dirs, flat):
+            groups.setdefault(json.dumps(tree.get(key), sort_keys=True), []).append(str(run_dir))
+        if len(groups) > 1:
+            out[key] = groups
+    return out
+
+
+def mean_std(values: Sequence[float]) -> tuple[float, float | None]:
+    """Mean and sample standard deviation (None for a single value)."""
+    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else None)
+
+
+def summarize(run_dirs: Sequence[str | Path]) -> dict[str, Any]:
+    """Rows, mean ± std of the finished runs' columns and per-type F1, and the config keys that differ."""
+    if not run_dirs:
+        raise SeqlabError("summarize: name at least one run directory")
+    rows = [read_run(r) for r in run_dirs]
+    tasks = {r.task for r in rows}
+    if len(tasks) > 1:
+        raise SeqlabError("summarize: the runs mix taggers and relation classifiers: "
+                          + ", ".join(f"{r.run} ({r.task})" for r in rows))
+    done = [r for r in rows if r.finished]
+    stats: dict[str, Any] = {}
+    for column in STAT_COLUMNS:
+        values = [getattr(r, column) for r in done if getattr(r, column) is not None]
+        if values:
+            stats[column] = mean_std(values)
+    types = sorted({t for r in done for t in r.per_type})
+    per_type = {t: mean_std([r.per_type[t] for r in done if t in r.per_type]) for t in types}
+    return {"task": rows[0].task, "rows": rows, "finished": len(done), "mean_std": stats,
+            "per_type_mean_std": per_type, "config_differences": config_differences(run_dirs)}
+
+
+def _num(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def _pm(pair: tuple[float, float | None] | None) -> str:
+    if pair is None:
+        return "–"
+    mean, std = pair
+    return f"{mean:.2f}" if std is None else f"{mean:.2f} ± {std:.2f}"
+
+
+def render(summary: dict[str, Any]) -> str:
+    """A markdown table: one row per run, then the mean ± std row, then the config differences."""
+    rows: list[RunRow] = summary["rows"]
+    measure = "macro-F1" if summary["task"] == "relation" else "F1"
+    types = list(summary["per_type_mean_std"]) if summary["task"] == "tagger" else []
+    header = ["run", "best epoch / epochs", f"dev {measure}", "test P", "test R", f"test {measure}", *types, "train h"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in rows:
+        if r.finished:
+            cells = [_num(r.test_precision), _num(r.test_recall), f"**{_num(r.test_f1)}**"]
+            cells += [_num(r.per_type.get(t)) for t in types]
+        else:
+            cells = ["no test score yet (left out of the mean)", "", "", *[""] * len(types)]
+        lines.append("| " + " | ".join([r.run, f"{r.best_epoch} / {r.epochs}", _num(r.dev), *cells,
+                                         f"{r.train_hours:.2f}"]) + " |")
+    stats = summary["mean_std"]
+    n = summary["finished"]
+    if n:
+        cells = [f"mean ± std ({n} finished)", "", _pm(stats.get("dev")), _pm(stats.get("test_precision")),
+                 _pm(stats.get("test_recall")), f"**{_pm(stats.get('test_f1'))}**",
+                 *[_pm(summary["per_type_mean_std"][t]) for t in types], _pm(stats.get("train_hours"))]
+        lines.append("| " + " | ".join(cells) + " |")
+    differences = summary["config_differences"]
+    if differences:
+        lines.append("")
+        lines.append("Config keys that differ between these runs (seed, threads and device aside):")
+        for key, groups in differences.items():
+            lines.append(f"- {key}: " + "; ".join(f"{value} ({', '.join(Path(r).name for r in runs)})"
+                                                 for value, runs in groups.items()))
+    return "\n".join(lines) + "\n"
+
+
+def to_json(summary: dict[str, Any]) -> str:
+    """The summary as one JSON object (rows as mappings; mean ± std as [mean, std])."""
+    out = {**summary, "rows": [asdict(r) for r in summary["rows"]]}
+    return json.dumps(out, indent=2)
+
+
+def add_parser(sub: Any) -> None:
+    """The ``seqlab summarize`` verb."""
+    s = sub.add_parser("summarize", help="one table of several runs (e.g. seeds), with mean ± std")
+    s.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories (taggers, or relation classifiers)")
+    s.add_argument("--json", action="store_true", help="one JSON object instead of the markdown table")
+    s.set_defaults(func=_cmd_summarize)
+
+
+def _cmd_summarize(args: argparse.Namespace) -> int:
+    summary = summarize(args.runs)
+    print(to_json(summary) if args.json else render(summary), end="" if not args.json else "\n")
+    return 0
