@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 import yaml
 
-from seqlab.errors import SeqlabError
+from seqlab.errors import ConfigError, SeqlabError
 
 SEED_KEYS = frozenset({"train.seed", "train.threads", "train.device"})  # may differ between seeds of one config
 STAT_COLUMNS = ("dev", "test_precision", "test_recall", "test_f1", "train_hours")
@@ -51,9 +51,6 @@ class RunRow:
 def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SeqlabError(f"{path.parent}: no {path.name} there; not a seqlab run directory, or its first epoch "
-                          "has not finished") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise SeqlabError(f"{path}: not valid JSON ({err})") from None
 
@@ -75,9 +72,13 @@ def _progress(run_dir: Path) -> dict[str, Any]:
     """The metrics a run has so far, from its checkpoint: epochs, best epoch, best dev score, history."""
     from seqlab import archive
 
-    state = json.loads(archive.load_checkpoint(run_dir)["state"])
-    return {"epochs": state["epoch"], "best_epoch": state["best_epoch"], "history": state["history"],
-            "best_dev": state["best_f1"] if state["epoch"] else None}
+    path = run_dir / archive.CHECKPOINT
+    try:
+        state = json.loads(archive.load_checkpoint(run_dir)["state"])
+        return {"epochs": state["epoch"], "best_epoch": state["best_epoch"], "history": state["history"],
+                "best_dev": state["best_f1"]}
+    except (KeyError, TypeError, ValueError) as err:
+        raise SeqlabError(f"{path}: not the checkpoint of a seqlab run (missing or malformed {err})") from None
 
 
 def read_run(run_dir: str | Path) -> RunRow:
@@ -123,7 +124,6 @@ def _flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
 def _resolved(run_dir: Path) -> dict[str, Any]:
     """A run's config with today's defaults filled in, so a key added since the run was made is not a difference."""
     from seqlab.config import load_config
-    from seqlab.errors import ConfigError
     from seqlab.relation.config import load_relation_config
     from seqlab.strict import to_tree
 

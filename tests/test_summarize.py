@@ -114,3 +114,13 @@ def test_cli_prints_the_table_or_json_and_errors_without_a_traceback(tmp_path, c
     assert out["mean_std"]["test_f1"][0] == pytest.approx(90.5) and out["rows"][1]["test_f1"] == 91.0
     assert main(["summarize", str(tmp_path / "missing")]) == 2
     assert "seqlab: error:" in capsys.readouterr().err
+
+
+def test_a_checkpoint_without_the_loop_state_is_a_clear_error(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text(TAGGER % (1, "0.95"))
+    archive.save_checkpoint(run, {"generator": torch.Generator().get_state(), "torch_rng": torch.get_rng_state(),
+                                  "state": json.dumps({"epoch": 3})})
+    with pytest.raises(SeqlabError, match=r"checkpoint.pt: not the checkpoint of a seqlab run .*'best_epoch'"):
+        read_run(run)
