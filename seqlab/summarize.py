@@ -226,15 +226,60 @@ def to_json(summary: dict[str, Any]) -> str:
     return json.dumps(out, indent=2)
 
 
+def versus(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Mean dev and test scores of two summaries' finished runs, their difference, and the exact
+    permutation test over seeds (:func:`seqlab.significance.seed_permutation_test`)."""
+    from seqlab.significance import seed_permutation_test
+
+    if a["task"] != b["task"]:
+        raise SeqlabError(f"summarize --versus: {a['task']} runs against {b['task']} runs")
+    out = {}
+    for column in ("dev", "test_f1"):
+        xs = [getattr(r, column) for r in a["rows"] if r.finished]
+        ys = [getattr(r, column) for r in b["rows"] if r.finished]
+        if xs and ys:
+            out[column] = asdict(seed_permutation_test(xs, ys))
+    if not out:
+        raise SeqlabError("summarize --versus: each side needs at least one finished run")
+    return {"scores": out, "config_differences": config_differences([r.run for r in a["rows"] + b["rows"]])}
+
+
+def render_versus(result: dict[str, Any]) -> str:
+    """One line per score: A's mean, B's, A − B and the permutation p-value."""
+    names = {"dev": "dev", "test_f1": "test"}
+    lines = []
+    for column, c in result["scores"].items():
+        how = "exact, all" if c["exact"] else "random"
+        lines.append(f"{names[column]}: A {c['mean_a']:.2f} ({c['runs_a']} runs) − B {c['mean_b']:.2f} "
+                     f"({c['runs_b']} runs) = {c['difference']:+.2f}; permutation test over seeds p = "
+                     f"{c['p_value']:.3f} ({how} {c['splits']} splits)")
+    differences = result["config_differences"]
+    lines.append("A and B differ in: " + ("; ".join(
+        f"{key} " + " vs ".join(f"{value} ({len(runs)} runs)" for value, runs in groups.items())
+        for key, groups in differences.items()) if differences else "nothing but the seeds"))
+    return "\n".join(lines) + "\n"
+
+
 def add_parser(sub: Any) -> None:
     """The ``seqlab summarize`` verb."""
     s = sub.add_parser("summarize", help="one table of several runs (e.g. seeds), with mean ± std")
     s.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories (taggers, or relation classifiers)")
+    s.add_argument("--versus", nargs="+", metavar="RUN_DIR",
+                   help="a second group of runs (another config's seeds): both tables, the difference of the "
+                        "mean dev and test scores, and an exact permutation test over seeds")
     s.add_argument("--json", action="store_true", help="one JSON object instead of the markdown table")
     s.set_defaults(func=_cmd_summarize)
 
 
 def _cmd_summarize(args: argparse.Namespace) -> int:
     summary = summarize(args.runs)
-    print(to_json(summary) if args.json else render(summary), end="" if not args.json else "\n")
+    if not args.versus:
+        print(to_json(summary) if args.json else render(summary), end="" if not args.json else "\n")
+        return 0
+    other = summarize(args.versus)
+    result = versus(summary, other)
+    if args.json:
+        print(json.dumps({"a": json.loads(to_json(summary)), "b": json.loads(to_json(other)), "versus": result}, indent=2))
+    else:
+        print(f"A\n\n{render(summary)}\nB\n\n{render(other)}\n{render_versus(result)}", end="")
     return 0

@@ -12,8 +12,8 @@ from seqlab.cli import main
 from seqlab.errors import SeqlabError
 from seqlab.metrics import read_prediction_file, score
 from seqlab.semeval_score import score_answers
-from seqlab.significance import (compare, compare_conll_files, official_macro_f1, relation_counts, span_counts,
-                                 span_f1)
+from seqlab.significance import (compare, compare_conll_files, official_macro_f1, relation_counts,
+                                 seed_permutation_test, span_counts, span_f1)
 from tests.conftest import FIXTURES
 
 CE12, CE21, MT12, PP21 = "Cause-Effect(e1,e2)", "Cause-Effect(e2,e1)", "Message-Topic(e1,e2)", "Product-Producer(e2,e1)"
@@ -210,3 +210,34 @@ def test_cli_refuses_an_empty_file_and_a_negative_seed(capsys, tmp_path, two_sys
         main(["compare", "conll", str(good), str(good), "--seed", "-1"])
     assert "expected a whole number >= 0, got -1" in capsys.readouterr().err
 
+
+
+def test_seed_permutation_test_is_exact_on_small_groups():
+    """Four seeds against four: 70 splits; fully separated groups reach |difference| only as themselves
+    or swapped, so p = 2/70."""
+    result = seed_permutation_test([90.1, 90.2, 90.3, 90.4], [90.5, 90.6, 90.7, 90.8])
+    assert result.exact and result.splits == 70 and result.p_value == pytest.approx(2 / 70)
+    assert result.difference == pytest.approx(-0.4)
+    assert seed_permutation_test([90.0, 91.0], [90.0, 91.0]).p_value == 1.0
+
+
+def test_seed_permutation_test_matches_brute_force_on_random_scores():
+    rng = random.Random(3)
+    a, b = [rng.gauss(90, 0.3) for _ in range(5)], [rng.gauss(90.2, 0.3) for _ in range(3)]
+    pooled, observed = a + b, abs(sum(a) / 5 - sum(b) / 3)
+    splits = list(itertools.combinations(range(8), 5))
+    reached = sum(abs(sum(pooled[i] for i in c) / 5 - sum(pooled[i] for i in range(8) if i not in c) / 3)
+                  >= observed - 1e-9 for c in splits)
+    result = seed_permutation_test(a, b)
+    assert result.splits == len(splits) == 56 and result.p_value == pytest.approx(reached / 56)
+
+
+def test_seed_permutation_test_samples_when_the_splits_are_too_many():
+    rng = random.Random(5)
+    a, b = [rng.gauss(90, 0.3) for _ in range(7)], [rng.gauss(90.3, 0.3) for _ in range(7)]
+    exact = seed_permutation_test(a, b)
+    drawn = seed_permutation_test(a, b, max_exact=100, samples=20_000, seed=2)
+    assert exact.exact and exact.splits == 3432 and not drawn.exact and drawn.splits == 20_000
+    assert drawn.p_value == pytest.approx(exact.p_value, abs=0.02)
+    with pytest.raises(ValueError, match="at least one run"):
+        seed_permutation_test([], [1.0])

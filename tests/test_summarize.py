@@ -124,3 +124,16 @@ def test_a_checkpoint_without_the_loop_state_is_a_clear_error(tmp_path):
                                   "state": json.dumps({"epoch": 3})})
     with pytest.raises(SeqlabError, match=r"checkpoint.pt: not the checkpoint of a seqlab run .*'best_epoch'"):
         read_run(run)
+
+
+
+def test_versus_compares_two_groups_of_seeds(tmp_path, capsys):
+    a = [str(tagger_run(tmp_path / f"a{s}", s, f1)) for s, f1 in ((1, 90.0), (2, 90.2), (3, 90.4))]
+    b = [str(tagger_run(tmp_path / f"b{s}", s, f1, lr_decay="0.975")) for s, f1 in ((1, 90.6), (2, 90.8), (3, 91.0))]
+    assert main(["summarize", *a, "--versus", *b]) == 0
+    out = capsys.readouterr().out
+    assert "test: A 90.20 (3 runs) − B 90.80 (3 runs) = -0.60; permutation test over seeds p = 0.100 (exact, all 20 splits)" in out
+    assert "A and B differ in: train.lr_decay 0.95 (3 runs) vs 0.975 (3 runs)" in out
+    assert "Config keys that differ" not in out  # within each group, only the seeds differ
+    assert main(["summarize", *a, "--versus", *b, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["versus"]["scores"]["test_f1"]["p_value"] == pytest.approx(2 / 20)
