@@ -37,13 +37,16 @@ def positive(key: str, value: float) -> None:
         raise ConfigError(f"{key}: expected a positive number, got {value}")
 
 
-def load_strict(path: str | Path, overrides: Sequence[str] = (), *, root: type) -> Any:
-    """Read a YAML config, apply ``a.b=c`` overrides, and check it strictly against ``root``."""
+def read_mapping(path: str | Path, what: str = "config file") -> dict[str, Any]:
+    """A YAML file whose top level is a mapping; a missing file, bytes that are not UTF-8, bad YAML
+    (with its line and column) or another top level is a :class:`ConfigError` naming the file."""
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"config file {str(path)!r} does not exist")
+        raise ConfigError(f"{what} {str(path)!r} does not exist")
     try:
         tree = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: not valid UTF-8 (byte {err.object[err.start]:#04x} at offset {err.start})") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
@@ -51,6 +54,12 @@ def load_strict(path: str | Path, overrides: Sequence[str] = (), *, root: type) 
         raise ConfigError(f"{where}: not valid YAML: {problem}") from None
     if not isinstance(tree, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level, got {type(tree).__name__}")
+    return tree
+
+
+def load_strict(path: str | Path, overrides: Sequence[str] = (), *, root: type) -> Any:
+    """Read a YAML config, apply ``a.b=c`` overrides, and check it strictly against ``root``."""
+    tree = read_mapping(path)
     for item in overrides:
         apply_override(tree, item, root=root)
     return from_tree(root, tree, prefix="")

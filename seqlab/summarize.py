@@ -16,13 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-import yaml
-
 from seqlab.errors import ConfigError, SeqlabError
+from seqlab.strict import read_mapping
 
 SEED_KEYS = frozenset({"train.seed", "train.threads", "train.device"})  # may differ between seeds of one config
 STAT_COLUMNS = ("dev", "test_precision", "test_recall", "test_f1", "train_hours")
@@ -57,15 +57,9 @@ def _read_json(path: Path) -> Any:
 
 def _read_config(run_dir: Path) -> dict[str, Any]:
     path = run_dir / "config.yaml"
-    try:
-        tree = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError:
-        raise SeqlabError(f"{run_dir}: no config.yaml there; not a seqlab run directory") from None
-    except yaml.YAMLError as err:
-        raise SeqlabError(f"{path}: not valid YAML ({err})") from None
-    if not isinstance(tree, dict):
-        raise SeqlabError(f"{path}: expected a mapping at the top level")
-    return tree
+    if not path.is_file():
+        raise SeqlabError(f"{run_dir}: no config.yaml there; not a seqlab run directory")
+    return read_mapping(path)
 
 
 def _progress(run_dir: Path) -> dict[str, Any]:
@@ -274,12 +268,13 @@ def add_parser(sub: Any) -> None:
 def _cmd_summarize(args: argparse.Namespace) -> int:
     summary = summarize(args.runs)
     if not args.versus:
-        print(to_json(summary) if args.json else render(summary), end="" if not args.json else "\n")
+        sys.stdout.write(to_json(summary) + "\n" if args.json else render(summary))
         return 0
     other = summarize(args.versus)
     result = versus(summary, other)
     if args.json:
-        print(json.dumps({"a": json.loads(to_json(summary)), "b": json.loads(to_json(other)), "versus": result}, indent=2))
+        sys.stdout.write(json.dumps({"a": json.loads(to_json(summary)), "b": json.loads(to_json(other)),
+                                     "versus": result}, indent=2) + "\n")
     else:
-        print(f"A\n\n{render(summary)}\nB\n\n{render(other)}\n{render_versus(result)}", end="")
+        sys.stdout.write(f"A\n\n{render(summary)}\nB\n\n{render(other)}\n{render_versus(result)}")
     return 0

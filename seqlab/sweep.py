@@ -33,12 +33,10 @@ import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import yaml
-
 from seqlab.atomic import atomic_open
 from seqlab.config import load_config
 from seqlab.errors import ConfigError, SeqlabError
-from seqlab.strict import suggest
+from seqlab.strict import read_mapping, suggest
 
 log = logging.getLogger("seqlab.sweep")
 KEYS = {"config": str, "output": str, "set": list, "grid": dict, "skip": list, "plot": dict}
@@ -49,14 +47,7 @@ COLUMNS = ("dev_acc", "dev_f1", "dev_f1_viterbi", "test_f1", "test_np_f1", "best
 def read_sweep(path: str | Path) -> dict[str, Any]:
     """Read and check a sweep file; errors name the key."""
     path = Path(path)
-    if not path.is_file():
-        raise SeqlabError(f"sweep file {str(path)!r} does not exist")
-    try:
-        spec = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: not valid YAML: {err}") from None
-    if not isinstance(spec, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level")
+    spec = read_mapping(path, "sweep file")
     for key, value in spec.items():
         if key not in KEYS:
             raise ConfigError(f"{path}: {key}: unknown key{suggest(str(key), KEYS)}")

@@ -79,3 +79,12 @@ def test_checks_and_suggestions():
         positive("k", 0)
     assert suggest("hiden", {"hidden": 1, "layers": 2}) == "; did you mean 'hidden'?"
     assert suggest("zzz", {"b": 1, "a": 2}) == "; valid keys are ['a', 'b']"
+
+
+def test_a_file_that_is_not_utf8_names_the_file(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_bytes(b"seed: 1\nnet: {name: \xff}\n")
+    with pytest.raises(ConfigError, match=r"c\.yaml: not valid UTF-8 \(byte 0xff at offset 20\)"):
+        load_strict(path, root=Root)
+    with pytest.raises(ConfigError, match=r"config file '.*missing\.yaml' does not exist"):
+        load_strict(tmp_path / "missing.yaml", root=Root)
