@@ -7,7 +7,7 @@ import logging
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import BinaryIO, Iterator, Sequence
+from typing import Any, BinaryIO, Iterator, Sequence
 
 from seqlab.relation import cli as relation_cli
 from seqlab.errors import DataFormatError, SeqlabError
@@ -27,6 +27,10 @@ def _default_output(config_path: str) -> Path:
 #: Keys a resumed run may change with --set: where it runs, not what it trains (a checkpoint moves between
 #: CPU and GPU, or a run gets the cores another job has left).
 RESUME_SETTABLE = ("train.threads", "train.device")
+#: Keys a resumed run may raise: a finished or stopped run goes on for more epochs. Nothing else in training
+#: depends on them (the learning rate decays per epoch, not towards the last one), so the result is the run
+#: the larger value would have given from the start.
+RESUME_EXTENDABLE = ("train.epochs", "train.patience")
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -39,10 +43,15 @@ def cmd_train(args: argparse.Namespace) -> int:
         from seqlab.train import train
     if args.resume:
         run_dir = Path(args.resume)
-        changed = [item for item in args.set if item.partition("=")[0].strip() not in RESUME_SETTABLE]
+        changed = [item for item in args.set
+                   if item.partition("=")[0].strip() not in RESUME_SETTABLE + RESUME_EXTENDABLE]
         if changed:
             raise SeqlabError(f"--set {changed[0]} cannot be combined with --resume: a resumed run keeps its own "
-                              f"config.yaml (only {' and '.join(RESUME_SETTABLE)}, which say where it runs, may change)")
+                              f"config.yaml (only {', '.join(RESUME_SETTABLE)}, which say where it runs, may change, "
+                              f"and {', '.join(RESUME_EXTENDABLE)} may be raised)")
+        raised = [item for item in args.set if item.partition("=")[0].strip() in RESUME_EXTENDABLE]
+        if raised:
+            _extend_run(run_dir, load_config(run_dir / "config.yaml"), load_config(run_dir / "config.yaml", raised))
         config = load_config(run_dir / "config.yaml", args.set)
         if args.config and load_config(args.config, args.set) != config:
             log.warning("resuming with %s/config.yaml; %s differs from it and is ignored", run_dir, args.config)
@@ -55,6 +64,23 @@ def cmd_train(args: argparse.Namespace) -> int:
     train(config, out, progress=not args.quiet)
     print(f"run directory: {out}")
     return 0
+
+
+def _extend_run(run_dir: Path, saved: Any, extended: Any) -> None:
+    """Check that ``extended`` only raises ``saved``'s epochs and patience, and record it in the run's config.yaml."""
+    from seqlab import archive
+    from seqlab.config import dump_config
+
+    archive.check_output(run_dir, resume=True)  # no checkpoint: nothing to extend, and config.yaml stays as it was
+    for key in ("epochs", "patience"):
+        before, after = getattr(saved.train, key), getattr(extended.train, key)
+        if after < before:
+            raise SeqlabError(f"--set train.{key}={after}: a resumed run's train.{key} can only be raised "
+                              f"({run_dir}/config.yaml has {before})")
+        if after != before:
+            log.warning("extending %s: train.%s %d -> %d", run_dir, key, before, after)
+    if extended != saved:
+        archive.save_config(run_dir, dump_config(extended))
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -168,7 +194,8 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("config", nargs="?", help="YAML config (see configs/)")
     t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override, e.g. model.hidden=256")
     t.add_argument("--output", help="run directory (default runs/CONFIG-TIMESTAMP)")
-    t.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its last checkpoint")
+    t.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its last checkpoint (--set train.epochs=N raises "
+                        "its epoch limit: a finished run trains on)")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     t.set_defaults(func=cmd_train)
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from seqlab.cli import main
 from seqlab.config import load_config
@@ -103,10 +104,48 @@ def test_resume_of_a_finished_run_just_finishes_again(run_dir, tmp_path, capsys)
 
 
 def test_resume_with_set_is_an_error(run_dir, capsys):
-    assert main(["train", "--resume", str(run_dir), "--set", "train.threads=2", "--set", "train.epochs=5"]) == 2
+    assert main(["train", "--resume", str(run_dir), "--set", "train.threads=2", "--set", "train.lr=0.5"]) == 2
     line = single_error_line(capsys.readouterr().err)
-    assert "--set train.epochs=5 cannot be combined with --resume" in line
-    assert "only train.threads and train.device" in line
+    assert "--set train.lr=0.5 cannot be combined with --resume" in line
+    assert "only train.threads, train.device, which say where it runs, may change" in line
+    assert "train.epochs, train.patience may be raised" in line
+
+
+def test_resume_with_more_epochs_equals_the_longer_run_from_the_start(tmp_path, caplog):
+    decay = ["--set", "train.lr_decay=0.8", "--set", "train.threads=1", "--quiet"]  # the decay goes on across the stop
+    longer, extended = tmp_path / "longer", tmp_path / "extended"
+    with forget_new_log_handlers(), contextlib.redirect_stdout(io.StringIO()):
+        assert main(["train", str(TINY), "--set", "train.epochs=3", *decay, "--output", str(longer)]) == 0
+        assert main(["train", str(TINY), "--set", "train.epochs=1", *decay, "--output", str(extended)]) == 0
+    assert main(["train", "--resume", str(extended), "--set", "train.epochs=3", "--set", "train.threads=2",
+                 "--quiet"]) == 0
+    assert f"extending {extended}: train.epochs 1 -> 3" in caplog.text
+    saved = load_config(extended / "config.yaml").train
+    assert saved.epochs == 3 and saved.threads == 1  # the raise is recorded, where it ran is not
+    a, b = json.loads((longer / "metrics.json").read_text()), json.loads((extended / "metrics.json").read_text())
+    assert b["epochs"] == 3 and [e["lr"] for e in b["history"]] == pytest.approx([0.016, 0.0128, 0.01024])
+    for key in ("loss", "dev_f1", "lr"):
+        assert [e[key] for e in a["history"]] == [e[key] for e in b["history"]], key
+    assert a["test"] == b["test"]
+    assert (longer / "test.predictions.txt").read_text() == (extended / "test.predictions.txt").read_text()
+    assert archive_weights_equal(longer, extended)
+
+
+def archive_weights_equal(a: Path, b: Path) -> bool:
+    from seqlab import archive
+
+    wa, wb = archive.load_checkpoint(a)["model"], archive.load_checkpoint(b)["model"]
+    return wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def test_resume_cannot_lower_epochs(run_dir, tmp_path, capsys):
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    before = (copy / "config.yaml").read_bytes()
+    assert main(["train", "--resume", str(copy), "--set", "train.patience=1"]) == 2
+    line = single_error_line(capsys.readouterr().err)
+    assert "--set train.patience=1: a resumed run's train.patience can only be raised" in line
+    assert (copy / "config.yaml").read_bytes() == before
 
 
 def test_resume_may_move_a_run_to_other_threads_or_device(run_dir, tmp_path, capsys):

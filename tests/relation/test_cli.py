@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,17 @@ def test_train_writes_the_run_directory(run_dir):
         assert (run_dir / name).is_file(), name
     assert (run_dir / "config.yaml").read_text().startswith("data:") and "task: relation" in (run_dir / "config.yaml").read_text()
     assert json.loads((run_dir / "metrics.json").read_text())["selected_on"] == "dev"
+
+
+def test_a_finished_run_trains_on_when_its_epochs_are_raised(run_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("SEQLAB_DATA", str(FIXTURE))
+    run = tmp_path / "run"
+    shutil.copytree(run_dir, run)
+    code, _, _ = run_cli(["train", "--resume", str(run), "--set", "train.epochs=2", "--quiet"])
+    assert code == 0
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["epochs"] == 2 and len(metrics["history"]) == 2
+    assert "epochs: 2" in (run / "config.yaml").read_text() and "task: relation" in (run / "config.yaml").read_text()
 
 
 def test_entity_markers_are_input_tokens_at_train_and_classify_time(tmp_path, monkeypatch):
@@ -97,6 +109,7 @@ def test_explain_writes_heat_maps_and_latent_types(run_dir, tmp_path):
     (["train", "{fixture}/tiny.yaml", "--set", "model.latent_type=2"], None, "did you mean 'latent_types'?"),
     (["train", "{fixture}/tiny.yaml", "--set", "model.heads=two"], None, "model.heads: expected int"),
     (["train", "--resume", "{tmp}"], None, "no checkpoint.pt there to resume from"),
+    (["train", "--resume", "{tmp}", "--set", "train.epochs=9"], None, "no checkpoint.pt there to resume from"),
 ])
 def test_error_paths_exit_2_without_traceback(run_dir, tmp_path, monkeypatch, argv, stdin, message):
     monkeypatch.setenv("SEQLAB_DATA", str(FIXTURE))
