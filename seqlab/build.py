@@ -105,13 +105,17 @@ def build_tagger(
     return Tagger(embedder, encoder, decoder, len(labels), dropout, projection=projection)
 
 
+#: Optimizer name → builder over the trainable parameters (``momentum`` is SGD's alone).
+OPTIMIZERS: dict[str, Callable[[list[nn.Parameter], TrainConfig], torch.optim.Optimizer]] = {
+    "sgd": lambda ps, t: torch.optim.SGD(ps, lr=t.lr, momentum=t.momentum, weight_decay=t.weight_decay),
+    "adam": lambda ps, t: torch.optim.Adam(ps, lr=t.lr, weight_decay=t.weight_decay),
+    "nadam": lambda ps, t: torch.optim.NAdam(ps, lr=t.lr, weight_decay=t.weight_decay),
+}
+
+
 def build_optimizer(model: nn.Module, t: TrainConfig) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler]:
-    """SGD with momentum or Adam, with per-epoch exponential learning-rate decay."""
-    params = [p for p in model.parameters() if p.requires_grad]
-    if t.optimizer == "sgd":
-        opt: torch.optim.Optimizer = torch.optim.SGD(params, lr=t.lr, momentum=t.momentum, weight_decay=t.weight_decay)
-    else:
-        opt = torch.optim.Adam(params, lr=t.lr, weight_decay=t.weight_decay)
+    """The optimizer ``t.optimizer`` names, with per-epoch exponential learning-rate decay."""
+    opt = OPTIMIZERS[t.optimizer]([p for p in model.parameters() if p.requires_grad], t)
     return opt, torch.optim.lr_scheduler.ExponentialLR(opt, gamma=t.lr_decay)
 
 

@@ -47,6 +47,20 @@ def test_fits_a_tiny_fixture_to_near_zero_loss(config, tmp_path, decoder):
     assert [r.labels for r in results] == trainer.splits["train"].tags
 
 
+@pytest.mark.parametrize("optimizer, lr", [("sgd", "0.05"), ("adam", "0.01"), ("nadam", "0.01")])
+def test_each_optimizer_is_built_from_the_config_and_trains(config, tmp_path, optimizer, lr):
+    from seqlab.build import OPTIMIZERS
+
+    trainer = Trainer(config(f"train.optimizer={optimizer}", f"train.lr={lr}", "train.lr_decay=0.9"), tmp_path,
+                      progress=False)
+    assert type(trainer.optimizer) is {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "nadam": torch.optim.NAdam}[optimizer]
+    assert set(OPTIMIZERS) == {"sgd", "adam", "nadam"}
+    losses = [trainer.train_epoch(e)["loss"] for e in range(15)]
+    assert losses[-1] < 0.3 * losses[0]
+    trainer.scheduler.step()
+    assert trainer.optimizer.param_groups[0]["lr"] == pytest.approx(float(lr) * 0.9)
+
+
 def test_locked_dropout_is_built_from_the_config_and_trains(config, tmp_path):
     from seqlab.config import ConfigError
     from seqlab.modules.dropout import LockedDropout
