@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
+import shutil
 import sys
 import time
 from collections import Counter
@@ -250,29 +251,41 @@ def train(config: Config, out_dir: str | Path, *, resume: bool = False, progress
     from seqlab.ls_features import require_ls_artefacts
 
     require_ls_artefacts(config.model.features)  # a missing LS folder fails now, not after loading embeddings
-    trainer = Trainer(config, out_dir, resume=resume, progress=progress)
 
-    def save_new_run() -> None:
+    def save_new_run(trainer: Trainer) -> None:
         archive.save_config(out_dir, dump_config(config))
         archive.save_vocabs(out_dir, trainer.vocabs)
         archive.save_feature_state(out_dir, trainer.features.state if trainer.features else {})
 
-    sizes = "/".join(str(len(trainer.splits[s].tokens) if s in trainer.splits else 0) for s in ("train", "dev", "test"))
-    return fit_in_run_dir(out_dir, trainer, resume=resume, save_new_run=save_new_run,
-                          sizes=f"{sizes} train/dev/test")
+    def sizes(trainer: Trainer) -> str:
+        counts = (str(len(trainer.splits[s].tokens) if s in trainer.splits else 0) for s in ("train", "dev", "test"))
+        return f"{'/'.join(counts)} train/dev/test"
+
+    return fit_in_run_dir(out_dir, lambda: Trainer(config, out_dir, resume=resume, progress=progress), resume=resume,
+                          save_new_run=save_new_run, sizes=sizes)
 
 
-def fit_in_run_dir(out_dir: Path, trainer: Any, *, resume: bool, save_new_run: Callable[[], None],
-                   sizes: str) -> dict[str, Any]:
-    """Train ``trainer`` (a tagger's or a relation classifier's) with its log in ``out_dir/train.log``:
-    a resumed run restores its checkpoint, a new one first writes what loading the model needs."""
+def fit_in_run_dir(out_dir: Path, build: Callable[[], Any], *, resume: bool, save_new_run: Callable[[Any], None],
+                   sizes: Callable[[Any], str]) -> dict[str, Any]:
+    """Build a trainer (a tagger's or a relation classifier's) and train it, all with its log in
+    ``out_dir/train.log`` (what building reports, such as pretrained-vector coverage, included): a resumed run
+    restores its checkpoint, a new one first writes what loading the model needs. A new directory whose trainer
+    cannot be built (bad data, a missing file) is removed again, so the same ``--output`` can be used once fixed."""
+    created = not out_dir.exists()
     out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        with archive.run_log(out_dir):
+            log.info("run directory %s", out_dir)
+            trainer = build()
+    except BaseException:
+        if created:
+            shutil.rmtree(out_dir, ignore_errors=True)
+        raise
     with archive.run_log(out_dir):
-        log.info("run directory %s", out_dir)
         if resume:
             trainer.load_checkpoint()
         else:
-            save_new_run()
+            save_new_run(trainer)
         n_params = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
-        log.info("device %s, %d trainable parameters, %s sentences", trainer.device, n_params, sizes)
+        log.info("device %s, %d trainable parameters, %s sentences", trainer.device, n_params, sizes(trainer))
         return trainer.fit()

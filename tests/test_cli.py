@@ -89,6 +89,9 @@ def test_train_makes_a_run_directory(trained):
     assert load_config(run / "config.yaml").train.epochs == 1  # --set reached the saved config
     metrics = json.loads((run / "metrics.json").read_text())
     assert metrics["epochs"] == 1 and len(metrics["history"]) == 1
+    log = (run / "train.log").read_text()
+    assert re.search(r"pretrained vectors for \d+ of \d+ corpus word types", log)  # logged while building
+    assert log.index("run directory") < log.index("pretrained vectors") < log.index("epoch 1:")
 
 
 def test_resume_of_a_finished_run_just_finishes_again(run_dir, tmp_path, capsys):
@@ -248,6 +251,7 @@ def test_bad_input_is_exit_2_with_one_line(case, tmp_path, run_dir, capsys):
     line = single_error_line(captured.err)
     assert re.search(pattern, line), line
     assert captured.out == ""
+    assert not (tmp_path / "x").exists()  # a run that could not start leaves no directory behind
 
 
 @pytest.mark.parametrize("verb", [["eval", "RUN", str(NER / "dev.txt")], ["tag", "RUN"]])

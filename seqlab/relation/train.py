@@ -144,11 +144,11 @@ def train_relation(config: RelationConfig, out_dir: str | Path, *, resume: bool 
     """Train a relation classifier into ``out_dir``; with ``resume``, continue the run already there."""
     out_dir = Path(out_dir)
     archive.check_output(out_dir, resume)
-    trainer = RelationTrainer(config, out_dir, resume=resume, progress=progress)
 
-    def save_new_run() -> None:
+    def save_new_run(trainer: RelationTrainer) -> None:
         archive.save_config(out_dir, dump_config(config))
         archive.save_vocabs(out_dir, trainer.vocabs)
 
-    return fit_in_run_dir(out_dir, trainer, resume=resume, save_new_run=save_new_run,
-                          sizes="/".join(f"{len(v)} {k}" for k, v in trainer.splits.items()))
+    return fit_in_run_dir(out_dir, lambda: RelationTrainer(config, out_dir, resume=resume, progress=progress),
+                          resume=resume, save_new_run=save_new_run,
+                          sizes=lambda trainer: "/".join(f"{len(v)} {k}" for k, v in trainer.splits.items()))
