@@ -28,8 +28,8 @@ def _default_output(config_path: str) -> Path:
 #: CPU and GPU, or a run gets the cores another job has left).
 RESUME_SETTABLE = ("train.threads", "train.device")
 #: Keys a resumed run may raise: a finished or stopped run goes on for more epochs. Nothing else in training
-#: depends on them (the learning rate decays per epoch, not towards the last one), so the result is the run
-#: the larger value would have given from the start.
+#: depends on them (the tagger's learning rate decays per epoch, not towards the last one; the relation
+#: classifier's does not decay), so the result is the run the larger value would have given from the start.
 RESUME_EXTENDABLE = ("train.epochs", "train.patience")
 
 
@@ -194,8 +194,9 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("config", nargs="?", help="YAML config (see configs/)")
     t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override, e.g. model.hidden=256")
     t.add_argument("--output", help="run directory (default runs/CONFIG-TIMESTAMP)")
-    t.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its last checkpoint (--set train.epochs=N raises "
-                        "its epoch limit: a finished run trains on)")
+    t.add_argument("--resume", metavar="RUN_DIR",
+                   help="continue the run in RUN_DIR from its last checkpoint (--set train.epochs=N, or "
+                        "train.patience=N, raises its limit: a finished run trains on)")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     t.set_defaults(func=cmd_train)
 
