@@ -53,7 +53,8 @@ def test_each_optimizer_is_built_from_the_config_and_trains(config, tmp_path, op
 
     trainer = Trainer(config(f"train.optimizer={optimizer}", f"train.lr={lr}", "train.lr_decay=0.9"), tmp_path,
                       progress=False)
-    assert type(trainer.optimizer) is {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "nadam": torch.optim.NAdam}[optimizer]
+    expected = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "nadam": torch.optim.NAdam}[optimizer]
+    assert type(trainer.optimizer) is expected
     assert set(OPTIMIZERS) == {"sgd", "adam", "nadam"}
     losses = [trainer.train_epoch(e)["loss"] for e in range(15)]
     assert losses[-1] < 0.3 * losses[0]
