@@ -141,7 +141,7 @@ def archive_weights_equal(a: Path, b: Path) -> bool:
     return wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
 
 
-def test_resume_cannot_lower_epochs(run_dir, tmp_path, capsys):
+def test_resume_cannot_lower_epochs_or_patience(run_dir, tmp_path, capsys):
     copy = tmp_path / "run"
     shutil.copytree(run_dir, copy)
     before = (copy / "config.yaml").read_bytes()
