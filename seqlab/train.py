@@ -271,15 +271,19 @@ def fit_in_run_dir(out_dir: Path, build: Callable[[], Any], *, resume: bool, sav
     ``out_dir/train.log`` (what building reports, such as pretrained-vector coverage, included): a resumed run
     restores its checkpoint, a new one first writes what loading the model needs. A new directory whose trainer
     cannot be built (bad data, a missing file) is removed again, so the same ``--output`` can be used once fixed."""
-    created = not out_dir.exists()
+    first_new = None  # the outermost folder this call creates, if any
+    for folder in (out_dir, *out_dir.parents):
+        if folder.exists():
+            break
+        first_new = folder
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
         with archive.run_log(out_dir):
             log.info("run directory %s", out_dir)
             trainer = build()
     except BaseException:
-        if created:
-            shutil.rmtree(out_dir, ignore_errors=True)
+        if first_new is not None:
+            shutil.rmtree(first_new, ignore_errors=True)
         raise
     with archive.run_log(out_dir):
         if resume:

@@ -254,6 +254,13 @@ def test_bad_input_is_exit_2_with_one_line(case, tmp_path, run_dir, capsys):
     assert not (tmp_path / "x").exists()  # a run that could not start leaves no directory behind
 
 
+def test_a_run_that_cannot_start_removes_the_folders_it_made(tmp_path, capsys):
+    out = tmp_path / "new" / "deeper" / "run"
+    assert main(["train", str(TINY), *FAST, "--set", "data.train=missing.txt", "--output", str(out)]) == 2
+    assert "missing.txt" in single_error_line(capsys.readouterr().err)
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("verb", [["eval", "RUN", str(NER / "dev.txt")], ["tag", "RUN"]])
 @pytest.mark.parametrize("size", ["0", "-3", "ten"])
 def test_batch_size_must_be_a_positive_integer(verb, size, run_dir, capsys):
