@@ -49,7 +49,7 @@ DECODERS: dict[str, Callable[[Sequence[str], str], nn.Module]] = {
     "crf": _crf, "softmax": _softmax, "softmax_viterbi": _post_viterbi,
 }
 ENCODERS: dict[str, Callable[[int, ModelConfig], nn.Module]] = {
-    "bilstm": lambda input_dim, m: BiLSTMEncoder(input_dim, m.hidden, m.layers),
+    "bilstm": lambda input_dim, m: BiLSTMEncoder(input_dim, m.hidden, m.layers, m.layer_dropout),
     "window": _window,  # Turian, Bergstra & Bengio 2009: I-T(150)-W(310)-O and friends
 }
 

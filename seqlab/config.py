@@ -165,6 +165,7 @@ class ModelConfig:
     hidden: int = 128  # per direction
     layers: int = 1
     dropout: float = 0.5
+    layer_dropout: float = 0.0  # between stacked BiLSTM layers (layers > 1; Reimers & Gurevych 2017)
     dropout_mode: str = "standard"  # standard: a mask per token; locked: one per sentence (Gal & Ghahramani 2016)
     decoder: str = "crf"
     window: WindowConfig | None = None  # settings of encoder: window
@@ -185,6 +186,8 @@ class ModelConfig:
         positive("model.layers", self.layers)
         if not 0.0 <= self.dropout < 1.0:
             raise ConfigError(f"model.dropout: expected a value in [0, 1), got {self.dropout}")
+        if not 0.0 <= self.layer_dropout < 1.0:
+            raise ConfigError(f"model.layer_dropout: expected a value in [0, 1), got {self.layer_dropout}")
 
 
 @dataclass(frozen=True)

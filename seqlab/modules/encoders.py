@@ -10,9 +10,9 @@ from seqlab.modules.rnn import BiLSTM
 class BiLSTMEncoder(nn.Module):
     """A (stacked) bidirectional LSTM over each sentence, blind to padding (Lample et al. 2016 §2.1)."""
 
-    def __init__(self, input_dim: int, hidden: int, layers: int = 1) -> None:
+    def __init__(self, input_dim: int, hidden: int, layers: int = 1, dropout: float = 0.0) -> None:
         super().__init__()
-        self.lstm = BiLSTM(input_dim, hidden, layers)
+        self.lstm = BiLSTM(input_dim, hidden, layers, dropout)  # dropout: between stacked layers
         self.input_dim = input_dim
         self.output_dim = 2 * hidden
 

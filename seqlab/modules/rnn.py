@@ -36,10 +36,17 @@ def _gather_time(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
 
 
 class BiLSTM(nn.Module):
-    """Stacked bidirectional LSTM; returns per-token outputs and each sequence's final states."""
+    """Stacked bidirectional LSTM; returns per-token outputs and each sequence's final states.
 
-    def __init__(self, input_dim: int, hidden: int, layers: int = 1) -> None:
+    ``dropout`` applies between stacked layers while training (as ``nn.LSTM``'s ``dropout``),
+    not on the first layer's input or the last layer's output.
+    """
+
+    def __init__(self, input_dim: int, hidden: int, layers: int = 1, dropout: float = 0.0) -> None:
         super().__init__()
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout rate must be in [0, 1), got {dropout}")
+        self.between = nn.Dropout(dropout)
         self.forward_layers = nn.ModuleList(
             nn.LSTM(input_dim if i == 0 else 2 * hidden, hidden, batch_first=True) for i in range(layers)
         )
@@ -58,7 +65,9 @@ class BiLSTM(nn.Module):
         pack = cells >= PACK_MIN_CELLS and float(lengths.sum()) < (1 - PACK_MIN_PADDING) * cells
         run = _packed if pack else _padded
         x = inputs
-        for fwd, bwd in zip(self.forward_layers, self.backward_layers):
+        for depth, (fwd, bwd) in enumerate(zip(self.forward_layers, self.backward_layers)):
+            if depth:
+                x = self.between(x)
             ahead = run(fwd, x, lengths)  # shape: (B, T, H)
             behind = run(bwd, _gather_time(x, index), lengths)  # shape: (B, T, H), in reversed order
             x = torch.cat([ahead, _gather_time(behind, index)], dim=-1)  # shape: (B, T, 2H)

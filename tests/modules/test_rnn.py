@@ -35,3 +35,20 @@ def test_matches_packed_bidirectional_lstm(layers, threshold, monkeypatch):
     expected, _ = pad_packed_sequence(packed, batch_first=True, total_length=6)
     assert torch.allclose(out * mask.unsqueeze(-1), expected, atol=1e-6)
     assert torch.allclose(final, torch.cat([h[-2], h[-1]], dim=-1), atol=1e-6)
+
+
+def test_dropout_falls_between_stacked_layers_only():
+    torch.manual_seed(0)
+    x, lengths = torch.randn(3, 5, 4), torch.tensor([5, 3, 1])
+    single = BiLSTM(4, 3, layers=1, dropout=0.9).train()
+    assert torch.equal(single(x, lengths)[0], single.eval()(x, lengths)[0])  # no layer to drop between
+    stacked = BiLSTM(4, 3, layers=2, dropout=0.5)
+    plain = BiLSTM(4, 3, layers=2)
+    plain.load_state_dict(stacked.state_dict())
+    assert torch.equal(stacked.eval()(x, lengths)[0], plain.eval()(x, lengths)[0])  # off at inference
+    assert not torch.allclose(stacked.train()(x, lengths)[0], plain.train()(x, lengths)[0])
+
+
+def test_dropout_rate_is_checked():
+    with pytest.raises(ValueError, match=r"dropout rate must be in \[0, 1\), got 1.0"):
+        BiLSTM(4, 3, layers=2, dropout=1.0)
