@@ -101,8 +101,10 @@ def build_tagger(
     labels = vocabs["tags"].itos
     decoder = DECODERS[m.decoder](labels, config.data.tag_scheme)
     projection = build_projection(encoder.output_dim, len(labels), m)
-    dropout = LockedDropout(m.dropout) if m.dropout_mode == "locked" else nn.Dropout(m.dropout)
-    return Tagger(embedder, encoder, decoder, len(labels), dropout, projection=projection)
+    drop = LockedDropout if m.dropout_mode == "locked" else nn.Dropout
+    output_dropout = None if m.output_dropout is None else drop(m.output_dropout)
+    return Tagger(embedder, encoder, decoder, len(labels), drop(m.dropout), projection=projection,
+                  output_dropout=output_dropout)
 
 
 #: Optimizer name → builder over the trainable parameters (``momentum`` is SGD's alone).

@@ -164,7 +164,8 @@ class ModelConfig:
     encoder: str = "bilstm"
     hidden: int = 128  # per direction
     layers: int = 1
-    dropout: float = 0.5
+    dropout: float = 0.5  # on the encoder's input and (unless output_dropout says otherwise) its output
+    output_dropout: float | None = None  # on the encoder's output; null: model.dropout (0: Lample et al. 2016)
     layer_dropout: float = 0.0  # between stacked BiLSTM layers (layers > 1; Reimers & Gurevych 2017)
     dropout_mode: str = "standard"  # standard: a mask per token; locked: one per sentence (Gal & Ghahramani 2016)
     decoder: str = "crf"
@@ -186,6 +187,8 @@ class ModelConfig:
         positive("model.layers", self.layers)
         if not 0.0 <= self.dropout < 1.0:
             raise ConfigError(f"model.dropout: expected a value in [0, 1), got {self.dropout}")
+        if self.output_dropout is not None and not 0.0 <= self.output_dropout < 1.0:
+            raise ConfigError(f"model.output_dropout: expected a value in [0, 1) or null, got {self.output_dropout}")
         if not 0.0 <= self.layer_dropout < 1.0:
             raise ConfigError(f"model.layer_dropout: expected a value in [0, 1), got {self.layer_dropout}")
 

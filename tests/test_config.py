@@ -65,6 +65,7 @@ def test_resolved_config_round_trips(tmp_path):
         (MINIMAL + "trian: {}\n", [], r"trian: unknown key; did you mean 'train'\?"),
         (MINIMAL, ["data.columns=word"], r"data.columns: expected a list"),
         (MINIMAL, ["data.tag_column=label"], r"data.tag_column: 'label' is not one of data.columns"),
+        (MINIMAL, ["model.output_dropout=-0.1"], r"model.output_dropout: expected a value in \[0, 1\) or null, got -0.1"),
         (MINIMAL, ["model.layer_dropout=1.0"], r"model.layer_dropout: expected a value in \[0, 1\), got 1.0"),
     ],
 )

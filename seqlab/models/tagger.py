@@ -20,11 +20,13 @@ class Tagger(nn.Module):
 
     The BiLSTM-CRF of Lample et al. (2016) and Ghaddar & Langlais (2018) §4, with
     dropout on the encoder's input and output: ``dropout`` is a rate (standard dropout)
-    or a module such as :class:`seqlab.modules.dropout.LockedDropout`.
+    or a module such as :class:`seqlab.modules.dropout.LockedDropout`; ``output_dropout``,
+    when given, replaces it on the encoder's output (0 gives Lample et al.'s input-only dropout).
     """
 
     def __init__(self, embedder: nn.Module, encoder: nn.Module, decoder: nn.Module, num_tags: int,
-                 dropout: float | nn.Module = 0.5, projection: nn.Module | None = None) -> None:
+                 dropout: float | nn.Module = 0.5, projection: nn.Module | None = None,
+                 output_dropout: float | nn.Module | None = None) -> None:
         super().__init__()
         if embedder.output_dim != encoder.input_dim:
             raise ValueError(
@@ -33,14 +35,15 @@ class Tagger(nn.Module):
         self.embedder = embedder
         self.encoder = encoder
         self.decoder = decoder
-        self.dropout = dropout if isinstance(dropout, nn.Module) else nn.Dropout(dropout)
+        self.dropout = _as_module(dropout)
+        self.output_dropout = self.dropout if output_dropout is None else _as_module(output_dropout)
         # the output layer: linear by default, or e.g. a QuadraticLayer (Turian et al. 2009 §3)
         self.projection = projection if projection is not None else nn.Linear(encoder.output_dim, num_tags)
         self.num_tags = num_tags
 
     def emissions(self, batch: Batch) -> torch.Tensor:
         tokens = self.dropout(self.embedder(batch))  # shape: (B, T, D)
-        encoded = self.dropout(self.encoder(tokens, batch.mask))  # shape: (B, T, H_out)
+        encoded = self.output_dropout(self.encoder(tokens, batch.mask))  # shape: (B, T, H_out)
         return self.projection(encoded)  # shape: (B, T, K)
 
     def loss(self, batch: Batch) -> torch.Tensor:
@@ -56,3 +59,7 @@ class Tagger(nn.Module):
         """Best label ids and per-token label marginals, shapes (B, T) and (B, T, K)."""
         emissions = self.emissions(batch)
         return self.decoder.decode(emissions, batch.mask), self.decoder.marginals(emissions, batch.mask)
+
+
+def _as_module(dropout: float | nn.Module) -> nn.Module:
+    return dropout if isinstance(dropout, nn.Module) else nn.Dropout(dropout)

@@ -76,6 +76,24 @@ def test_locked_dropout_is_built_from_the_config_and_trains(config, tmp_path):
         config("model.dropout_mode=lockd")
 
 
+@pytest.mark.parametrize("mode", ["standard", "locked"])
+def test_output_dropout_sets_the_rate_on_the_encoders_output_only(config, tmp_path, mode):
+    trainer = Trainer(config(f"model.dropout_mode={mode}", "model.dropout=0.5", "model.output_dropout=0"), tmp_path,
+                      progress=False)
+    model = trainer.model
+    assert model.dropout.p == 0.5 and model.output_dropout.p == 0.0
+    assert type(model.output_dropout) is type(model.dropout)
+    batch = next(iterate(trainer.encoded["train"], 5, shuffle=False))
+    encoded = {}
+    model.encoder.register_forward_hook(lambda module, args, out: encoded.setdefault("out", out))
+    model.projection.register_forward_hook(lambda module, args, out: encoded.setdefault("in", args[0]))
+    model.train()
+    model.emissions(batch)
+    assert torch.equal(encoded["in"], encoded["out"])  # nothing dropped after the encoder
+    default = Trainer(config(f"model.dropout_mode={mode}", "model.dropout=0.5"), tmp_path / "default").model
+    assert default.output_dropout is default.dropout  # null: model.dropout on both sides
+
+
 @pytest.mark.parametrize("decoder", DECODERS)
 def test_batched_equals_one_by_one(config, tmp_path, decoder):
     trainer = Trainer(config(f"model.decoder={decoder}"), tmp_path)
