@@ -204,6 +204,7 @@ class TrainConfig:
     lr_decay: float = 0.95  # exponential: lr_epoch = lr * lr_decay ** epoch
     weight_decay: float = 0.0
     batch_size: int = 10
+    bucket_factor: int = 50  # batches cut from length-sorted pools of bucket_factor × batch_size; 1 = random batches
     clip: float = 5.0  # max gradient norm; 0 disables
     epochs: int = 50
     patience: int = 10  # early stopping on dev F1
@@ -215,7 +216,7 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         choice("train.optimizer", self.optimizer, ("sgd", "adam", "nadam"))
-        for key in ("lr", "batch_size", "epochs", "eval_batch_size"):
+        for key in ("lr", "batch_size", "bucket_factor", "epochs", "eval_batch_size"):
             positive(f"train.{key}", getattr(self, key))
         if not 0.0 <= self.ema < 1.0:
             raise ConfigError(f"train.ema: expected a decay in [0, 1) (0 disables averaging), got {self.ema}")

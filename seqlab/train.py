@@ -181,7 +181,8 @@ class Trainer:
                    mininterval=0.5 if sys.stderr.isatty() else 30.0)
         total, seen, tokens, start = 0.0, 0, 0, time.perf_counter()
         params = [p for p in self.model.parameters() if p.requires_grad]
-        for step, batch in enumerate(iterate(data, t.batch_size, shuffle=True, generator=self.generator)):
+        for step, batch in enumerate(iterate(data, t.batch_size, shuffle=True, generator=self.generator,
+                                                   bucket_factor=t.bucket_factor)):
             batch = batch.to(self.device)
             batch.words = self._drop_singletons(batch.words)
             loss = self.model.loss(batch)

@@ -193,6 +193,19 @@ def test_shuffled_batches_are_bucketed_by_length():
     assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
 
 
+def test_bucket_factor_one_gives_random_batches():
+    # A pool of one batch: the batches are consecutive runs of the random permutation, whatever their lengths.
+    sentences = many_sentences(200)
+    data = encode(sentences, vocabs_for(sentences))
+    gen = torch.Generator().manual_seed(5)
+    batches = list(iterate(data, 10, shuffle=True, generator=gen, bucket_factor=1))
+    order = torch.randperm(len(sentences), generator=torch.Generator().manual_seed(5))
+    expected = {frozenset(part.tolist()) for part in order.split(10)}
+    assert {frozenset(b.indices.tolist()) for b in batches} == expected
+    spans = sorted((min(ls), max(ls)) for ls in (data.lengths[b.indices].tolist() for b in batches))
+    assert any(a[1] > b[0] for a, b in zip(spans, spans[1:]))  # unlike bucketed batches, their lengths overlap
+
+
 def test_unshuffled_iteration_is_sorted_by_length_and_indices_map_back():
     sentences = many_sentences()
     vocabs = vocabs_for(sentences)

@@ -76,6 +76,25 @@ def test_locked_dropout_is_built_from_the_config_and_trains(config, tmp_path):
         config("model.dropout_mode=lockd")
 
 
+def test_bucket_factor_reaches_the_training_batches(config, tmp_path, monkeypatch):
+    import seqlab.train as training
+    from seqlab.config import ConfigError
+
+    seen = []
+    real = training.iterate
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["bucket_factor"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(training, "iterate", spy)
+    trainer = Trainer(config("train.bucket_factor=1"), tmp_path, progress=False)
+    assert trainer.train_epoch(1)["loss"] > 0 and seen == [1]
+    assert Trainer(config(), tmp_path / "default", progress=False).config.train.bucket_factor == 50
+    with pytest.raises(ConfigError, match="train.bucket_factor"):
+        config("train.bucket_factor=0")
+
+
 @pytest.mark.parametrize("mode", ["standard", "locked"])
 def test_output_dropout_sets_the_rate_on_the_encoders_output_only(config, tmp_path, mode):
     trainer = Trainer(config(f"model.dropout_mode={mode}", "model.dropout=0.5", "model.output_dropout=0"), tmp_path,
