@@ -9,6 +9,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from features.scaling import scale_embeddings
 from seqlab.config import Config, ModelConfig, TrainConfig
 from seqlab.data.schemes import allowed_transitions
 from seqlab.data.vocab import CAPS, Vocab
@@ -121,14 +122,20 @@ def build_optimizer(model: nn.Module, t: TrainConfig) -> tuple[torch.optim.Optim
     return opt, torch.optim.lr_scheduler.ExponentialLR(opt, gamma=t.lr_decay)
 
 
-def embedding_matrix(words: Vocab, found: dict[str, np.ndarray], dim: int, seed: int) -> torch.Tensor:
-    """Pretrained rows where a vector was found, uniform(±sqrt(3/dim)) elsewhere, zeros for padding."""
+def embedding_matrix(words: Vocab, found: dict[str, np.ndarray], dim: int, seed: int,
+                     scale: float | None = None) -> torch.Tensor:
+    """Pretrained rows where a vector was found, uniform(±sqrt(3/dim)) elsewhere, zeros for padding.
+
+    With ``scale`` (Turian et al. 2010 §7.2), the pretrained rows are rescaled together to standard
+    deviation ``scale`` and the other rows are drawn uniform(±sqrt(3)·scale), which has the same std.
+    """
     gen = torch.Generator().manual_seed(seed)
-    bound = math.sqrt(3.0 / dim)
+    bound = math.sqrt(3.0 / dim) if scale is None else math.sqrt(3.0) * scale
     matrix = (torch.rand(len(words), dim, generator=gen) * 2 - 1) * bound
     matrix[0] = 0.0
     hits = [(i, w) for i, w in enumerate(words.itos) if w in found]
     if hits:
         rows = torch.tensor([i for i, _ in hits])
-        matrix[rows] = torch.from_numpy(np.stack([found[w] for _, w in hits]).astype(np.float32))
+        vectors = np.stack([found[w] for _, w in hits]).astype(np.float32)
+        matrix[rows] = torch.from_numpy(vectors if scale is None else scale_embeddings(vectors, scale))
     return matrix

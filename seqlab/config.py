@@ -57,12 +57,15 @@ class EmbeddingsConfig:
     min_count: int = 2  # training words without a pretrained vector are kept from this count on
     digits_to_zero: bool = False
     singleton_unk: float = 0.0  # Lample et al. 2016 §4: a training singleton is read as <unk> with this probability
+    scale: float | None = None  # Turian et al. 2010 §7.2: initial matrix rescaled to this std; null keeps the file's
 
     def __post_init__(self) -> None:
         choice("model.embeddings.format", self.format, ("glove", "word2vec", "word2vec_bin", "fasttext_vec", "fasttext_bin"))
         positive("model.embeddings.dim", self.dim)
         if not 0.0 <= self.singleton_unk < 1.0:
             raise ConfigError(f"model.embeddings.singleton_unk: expected a probability in [0, 1), got {self.singleton_unk}")
+        if self.scale is not None:
+            positive("model.embeddings.scale", self.scale)
 
 
 @dataclass(frozen=True)

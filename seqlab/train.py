@@ -79,7 +79,7 @@ def build_vocabs(config: Config, splits: dict[str, Split]) -> tuple[dict[str, Vo
         "chars": char_vocab(w for s in train.tokens for w in s),
         "tags": label_vocab(labels_for(types, config.data.tag_scheme)),
     }
-    matrix = embedding_matrix(words, found, emb.dim, config.train.seed) if emb.path else None
+    matrix = embedding_matrix(words, found, emb.dim, config.train.seed, emb.scale) if emb.path else None
     return vocabs, matrix
 
 

@@ -71,7 +71,7 @@ def build_vocabs(config: RelationConfig, splits: dict[str, list[RelationExample]
     words = WordVocab(sorted(found) + frequent, lowercase_fallback=emb.lowercase_fallback,
                       digits_to_zero=emb.digits_to_zero)
     vocabs: dict[str, Vocab] = {"words": words, "labels": label_vocab(LABELS)}
-    matrix = embedding_matrix(words, found, emb.dim, config.train.seed) if emb.path else None
+    matrix = embedding_matrix(words, found, emb.dim, config.train.seed, emb.scale) if emb.path else None
     return vocabs, matrix
 
 

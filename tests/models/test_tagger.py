@@ -76,6 +76,18 @@ def test_locked_dropout_is_built_from_the_config_and_trains(config, tmp_path):
         config("model.dropout_mode=lockd")
 
 
+def test_embedding_scale_sets_the_initial_word_vectors_std(config, tmp_path, ner_data):
+    plain = Trainer(config(), tmp_path / "plain", progress=False).model.embedder.words.weight.detach()
+    scaled = Trainer(config("model.embeddings.scale=0.1"), tmp_path / "scaled", progress=False)
+    weight = scaled.model.embedder.words.weight.detach()
+    stoi = scaled.vocabs["words"].stoi
+    in_file = [line.split()[0] for line in (ner_data / "vectors.txt").read_text().splitlines()]
+    rows = [stoi[w] for w in in_file if w in stoi]  # the rows initialised from vectors.txt
+    assert rows and weight[rows].double().std(unbiased=False).item() == pytest.approx(0.1, rel=1e-4)
+    factor = 0.1 / plain[rows].double().std(unbiased=False).item()  # one factor for the whole matrix
+    assert torch.allclose(weight[rows], plain[rows] * factor, rtol=1e-4, atol=1e-7)
+
+
 def test_bucket_factor_reaches_the_training_batches(config, tmp_path, monkeypatch):
     import seqlab.train as training
     from seqlab.config import ConfigError
