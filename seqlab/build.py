@@ -20,6 +20,7 @@ from seqlab.modules.decoders import PostViterbiDecoder, SoftmaxDecoder
 from seqlab.modules.dropout import LockedDropout
 from seqlab.modules.embedder import CharBiLSTM, TokenEmbedder
 from seqlab.modules.encoders import BiLSTMEncoder
+from seqlab.modules.rnn import set_forget_bias
 from seqlab.modules.window import WindowEncoder, output_filters
 from seqlab.token_features import TokenFeatures
 
@@ -104,8 +105,11 @@ def build_tagger(
     projection = build_projection(encoder.output_dim, len(labels), m)
     drop = LockedDropout if m.dropout_mode == "locked" else nn.Dropout
     output_dropout = None if m.output_dropout is None else drop(m.output_dropout)
-    return Tagger(embedder, encoder, decoder, len(labels), drop(m.dropout), projection=projection,
-                  output_dropout=output_dropout)
+    tagger = Tagger(embedder, encoder, decoder, len(labels), drop(m.dropout), projection=projection,
+                    output_dropout=output_dropout)
+    if m.forget_bias is not None:
+        set_forget_bias(tagger, m.forget_bias)
+    return tagger
 
 
 #: Optimizer name → builder over the trainable parameters (``momentum`` is SGD's alone).

@@ -171,6 +171,7 @@ class ModelConfig:
     output_dropout: float | None = None  # on the encoder's output; null: model.dropout (0: Lample et al. 2016)
     layer_dropout: float = 0.0  # between stacked BiLSTM layers (layers > 1; Reimers & Gurevych 2017)
     dropout_mode: str = "standard"  # standard: a mask per token; locked: one per sentence (Gal & Ghahramani 2016)
+    forget_bias: float | None = None  # initial forget-gate bias of every LSTM (Jozefowicz et al. 2015: 1); null: PyTorch's
     decoder: str = "crf"
     window: WindowConfig | None = None  # settings of encoder: window
     output_filters: int = 0  # quadratic filters of the output layer (Turian et al. 2009 "future work"); bilstm only

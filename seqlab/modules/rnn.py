@@ -77,6 +77,20 @@ class BiLSTM(nn.Module):
         return x, torch.cat([final_forward, final_backward], dim=-1)
 
 
+def set_forget_bias(module: nn.Module, value: float) -> None:
+    """Start every ``nn.LSTM`` inside ``module`` with forget-gate bias ``value`` (Jozefowicz et al. 2015 use 1).
+
+    PyTorch adds two bias vectors, ordered by gate (input, forget, cell, output); the forget
+    slice of ``bias_ih`` gets ``value`` and that of ``bias_hh`` 0, so their sum is ``value``.
+    """
+    with torch.no_grad():
+        for lstm in (m for m in module.modules() if isinstance(m, nn.LSTM)):
+            h = lstm.hidden_size
+            for name, param in lstm.named_parameters():
+                if name.startswith("bias_"):
+                    param[h : 2 * h] = value if name.startswith("bias_ih") else 0.0
+
+
 def _padded(lstm: nn.LSTM, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     return lstm(x)[0]
 

@@ -88,6 +88,18 @@ def test_embedding_scale_sets_the_initial_word_vectors_std(config, tmp_path, ner
     assert torch.allclose(weight[rows], plain[rows] * factor, rtol=1e-4, atol=1e-7)
 
 
+def test_forget_bias_reaches_every_lstm_of_the_tagger(config, tmp_path):
+    trainer = Trainer(config("model.forget_bias=1.0"), tmp_path, progress=False)
+    lstms = [m for m in trainer.model.modules() if isinstance(m, torch.nn.LSTM)]
+    assert len(lstms) == 4  # word and character BiLSTMs, two directions each
+    for lstm in lstms:
+        h = lstm.hidden_size
+        assert torch.equal(lstm.bias_ih_l0[h : 2 * h] + lstm.bias_hh_l0[h : 2 * h], torch.ones(h))
+    default = Trainer(config(), tmp_path / "default", progress=False).model
+    assert all(not torch.equal(m.bias_ih_l0[m.hidden_size : 2 * m.hidden_size], torch.ones(m.hidden_size))
+               for m in default.modules() if isinstance(m, torch.nn.LSTM))
+
+
 def test_bucket_factor_reaches_the_training_batches(config, tmp_path, monkeypatch):
     import seqlab.train as training
     from seqlab.config import ConfigError

@@ -52,3 +52,22 @@ def test_dropout_falls_between_stacked_layers_only():
 def test_dropout_rate_is_checked():
     with pytest.raises(ValueError, match=r"dropout rate must be in \[0, 1\), got 1.0"):
         BiLSTM(4, 3, layers=2, dropout=1.0)
+
+
+def test_set_forget_bias_sets_the_forget_slice_of_every_lstm_only():
+    torch.manual_seed(0)
+    model = nn.Sequential(BiLSTM(5, 4, layers=2), nn.LSTM(3, 6))
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    rnn.set_forget_bias(model, 1.0)
+    lstms = [m for m in model.modules() if isinstance(m, nn.LSTM)]
+    assert len(lstms) == 5
+    for lstm in lstms:
+        h = lstm.hidden_size
+        assert torch.equal(lstm.bias_ih_l0[h : 2 * h] + lstm.bias_hh_l0[h : 2 * h], torch.ones(h))
+    for key, value in model.state_dict().items():
+        if "bias" in key:
+            h = value.shape[0] // 4
+            kept = torch.cat([value[:h], value[2 * h :]])
+            assert torch.equal(kept, torch.cat([before[key][:h], before[key][2 * h :]])), key
+        else:
+            assert torch.equal(value, before[key]), key
