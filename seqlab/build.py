@@ -141,5 +141,10 @@ def embedding_matrix(words: Vocab, found: dict[str, np.ndarray], dim: int, seed:
     if hits:
         rows = torch.tensor([i for i, _ in hits])
         vectors = np.stack([found[w] for _, w in hits]).astype(np.float32)
-        matrix[rows] = torch.from_numpy(vectors if scale is None else scale_embeddings(vectors, scale))
+        if scale is not None:
+            if not vectors.std() > 0:
+                raise SeqlabError(f"model.embeddings.scale: the {len(hits)} pretrained vectors found all hold one "
+                                  "value (standard deviation 0), so they cannot be rescaled; set scale to null")
+            vectors = scale_embeddings(vectors, scale)
+        matrix[rows] = torch.from_numpy(vectors)
     return matrix

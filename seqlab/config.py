@@ -7,6 +7,7 @@ same rules.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -64,8 +65,8 @@ class EmbeddingsConfig:
         positive("model.embeddings.dim", self.dim)
         if not 0.0 <= self.singleton_unk < 1.0:
             raise ConfigError(f"model.embeddings.singleton_unk: expected a probability in [0, 1), got {self.singleton_unk}")
-        if self.scale is not None:
-            positive("model.embeddings.scale", self.scale)
+        if self.scale is not None and not 0.0 < self.scale < math.inf:
+            raise ConfigError(f"model.embeddings.scale: expected a positive finite std or null, got {self.scale}")
 
 
 @dataclass(frozen=True)
@@ -195,6 +196,8 @@ class ModelConfig:
             raise ConfigError(f"model.output_dropout: expected a value in [0, 1) or null, got {self.output_dropout}")
         if not 0.0 <= self.layer_dropout < 1.0:
             raise ConfigError(f"model.layer_dropout: expected a value in [0, 1), got {self.layer_dropout}")
+        if self.forget_bias is not None and not math.isfinite(self.forget_bias):
+            raise ConfigError(f"model.forget_bias: expected a finite number or null, got {self.forget_bias}")
 
 
 @dataclass(frozen=True)

@@ -49,3 +49,23 @@ def test_scale_must_be_positive():
     assert EmbeddingsConfig(scale=0.5).scale == 0.5 and EmbeddingsConfig().scale is None
     with pytest.raises(ConfigError, match="model.embeddings.scale"):
         EmbeddingsConfig(scale=0.0)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_scale_and_forget_bias_must_be_finite(value):
+    from seqlab.config import ModelConfig
+
+    with pytest.raises(ConfigError, match="model.embeddings.scale: expected a positive finite std"):
+        EmbeddingsConfig(scale=value)
+    with pytest.raises(ConfigError, match="model.forget_bias: expected a finite number"):
+        ModelConfig(forget_bias=value)
+
+
+def test_scale_refuses_pretrained_vectors_without_spread():
+    from seqlab.errors import SeqlabError
+
+    words = Vocab(["a", "b"])
+    found = {"a": np.full(DIM, 0.5, np.float32), "b": np.full(DIM, 0.5, np.float32)}
+    with pytest.raises(SeqlabError, match="2 pretrained vectors found all hold one value"):
+        embedding_matrix(words, found, DIM, seed=1, scale=0.1)
+    assert torch.equal(embedding_matrix(words, found, DIM, seed=1)[2], torch.full((DIM,), 0.5))
