@@ -69,13 +69,22 @@ def use_post_viterbi(model: Tagger, labels: Sequence[str], scheme: str) -> None:
 
 
 def build_projection(in_dim: int, num_tags: int, m: ModelConfig) -> nn.Module:
-    """The output layer O: linear, or with quadratic filters (Turian et al. 2009 §3)."""
-    filters = output_filters(m.window.architecture, m.window.filters) if m.window is not None else m.output_filters
-    if not filters:
-        return nn.Linear(in_dim, num_tags)
-    from features.quadratic import QuadraticLayer
+    """The output layer O: linear, or with quadratic filters (Turian et al. 2009 §3).
 
-    return QuadraticLayer(in_dim, num_tags, filters, sqrt=m.quadratic_sqrt)
+    With ``m.output_hidden``, a tanh layer of that size comes first, as in Lample et al. (2016)'s
+    released tagger, where it sits between the BiLSTM and the CRF's scores.
+    """
+    filters = output_filters(m.window.architecture, m.window.filters) if m.window is not None else m.output_filters
+    hidden = m.output_hidden or in_dim
+    if not filters:
+        out: nn.Module = nn.Linear(hidden, num_tags)
+    else:
+        from features.quadratic import QuadraticLayer
+
+        out = QuadraticLayer(hidden, num_tags, filters, sqrt=m.quadratic_sqrt)
+    if not m.output_hidden:
+        return out
+    return nn.Sequential(nn.Linear(in_dim, hidden), nn.Tanh(), out)
 
 
 def build_tagger(

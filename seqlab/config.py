@@ -176,6 +176,7 @@ class ModelConfig:
     decoder: str = "crf"
     window: WindowConfig | None = None  # settings of encoder: window
     output_filters: int = 0  # quadratic filters of the output layer (Turian et al. 2009 "future work"); bilstm only
+    output_hidden: int = 0  # a tanh layer of this size between the BiLSTM and O (Lample et al. 2016's code); 0: none
     quadratic_sqrt: bool = True  # q(x) with the square root (the paper's footnote) or Bergstra et al.'s sum
 
     def __post_init__(self) -> None:
@@ -188,6 +189,9 @@ class ModelConfig:
         if self.output_filters < 0 or (self.output_filters and self.encoder == "window"):
             raise ConfigError(f"model.output_filters: expected a number >= 0, for the bilstm encoder only "
                               f"(a window architecture sets O's filters), got {self.output_filters}")
+        if self.output_hidden < 0 or (self.output_hidden and self.encoder == "window"):
+            raise ConfigError(f"model.output_hidden: expected a size >= 0, for the bilstm encoder only "
+                              f"(a window architecture sets its own layers), got {self.output_hidden}")
         positive("model.hidden", self.hidden)
         positive("model.layers", self.layers)
         if not 0.0 <= self.dropout < 1.0:

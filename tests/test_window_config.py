@@ -42,6 +42,7 @@ def test_the_regularised_crf_chunker_differs_from_itwo_q2_only_where_documented(
     (["model.window=null"], "model.window: set it exactly when model.encoder is 'window'"),
     (["model.encoder=bilstm"], "model.window: set it exactly when model.encoder is 'window'"),
     (["model.output_filters=2"], "model.output_filters: expected a number >= 0, for the bilstm encoder only"),
+    (["model.output_hidden=8"], "model.output_hidden: expected a size >= 0, for the bilstm encoder only"),
     (["model.decoder=viterbi"], "model.decoder: expected one of"),
     (["data.dev_sample=0"], "give a dev file (data.dev) or a number of training sentences"),
     (["data.dev=x.txt"], "exactly one; got dev='x.txt', dev_sample=3"),

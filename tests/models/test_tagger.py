@@ -100,6 +100,24 @@ def test_forget_bias_reaches_every_lstm_of_the_tagger(config, tmp_path):
                for m in default.modules() if isinstance(m, torch.nn.LSTM))
 
 
+def test_output_hidden_puts_a_tanh_layer_before_the_scores_and_fits_and_reloads(config, tmp_path):
+    from seqlab.config import ConfigError
+
+    run = tmp_path / "run"
+    train(config("model.output_hidden=6", "train.epochs=25", "train.lr=0.1"), run, progress=False)
+    cfg, vocabs, model, _ = archive.load_run(run)
+    first, tanh, out = model.projection
+    assert isinstance(tanh, torch.nn.Tanh)
+    assert (first.in_features, first.out_features) == (model.encoder.output_dim, 6)
+    assert (out.in_features, out.out_features) == (6, len(vocabs["tags"]))
+    train_data = Trainer(cfg, tmp_path / "again", progress=False)
+    results = predict(model, train_data.encoded["train"], vocabs["tags"])
+    assert [r.labels for r in results] == train_data.splits["train"].tags
+    assert isinstance(Trainer(config(), tmp_path / "plain").model.projection, torch.nn.Linear)
+    with pytest.raises(ConfigError, match=r"model.output_hidden: expected a size >= 0, for the bilstm encoder only"):
+        config("model.output_hidden=-1")
+
+
 def test_bucket_factor_reaches_the_training_batches(config, tmp_path, monkeypatch):
     import seqlab.train as training
     from seqlab.config import ConfigError
