@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -122,7 +122,7 @@ def build_tagger(
 
 
 #: Optimizer name → builder over the trainable parameters (``momentum`` is SGD's alone).
-OPTIMIZERS: dict[str, Callable[[list[nn.Parameter], TrainConfig], torch.optim.Optimizer]] = {
+OPTIMIZERS: dict[str, Callable[[list[Any], TrainConfig], torch.optim.Optimizer]] = {
     "sgd": lambda ps, t: torch.optim.SGD(ps, lr=t.lr, momentum=t.momentum, weight_decay=t.weight_decay),
     "adam": lambda ps, t: torch.optim.Adam(ps, lr=t.lr, weight_decay=t.weight_decay),
     "nadam": lambda ps, t: torch.optim.NAdam(ps, lr=t.lr, weight_decay=t.weight_decay),
@@ -130,8 +130,18 @@ OPTIMIZERS: dict[str, Callable[[list[nn.Parameter], TrainConfig], torch.optim.Op
 
 
 def build_optimizer(model: nn.Module, t: TrainConfig) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler]:
-    """The optimizer ``t.optimizer`` names, with per-epoch exponential learning-rate decay."""
-    opt = OPTIMIZERS[t.optimizer]([p for p in model.parameters() if p.requires_grad], t)
+    """The optimizer ``t.optimizer`` names, with per-epoch exponential learning-rate decay.
+
+    The word embeddings (``model.embedder.words``) form their own parameter group at
+    ``t.embedding_lr × t.lr`` when that multiple is not 1; the decay scales both groups alike.
+    """
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    words = getattr(getattr(model, "embedder", None), "words", None)
+    groups: list[Any] = trainable
+    if t.embedding_lr != 1.0 and words is not None and words.weight.requires_grad:
+        rest = [p for p in trainable if p is not words.weight]
+        groups = [{"params": rest}, {"params": [words.weight], "lr": t.lr * t.embedding_lr}]
+    opt = OPTIMIZERS[t.optimizer](groups, t)
     return opt, torch.optim.lr_scheduler.ExponentialLR(opt, gamma=t.lr_decay)
 
 

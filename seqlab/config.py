@@ -213,6 +213,7 @@ class TrainConfig:
     lr: float = 0.009
     momentum: float = 0.9
     lr_decay: float = 0.95  # exponential: lr_epoch = lr * lr_decay ** epoch
+    embedding_lr: float = 1.0  # the word embeddings' learning rate, as a multiple of lr
     weight_decay: float = 0.0
     batch_size: int = 10
     bucket_factor: int = 50  # batches cut from length-sorted pools of bucket_factor × batch_size; 1 = random batches
@@ -229,6 +230,9 @@ class TrainConfig:
         choice("train.optimizer", self.optimizer, ("sgd", "adam", "nadam"))
         for key in ("lr", "batch_size", "bucket_factor", "epochs", "eval_batch_size"):
             positive(f"train.{key}", getattr(self, key))
+        if not 0.0 < self.embedding_lr < math.inf:
+            raise ConfigError(f"train.embedding_lr: expected a positive finite multiple of train.lr, got "
+                              f"{self.embedding_lr} (model.embeddings.trainable: false freezes them)")
         if not 0.0 <= self.ema < 1.0:
             raise ConfigError(f"train.ema: expected a decay in [0, 1) (0 disables averaging), got {self.ema}")
         if not 0.0 < self.lr_decay <= 1.0:

@@ -62,6 +62,34 @@ def test_each_optimizer_is_built_from_the_config_and_trains(config, tmp_path, op
     assert trainer.optimizer.param_groups[0]["lr"] == pytest.approx(float(lr) * 0.9)
 
 
+def test_embedding_lr_gives_the_word_vectors_their_own_rate(config, tmp_path):
+    from seqlab.config import ConfigError
+
+    def first_step(*overrides):
+        trainer = Trainer(config("train.momentum=0.0", "train.clip=0", "model.dropout=0.0", *overrides),
+                          tmp_path / str(len(list(tmp_path.iterdir()))), progress=False)
+        words = trainer.model.embedder.words.weight
+        before = words.detach().clone()
+        batch = next(iterate(trainer.encoded["train"], 5, shuffle=False))
+        trainer.model.train()
+        trainer.optimizer.zero_grad()
+        trainer.model.loss(batch).backward()
+        trainer.optimizer.step()
+        return trainer, words.detach() - before
+
+    plain, moved = first_step()
+    assert len(plain.optimizer.param_groups) == 1
+    fast, moved3 = first_step("train.embedding_lr=3.0")
+    assert [g["lr"] for g in fast.optimizer.param_groups] == pytest.approx([0.02, 0.02 * 3])
+    assert moved.abs().sum() > 0 and torch.allclose(moved3, 3 * moved, atol=1e-6)
+    decayed, _ = first_step("train.embedding_lr=3.0", "train.lr_decay=0.9")
+    decayed.scheduler.step()
+    assert [g["lr"] for g in decayed.optimizer.param_groups] == pytest.approx([0.02 * 0.9, 0.02 * 3 * 0.9])
+    for bad in ("0", "-1", ".inf", ".nan"):
+        with pytest.raises(ConfigError, match=r"train.embedding_lr: expected a positive finite multiple of train.lr"):
+            config(f"train.embedding_lr={bad}")
+
+
 def test_locked_dropout_is_built_from_the_config_and_trains(config, tmp_path):
     from seqlab.config import ConfigError
     from seqlab.modules.dropout import LockedDropout
