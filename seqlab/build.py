@@ -103,7 +103,7 @@ def build_tagger(
         words.weight.data.copy_(pretrained)
     if words is not None:
         words.weight.requires_grad_(m.embeddings.trainable)
-    chars = CharBiLSTM(len(vocabs["chars"]), m.chars.dim, m.chars.hidden) if m.chars else None
+    chars = CharBiLSTM(len(vocabs["chars"]), m.chars.dim, m.chars.hidden, m.chars.dropout) if m.chars else None
     caps = nn.Embedding(len(CAPS), m.capitalization.dim, padding_idx=0) if m.capitalization else None
     tf = token_features
     discrete = [nn.Embedding(size, dim, padding_idx=0) for size, dim in (tf.discrete_tables if tf else [])]

@@ -71,14 +71,17 @@ class EmbeddingsConfig:
 
 @dataclass(frozen=True)
 class CharConfig:
-    """Character BiLSTM (Lample et al. 2016): char embedding size and hidden size per direction."""
+    """Character BiLSTM (Lample et al. 2016): char embedding size, hidden size per direction, and dropout."""
 
     dim: int = 25
     hidden: int = 50
+    dropout: float = 0.0  # on the character embeddings, before the BiLSTM (Ma & Hovy 2016 §3.1)
 
     def __post_init__(self) -> None:
         positive("model.chars.dim", self.dim)
         positive("model.chars.hidden", self.hidden)
+        if not 0.0 <= self.dropout < 1.0:
+            raise ConfigError(f"model.chars.dropout: expected a dropout rate in [0, 1), got {self.dropout}")
 
 
 @dataclass(frozen=True)

@@ -20,14 +20,15 @@ from seqlab.modules.rnn import BiLSTM
 class CharBiLSTM(nn.Module):
     """A word's spelling as the final states of a BiLSTM over its characters (Lample et al. 2016 §4.1)."""
 
-    def __init__(self, num_chars: int, dim: int = 25, hidden: int = 50) -> None:
+    def __init__(self, num_chars: int, dim: int = 25, hidden: int = 50, dropout: float = 0.0) -> None:
         super().__init__()
         self.embedding = nn.Embedding(num_chars, dim, padding_idx=0)
+        self.dropout = nn.Dropout(dropout)  # on the character embeddings (Ma & Hovy 2016 §3.1); off in eval
         self.lstm = BiLSTM(dim, hidden)
         self.output_dim = 2 * hidden
 
     def forward(self, chars: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        embedded = self.embedding(chars)  # shape: (U, C, dim)
+        embedded = self.dropout(self.embedding(chars))  # shape: (U, C, dim)
         _, final = self.lstm(embedded, lengths)  # shape: (U, 2 * hidden)
         return final
 
