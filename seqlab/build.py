@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from features.scaling import scale_embeddings
-from seqlab.config import Config, ConfigError, ModelConfig, TrainConfig
+from seqlab.config import Config, ModelConfig, TrainConfig
 from seqlab.data.schemes import allowed_transitions
 from seqlab.data.vocab import CAPS, Vocab
 from seqlab.errors import SeqlabError
@@ -138,10 +138,7 @@ def build_optimizer(model: nn.Module, t: TrainConfig) -> tuple[torch.optim.Optim
     trainable = [p for p in model.parameters() if p.requires_grad]
     words = getattr(getattr(model, "embedder", None), "words", None)
     groups: list[Any] = trainable
-    if t.embedding_lr != 1.0:
-        if words is None or not words.weight.requires_grad:
-            raise ConfigError(f"train.embedding_lr is {t.embedding_lr}, but the model has no trainable word embeddings "
-                              "(model.embeddings is null or trainable: false); leave it at 1")
+    if t.embedding_lr != 1.0 and words is not None and words.weight.requires_grad:  # Config refuses it otherwise
         rest = [p for p in trainable if p is not words.weight]
         groups = [{"params": rest}, {"params": [words.weight], "lr": t.lr * t.embedding_lr}]
     opt = OPTIMIZERS[t.optimizer](groups, t)

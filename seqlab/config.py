@@ -15,7 +15,7 @@ from typing import Sequence
 import yaml
 
 from seqlab.errors import ConfigError
-from seqlab.strict import choice, load_strict, positive, to_tree
+from seqlab.strict import choice, dropout_rate, load_strict, positive, to_tree
 
 
 @dataclass(frozen=True)
@@ -80,8 +80,7 @@ class CharConfig:
     def __post_init__(self) -> None:
         positive("model.chars.dim", self.dim)
         positive("model.chars.hidden", self.hidden)
-        if not 0.0 <= self.dropout < 1.0:
-            raise ConfigError(f"model.chars.dropout: expected a dropout rate in [0, 1), got {self.dropout}")
+        dropout_rate("model.chars.dropout", self.dropout)
 
 
 @dataclass(frozen=True)
@@ -156,8 +155,7 @@ class WindowConfig:
             raise ConfigError(f"model.window.size: expected a positive odd number, got {self.size}")
         if self.filters < 0:
             raise ConfigError(f"model.window.filters: expected a number >= 0, got {self.filters}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ConfigError(f"model.window.dropout: expected a dropout rate in [0, 1), got {self.dropout}")
+        dropout_rate("model.window.dropout", self.dropout)
 
 
 @dataclass(frozen=True)
@@ -251,6 +249,12 @@ class Config:
     data: DataConfig
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+
+    def __post_init__(self) -> None:
+        emb = self.model.embeddings
+        if self.train.embedding_lr != 1.0 and (emb is None or not emb.trainable):
+            raise ConfigError(f"train.embedding_lr is {self.train.embedding_lr}, but the model has no trainable word "
+                              "embeddings (model.embeddings is null or trainable: false); leave it at 1")
 
 
 SCHEME_NAMES = ("iob1", "iob2", "bioes", "bilou")

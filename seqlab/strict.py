@@ -37,6 +37,12 @@ def positive(key: str, value: float) -> None:
         raise ConfigError(f"{key}: expected a positive number, got {value}")
 
 
+def dropout_rate(key: str, value: float) -> None:
+    """Refuse a dropout rate for ``key`` outside [0, 1) (NaN included)."""
+    if not 0.0 <= value < 1.0:
+        raise ConfigError(f"{key}: expected a dropout rate in [0, 1), got {value}")
+
+
 def read_mapping(path: str | Path, what: str = "config file") -> dict[str, Any]:
     """A YAML file whose top level is a mapping; a missing file, bytes that are not UTF-8, bad YAML
     (with its line and column) or another top level is a :class:`ConfigError` naming the file."""

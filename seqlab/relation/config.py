@@ -14,14 +14,9 @@ import yaml
 
 from seqlab.config import EmbeddingsConfig
 from seqlab.errors import ConfigError
-from seqlab.strict import choice, load_strict, positive
+from seqlab.strict import choice, dropout_rate, load_strict, positive
 
 TASK = "relation"
-
-
-def _rate(key: str, value: float) -> None:
-    if not 0.0 <= value < 1.0:
-        raise ConfigError(f"{key}: expected a dropout rate in [0, 1), got {value}")
 
 
 @dataclass(frozen=True)
@@ -66,7 +61,7 @@ class RelationModelConfig:
         if self.latent_types < 0:
             raise ConfigError(f"model.latent_types: expected 0 (LET off) or a positive K, got {self.latent_types}")
         for key in ("dropout_embedding", "dropout_lstm", "dropout_attention"):
-            _rate(f"model.{key}", getattr(self, key))
+            dropout_rate(f"model.{key}", getattr(self, key))
 
 
 @dataclass(frozen=True)

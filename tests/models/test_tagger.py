@@ -89,7 +89,7 @@ def test_embedding_lr_gives_the_word_vectors_their_own_rate(config, tmp_path):
         with pytest.raises(ConfigError, match=r"train.embedding_lr: expected a positive finite multiple of train.lr"):
             config(f"train.embedding_lr={bad}")
     with pytest.raises(ConfigError, match=r"train.embedding_lr is 3.0, but the model has no trainable word embeddings"):
-        Trainer(config("train.embedding_lr=3.0", "model.embeddings.trainable=false"), tmp_path / "frozen")
+        config("train.embedding_lr=3.0", "model.embeddings.trainable=false")
 
 
 def test_locked_dropout_is_built_from_the_config_and_trains(config, tmp_path):
