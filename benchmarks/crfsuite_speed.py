@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
 from crfsuite_chunker import ChunkFeatures, _pycrfsuite, read_sentences  # noqa: E402
 
-from seqlab.errors import SeqlabError  # noqa: E402
-from seqlab.paths import resolve_data_path  # noqa: E402
+from seqlab.core.errors import SeqlabError  # noqa: E402
+from seqlab.core.paths import resolve_data_path  # noqa: E402
 
 
 def main() -> None:

@@ -49,8 +49,8 @@ from features.ls import LSVectors  # noqa: E402
 from features.orthographic import OrthographicFeatures  # noqa: E402
 from features.scaling import DEFAULT_SIGMA, scale_embeddings  # noqa: E402
 from seqlab.data.conll import DOCSTART, read_conll  # noqa: E402
-from seqlab.errors import DataFormatError, SeqlabError  # noqa: E402
-from seqlab.paths import data_root  # noqa: E402
+from seqlab.core.errors import DataFormatError, SeqlabError  # noqa: E402
+from seqlab.core.paths import data_root  # noqa: E402
 
 logger = logging.getLogger("feature_speed")
 

@@ -23,10 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from tagger_speed import time_training  # noqa: E402
 
-from seqlab import archive  # noqa: E402
+from seqlab.core import archive  # noqa: E402
 from seqlab.data.batching import encode, iterate  # noqa: E402
 from seqlab.data.dataset import read_split  # noqa: E402
-from seqlab.token_features import encode_options  # noqa: E402
+from seqlab.tagging.features import encode_options  # noqa: E402
 
 
 def batching_cpu(data, batch_size: int) -> float:

@@ -29,13 +29,13 @@ import time
 
 import torch
 
-from seqlab import archive
-from seqlab.build import build_optimizer
+from seqlab.core import archive
+from seqlab.tagging.build import build_optimizer
 from seqlab.data.batching import encode, iterate
 from seqlab.data.dataset import read_split, read_splits
 from seqlab.modules.window_fast import Workspace
-from seqlab.predict import predict
-from seqlab.token_features import encode_options
+from seqlab.tagging.predict import predict
+from seqlab.tagging.features import encode_options
 
 
 def time_training(model, config, data, sentences: int) -> dict[str, float]:

@@ -66,7 +66,7 @@ def ner_data(monkeypatch) -> Path:
 @pytest.fixture
 def shared_data() -> Path:
     """The real benchmark data (../shared/data or $SEQLAB_DATA); skip when it is absent."""
-    from seqlab.paths import data_root
+    from seqlab.core.paths import data_root
 
     root = data_root()
     if root is None or not (root / "conll2003" / "train.txt").is_file():

@@ -1,4 +1,4 @@
-"""Tests for seqlab.archive: atomic saves, weights_only loading, --resume checks, round trips."""
+"""Tests for seqlab.core.archive: atomic saves, weights_only loading, --resume checks, round trips."""
 from __future__ import annotations
 
 import json
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from seqlab import archive
+from seqlab.core import archive
 from seqlab.data.vocab import Vocab, WordVocab, label_vocab
-from seqlab.errors import SeqlabError
+from seqlab.core.errors import SeqlabError
 
 
 def _model() -> torch.nn.Module:

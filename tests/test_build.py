@@ -1,4 +1,4 @@
-"""The initial word-embedding matrix (seqlab.build.embedding_matrix): pretrained rows, random rows, scaling."""
+"""The initial word-embedding matrix (seqlab.tagging.build.embedding_matrix): pretrained rows, random rows, scaling."""
 from __future__ import annotations
 
 import math
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from seqlab.build import embedding_matrix
-from seqlab.config import ConfigError, EmbeddingsConfig
+from seqlab.tagging.build import embedding_matrix
+from seqlab.tagging.config import ConfigError, EmbeddingsConfig
 from seqlab.data.vocab import Vocab
 
 DIM = 4
@@ -53,7 +53,7 @@ def test_scale_must_be_positive():
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf")])
 def test_scale_and_forget_bias_must_be_finite(value):
-    from seqlab.config import ModelConfig
+    from seqlab.tagging.config import ModelConfig
 
     with pytest.raises(ConfigError, match="model.embeddings.scale: expected a positive finite std"):
         EmbeddingsConfig(scale=value)
@@ -62,7 +62,7 @@ def test_scale_and_forget_bias_must_be_finite(value):
 
 
 def test_scale_refuses_pretrained_vectors_without_spread():
-    from seqlab.errors import SeqlabError
+    from seqlab.core.errors import SeqlabError
 
     words = Vocab(["a", "b"])
     found = {"a": np.full(DIM, 0.5, np.float32), "b": np.full(DIM, 0.5, np.float32)}

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from seqlab.cli import main
-from seqlab.config import load_config
+from seqlab.tagging.config import load_config
 from tests.conftest import forget_new_log_handlers
 
 NER = Path(__file__).parent / "fixtures" / "ner"
@@ -135,7 +135,7 @@ def test_resume_with_more_epochs_equals_the_longer_run_from_the_start(tmp_path, 
 
 
 def archive_weights_equal(a: Path, b: Path) -> bool:
-    from seqlab import archive
+    from seqlab.core import archive
 
     wa, wb = archive.load_checkpoint(a)["model"], archive.load_checkpoint(b)["model"]
     return wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)

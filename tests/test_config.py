@@ -2,9 +2,9 @@ from pathlib import Path
 
 import pytest
 
-from seqlab.config import Config, dump_config, load_config
-from seqlab.errors import ConfigError, SeqlabError
-from seqlab.paths import resolve_data_path
+from seqlab.tagging.config import Config, dump_config, load_config
+from seqlab.core.errors import ConfigError, SeqlabError
+from seqlab.core.paths import resolve_data_path
 
 CONFIGS = sorted(p for p in (Path(__file__).parents[1] / "configs").glob("*.yaml")
                  if "\ntask: relation" not in "\n" + p.read_text())  # relation configs: tests/test_relation_config.py

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from seqlab.config import load_config
-from seqlab.errors import SeqlabError
+from seqlab.tagging.config import load_config
+from seqlab.core.errors import SeqlabError
 from seqlab.modules.crf import CRF
-from seqlab.train import Trainer, resolve_device
+from seqlab.tagging.train import Trainer, resolve_device
 from tests.conftest import FIXTURES
 
 HAS_CUDA = torch.cuda.is_available()
@@ -59,9 +59,9 @@ def test_crf_on_the_gpu_matches_the_cpu():
 
 def _trained_on_the_gpu_loads_on_the_cpu(config, tmp_path: Path) -> None:
     """Train a run on the GPU; it loads on the CPU and on the GPU, and both predict the same labels."""
-    from seqlab import archive
-    from seqlab.predict import predict
-    from seqlab.train import train
+    from seqlab.core import archive
+    from seqlab.tagging.predict import predict
+    from seqlab.tagging.train import train
 
     metrics = train(config, tmp_path / "run", progress=False)
     losses = [h["loss"] for h in metrics["history"]]

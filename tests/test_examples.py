@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from seqlab.errors import SeqlabError
+from seqlab.core.errors import SeqlabError
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "crfsuite_chunker.py"
 HAS_CRFSUITE = importlib.util.find_spec("pycrfsuite") is not None

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from seqlab.cli import main
-from seqlab.errors import SeqlabError
-from seqlab.ls_cli import DEFAULT_TYPED, build_command
+from seqlab.core.errors import SeqlabError
+from seqlab.cli.ls import DEFAULT_TYPED, build_command
 
 pytest.importorskip("fasttext")
 
@@ -42,7 +42,7 @@ def test_build_writes_the_artefact_and_a_summary(capsys, tmp_path):
 
 @pytest.mark.parametrize("terminal, quiet, shown", [(True, False, True), (False, False, False), (True, True, False)])
 def test_fasttext_progress_is_shown_only_on_a_terminal(monkeypatch, capsys, tmp_path, terminal, quiet, shown):
-    import seqlab.ls_cli as ls_cli
+    import seqlab.cli.ls as ls_cli
 
     seen = {}
 

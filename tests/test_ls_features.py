@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import yaml
 
-from seqlab.archive import load_run
-from seqlab.config import ConfigError, FeatureConfig, load_config
-from seqlab.errors import SeqlabError
-from seqlab.ls_features import ls_path
-from seqlab.token_features import load_token_features
-from seqlab.train import train
+from seqlab.core.archive import load_run
+from seqlab.tagging.config import ConfigError, FeatureConfig, load_config
+from seqlab.core.errors import SeqlabError
+from seqlab.tagging.ls_features import ls_path
+from seqlab.tagging.features import load_token_features
+from seqlab.tagging.train import train
 
 pytest.importorskip("fasttext")
 from features.ls import LSVectors  # noqa: E402

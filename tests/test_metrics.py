@@ -1,4 +1,4 @@
-"""Tests for seqlab.metrics: counts worked out by hand, and conlleval's printed report.
+"""Tests for seqlab.core.metrics: counts worked out by hand, and conlleval's printed report.
 
 The expected reports below were also produced by conlleval.pl (v2004-01-26),
 which is not part of the project.
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from seqlab.errors import DataFormatError
-from seqlab.metrics import (
+from seqlab.core.errors import DataFormatError
+from seqlab.core.metrics import (
     PredictionFile,
     SpanReport,
     TypeCounts,

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from seqlab.errors import DataFormatError, SeqlabError
-from seqlab.semeval_score import read_answers, score_answers, score_files
+from seqlab.core.errors import DataFormatError, SeqlabError
+from seqlab.relation.score import read_answers, score_answers, score_files
 
 CE12, CE21, MT12, PP21 = "Cause-Effect(e1,e2)", "Cause-Effect(e2,e1)", "Message-Topic(e1,e2)", "Product-Producer(e2,e1)"
 

@@ -1,4 +1,4 @@
-"""Paired significance tests (seqlab.significance): counts that re-score exactly, exact small cases, the CLI."""
+"""Paired significance tests (seqlab.core.significance): counts that re-score exactly, exact small cases, the CLI."""
 from __future__ import annotations
 
 import itertools
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from seqlab.cli import main
-from seqlab.errors import SeqlabError
-from seqlab.metrics import read_prediction_file, score
-from seqlab.semeval_score import score_answers
-from seqlab.significance import (compare, compare_conll_files, official_macro_f1, relation_counts,
+from seqlab.core.errors import SeqlabError
+from seqlab.core.metrics import read_prediction_file, score
+from seqlab.relation.score import score_answers
+from seqlab.core.significance import (compare, compare_conll_files, official_macro_f1, relation_counts,
                                  seed_permutation_test, span_counts, span_f1)
 from tests.conftest import FIXTURES
 

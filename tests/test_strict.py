@@ -1,4 +1,4 @@
-"""seqlab.strict on a schema of its own: the machinery knows no seqlab config."""
+"""seqlab.core.strict on a schema of its own: the machinery knows no seqlab config."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 import pytest
 import yaml
 
-from seqlab.errors import ConfigError
-from seqlab.strict import choice, load_strict, positive, suggest, to_tree
+from seqlab.core.errors import ConfigError
+from seqlab.core.strict import choice, load_strict, positive, suggest, to_tree
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,10 @@ import json
 import pytest
 import torch
 
-from seqlab import archive
+from seqlab.core import archive
 from seqlab.cli import main
-from seqlab.errors import SeqlabError
-from seqlab.summarize import mean_std, read_run, render, summarize
+from seqlab.core.errors import SeqlabError
+from seqlab.core.summarize import mean_std, read_run, render, summarize
 
 TAGGER = "data: {train: t.txt, dev: d.txt, test: e.txt}\ntrain: {seed: %d, lr_decay: %s}\n"
 RELATION = "task: relation\ndata: {train: t.txt}\ntrain: {seed: %d}\n"

@@ -6,8 +6,8 @@ import csv
 import pytest
 
 from seqlab.cli import main
-from seqlab.errors import ConfigError
-from seqlab.sweep import overrides, points, read_sweep, run_sweep, slug
+from seqlab.core.errors import ConfigError
+from seqlab.tagging.sweep import overrides, points, read_sweep, run_sweep, slug
 from tests.conftest import FIXTURES
 
 GRID = """

@@ -1,4 +1,4 @@
-"""Tests for seqlab.tag.tag_stream: the conll, jsonl and inline writers, and streaming in batches."""
+"""Tests for seqlab.tagging.stream.tag_stream: the conll, jsonl and inline writers, and streaming in batches."""
 from __future__ import annotations
 
 import io
@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from seqlab.cli import main
-from seqlab.config import load_config
+from seqlab.tagging.config import load_config
 from seqlab.data.schemes import spans
 from seqlab.data.tokenize import split_sentences
-from seqlab.tag import tag_stream
-from seqlab.train import train
+from seqlab.tagging.stream import tag_stream
+from seqlab.tagging.train import train
 
 NER = Path(__file__).parent / "fixtures" / "ner"
 TYPES = ("PER", "LOC", "ORG", "MISC")

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from seqlab.config import load_config
-from seqlab.errors import ConfigError
+from seqlab.tagging.config import load_config
+from seqlab.core.errors import ConfigError
 
 WINDOW = Path(__file__).parent / "fixtures" / "chunk" / "window.yaml"
 CONFIGS = Path(__file__).parents[1] / "configs"

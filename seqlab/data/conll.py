@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from seqlab.atomic import atomic_open
-from seqlab.errors import DataFormatError, SeqlabError
+from seqlab.core.atomic import atomic_open
+from seqlab.core.errors import DataFormatError, SeqlabError
 
 DOCSTART = "-DOCSTART-"
 

@@ -5,11 +5,11 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from seqlab.config import DataConfig
+from seqlab.tagging.config import DataConfig
 from seqlab.data.conll import read_conll
 from seqlab.data.schemes import convert, split_tag
-from seqlab.errors import DataFormatError, SeqlabError
-from seqlab.paths import resolve_data_path
+from seqlab.core.errors import DataFormatError, SeqlabError
+from seqlab.core.paths import resolve_data_path
 
 
 @dataclass

@@ -25,7 +25,7 @@ import numpy as np
 
 from features.vector_cache import cached_vectors
 from seqlab.data.vector_errors import binary_error, find_bad_line, is_text_vectors, located, text_error
-from seqlab.errors import SeqlabError
+from seqlab.core.errors import SeqlabError
 
 logger = logging.getLogger(__name__)
 

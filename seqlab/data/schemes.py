@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from seqlab.errors import SeqlabError
+from seqlab.core.errors import SeqlabError
 
 OUTSIDE = "O"
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from seqlab.atomic import atomic_open
+from seqlab.core.atomic import atomic_open
 from seqlab.data.tokenize import tokenize
-from seqlab.errors import DataFormatError, SeqlabError
+from seqlab.core.errors import DataFormatError, SeqlabError
 
 OTHER = "Other"
 RELATIONS = (

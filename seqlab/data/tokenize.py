@@ -36,7 +36,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 
-from seqlab.errors import DataFormatError
+from seqlab.core.errors import DataFormatError
 
 ABBREVIATION_KINDS = ("prefix", "plain")
 

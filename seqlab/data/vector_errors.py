@@ -10,7 +10,7 @@ import math
 import zlib
 from pathlib import Path
 
-from seqlab.errors import DataFormatError, SeqlabError
+from seqlab.core.errors import DataFormatError, SeqlabError
 
 
 def binary_error(path: Path, err: Exception | None) -> SeqlabError:

@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from seqlab.atomic import atomic_open
-from seqlab.errors import SeqlabError
+from seqlab.core.atomic import atomic_open
+from seqlab.core.errors import SeqlabError
 
 PAD = "<pad>"
 UNK = "<unk>"

@@ -59,7 +59,7 @@ class WindowTables:
     Built once per data set (``data``, as :func:`seqlab.data.batching.encode` made it): the
     token vectors of its types go through the token layers once, and the first window-reading
     layer's table is built for all types (or, past ``max_table_bytes``, per batch in
-    :meth:`emissions`). The model must be in eval mode (dropout off), as in :func:`seqlab.predict.predict`.
+    :meth:`emissions`). The model must be in eval mode (dropout off), as in :func:`seqlab.tagging.predict.predict`.
     """
 
     def __init__(self, model: nn.Module, data: Encoded, char_table: torch.Tensor | None = None, *,
@@ -129,7 +129,7 @@ class WindowTables:
 
 class Workspace:
     """Memory for the tables that a caller keeps between :class:`WindowTables`, so that a tagging
-    service (``seqlab tag``, or :func:`seqlab.predict.predict` called repeatedly) writes each new
+    service (``seqlab tag``, or :func:`seqlab.tagging.predict.predict` called repeatedly) writes each new
     table into pages it already holds: a CoNLL-2000 test table is ~300 MB, and touching that much
     fresh memory costs about a tenth of a second. One table at a time: a table built in a workspace
     is overwritten by the next one built in it. Holds the largest table asked for until dropped.

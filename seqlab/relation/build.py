@@ -1,6 +1,6 @@
 """Relation classifier: vocabularies, tensors, batches, the model and its optimizer, from a config.
 
-The builders mirror :mod:`seqlab.build` for taggers (whose ``embedding_matrix`` is reused), with an
+The builders mirror :mod:`seqlab.tagging.build` for taggers (whose ``embedding_matrix`` is reused), with an
 explicit optimizer table.
 """
 from __future__ import annotations
@@ -14,10 +14,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from seqlab.build import embedding_matrix
+from seqlab.tagging.build import embedding_matrix
 from seqlab.data.semeval import LABELS, RelationExample, with_markers
 from seqlab.data.vocab import Vocab, WordVocab, label_vocab
-from seqlab.errors import SeqlabError
+from seqlab.core.errors import SeqlabError
 from seqlab.models.relation import RelationBatch, RelationClassifier, SelfAttentiveBiLSTM, SoftmaxHead, WordEmbedder
 from seqlab.modules.attention import EntityAwareAttention, LatentEntityTyping, MultiHeadSelfAttention
 from seqlab.modules.rnn import BiLSTM
@@ -59,7 +59,7 @@ def build_vocabs(config: RelationConfig, splits: dict[str, list[RelationExample]
     found: dict[str, np.ndarray] = {}
     if emb.path:
         from seqlab.data.pretrained import load_vectors, select_vectors
-        from seqlab.paths import resolve_data_path
+        from seqlab.core.paths import resolve_data_path
 
         vectors = load_vectors(resolve_data_path(emb.path, key="model.embeddings.path"), emb.format)
         if vectors.dim != emb.dim:

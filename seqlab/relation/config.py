@@ -1,6 +1,6 @@
 """Relation-classification configs: YAML with a top-level ``task: relation`` key, loaded strictly.
 
-Same rules as the tagger's :mod:`seqlab.config` (both are read by :mod:`seqlab.strict`): frozen dataclasses,
+Same rules as the tagger's :mod:`seqlab.tagging.config` (both are read by :mod:`seqlab.core.strict`): frozen dataclasses,
 unknown keys and wrong types are errors naming the key, ``--set a.b=c`` overrides. The defaults
 are the hyperparameters of Lee, Seo & Choi (2019) §4 where our data allows them.
 """
@@ -12,9 +12,9 @@ from typing import Sequence
 
 import yaml
 
-from seqlab.config import EmbeddingsConfig
-from seqlab.errors import ConfigError
-from seqlab.strict import choice, dropout_rate, load_strict, positive
+from seqlab.tagging.config import EmbeddingsConfig
+from seqlab.core.errors import ConfigError
+from seqlab.core.strict import choice, dropout_rate, load_strict, positive
 
 TASK = "relation"
 
@@ -114,5 +114,5 @@ def config_task(path: str | Path) -> str | None:
 
 
 def load_relation_config(path: str | Path, overrides: Sequence[str] = ()) -> RelationConfig:
-    """Read a relation config strictly (see :mod:`seqlab.strict`)."""
+    """Read a relation config strictly (see :mod:`seqlab.core.strict`)."""
     return load_strict(path, overrides, root=RelationConfig)

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from seqlab.atomic import atomic_open
+from seqlab.core.atomic import atomic_open
 from seqlab.data.semeval import RelationExample, read_semeval
 from seqlab.relation.build import batches, encode, model_inputs
 from seqlab.relation.predict import load_relation_run

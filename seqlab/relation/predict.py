@@ -13,14 +13,14 @@ from typing import Iterable, TextIO
 
 import torch
 
-from seqlab import archive
+from seqlab.core import archive
 from seqlab.data.semeval import RelationExample, parse_raw_lines, read_semeval, write_answers
 from seqlab.data.vocab import Vocab
-from seqlab.errors import SeqlabError
+from seqlab.core.errors import SeqlabError
 from seqlab.models.relation import RelationClassifier
 from seqlab.relation.build import RelationData, batches, build_model, encode, model_inputs
 from seqlab.relation.config import RelationConfig, load_relation_config
-from seqlab.semeval_score import SemEvalResult, score_answers
+from seqlab.relation.score import SemEvalResult, score_answers
 
 
 @dataclass

@@ -3,7 +3,7 @@
 The dev split is ``data.dev_size`` training sentences sampled with ``data.dev_seed``; the best epoch
 is chosen by the official macro-F1 on it and never by the test set (Lee et al.'s public code
 evaluated on test during training; we do not). The test set is scored once, at the end, with the
-selected weights. The run directory has the tagger's layout (see :mod:`seqlab.archive`) plus the
+selected weights. The run directory has the tagger's layout (see :mod:`seqlab.core.archive`) plus the
 official-format answer files and reports (``dev.answers.txt``, ``test.answers.txt``, ``test.report.txt``).
 """
 from __future__ import annotations
@@ -17,17 +17,17 @@ from typing import Any
 import torch
 from tqdm import tqdm
 
-from seqlab import archive
-from seqlab.atomic import atomic_open
-from seqlab.config import dump_config
+from seqlab.core import archive
+from seqlab.core.atomic import atomic_open
+from seqlab.tagging.config import dump_config
 from seqlab.data.semeval import RelationExample, dev_split, read_semeval
-from seqlab.errors import SeqlabError
-from seqlab.paths import resolve_data_path
+from seqlab.core.errors import SeqlabError
+from seqlab.core.paths import resolve_data_path
 from seqlab.relation.build import batches, build_model, build_optimizer, build_vocabs, encode, model_inputs
 from seqlab.relation.config import RelationConfig
 from seqlab.relation.predict import evaluate_examples
-from seqlab.semeval_score import SemEvalResult
-from seqlab.train import fit_in_run_dir, optimizer_step, record_epoch, resolve_device
+from seqlab.relation.score import SemEvalResult
+from seqlab.tagging.train import fit_in_run_dir, optimizer_step, record_epoch, resolve_device
 
 log = logging.getLogger("seqlab.relation.train")
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from seqlab.config import load_config
+from seqlab.tagging.config import load_config
 from seqlab.data.batching import encode
 from seqlab.data.dataset import hold_out, read_split, read_splits
 from seqlab.data.vocab import WordVocab, char_vocab, label_vocab
-from seqlab.errors import SeqlabError
+from seqlab.core.errors import SeqlabError
 from tests.conftest import FIXTURES
 
 

@@ -1,7 +1,7 @@
 import pytest
 
 from seqlab.data.conll import read_conll, write_conll
-from seqlab.errors import DataFormatError, SeqlabError
+from seqlab.core.errors import DataFormatError, SeqlabError
 
 COLUMNS = ["word", "pos", "chunk", "ner"]
 TEXT = """-DOCSTART- -X- O O

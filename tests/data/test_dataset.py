@@ -1,7 +1,7 @@
 """Reading the real CoNLL-2003 files (skipped when the shared data is absent)."""
 import pytest
 
-from seqlab.config import DataConfig
+from seqlab.tagging.config import DataConfig
 from seqlab.data.dataset import read_split
 from seqlab.data.schemes import convert, spans
 

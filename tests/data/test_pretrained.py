@@ -17,8 +17,8 @@ import pytest
 
 from seqlab.data import pretrained
 from seqlab.data.pretrained import FORMATS, PretrainedVectors, load_vectors, select_vectors
-from seqlab.errors import DataFormatError, SeqlabError
-from seqlab.paths import data_root
+from seqlab.core.errors import DataFormatError, SeqlabError
+from seqlab.core.paths import data_root
 
 WORDS = ["the", "Paris", "paris", "london", "cat", "é-ville", "2024"]
 VECTORS = np.random.default_rng(0).normal(size=(len(WORDS), 4)).astype(np.float32)

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqlab.data.schemes import SCHEMES, SpanReader, allowed_transitions, convert, from_spans, labels_for, spans
-from seqlab.errors import SeqlabError
+from seqlab.core.errors import SeqlabError
 
 # One sentence, written by hand in every scheme: [PER Peter Blackburn] [PER John] met [LOC Paris] [LOC Texas] .
 SENTENCE = {

@@ -11,8 +11,8 @@ from seqlab.data.semeval import (
     DEV_SIZE, GLUED_ENTITY_TAGS, LABELS, RARE_LABEL, RARE_LABEL_IDS, UNDIRECTED_TEST_KEY, RelationExample, dev_split,
     parse_marked, parse_raw_lines, read_semeval, with_markers, write_answers,
 )
-from seqlab.errors import DataFormatError, SeqlabError
-from seqlab.semeval_score import read_answers
+from seqlab.core.errors import DataFormatError, SeqlabError
+from seqlab.relation.score import read_answers
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "semeval"
 
@@ -25,7 +25,7 @@ def release(shared_data_root):
 
 @pytest.fixture(scope="module")
 def shared_data_root():
-    from seqlab.paths import data_root
+    from seqlab.core.paths import data_root
 
     root = data_root()
     if root is None or not (root / "semeval2010_task8" / "TRAIN_FILE.TXT").is_file():

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqlab.data.tokenize import Token, iter_sentences, parse_abbreviations, split_sentences, tokenize
-from seqlab.errors import DataFormatError
+from seqlab.core.errors import DataFormatError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(os.environ.get("SEQLAB_DATA", REPO_ROOT.parent / "shared" / "data"))

@@ -20,7 +20,7 @@ from seqlab.data.vocab import (
     normalize_digits,
     save_vocabs,
 )
-from seqlab.errors import SeqlabError
+from seqlab.core.errors import SeqlabError
 
 
 @pytest.mark.parametrize(

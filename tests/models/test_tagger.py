@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 import torch
 
-from seqlab import archive
-from seqlab.config import load_config
+from seqlab.core import archive
+from seqlab.tagging.config import load_config
 from seqlab.data.batching import encode, iterate
-from seqlab.predict import predict
-from seqlab.token_features import encode_options
-from seqlab.train import Trainer, train
+from seqlab.tagging.predict import predict
+from seqlab.tagging.features import encode_options
+from seqlab.tagging.train import Trainer, train
 
 DECODERS = ["crf", "softmax"]
 # Fixed token features from features/ files: a Brown paths file as learned prefix embeddings and as
@@ -49,7 +49,7 @@ def test_fits_a_tiny_fixture_to_near_zero_loss(config, tmp_path, decoder):
 
 @pytest.mark.parametrize("optimizer, lr", [("sgd", "0.05"), ("adam", "0.01"), ("nadam", "0.01")])
 def test_each_optimizer_is_built_from_the_config_and_trains(config, tmp_path, optimizer, lr):
-    from seqlab.build import OPTIMIZERS
+    from seqlab.tagging.build import OPTIMIZERS
 
     trainer = Trainer(config(f"train.optimizer={optimizer}", f"train.lr={lr}", "train.lr_decay=0.9"), tmp_path,
                       progress=False)
@@ -63,7 +63,7 @@ def test_each_optimizer_is_built_from_the_config_and_trains(config, tmp_path, op
 
 
 def test_embedding_lr_gives_the_word_vectors_their_own_rate(config, tmp_path):
-    from seqlab.config import ConfigError
+    from seqlab.tagging.config import ConfigError
 
     def first_step(*overrides):
         trainer = Trainer(config("train.momentum=0.0", "train.clip=0", "model.dropout=0.0", *overrides),
@@ -93,7 +93,7 @@ def test_embedding_lr_gives_the_word_vectors_their_own_rate(config, tmp_path):
 
 
 def test_locked_dropout_is_built_from_the_config_and_trains(config, tmp_path):
-    from seqlab.config import ConfigError
+    from seqlab.tagging.config import ConfigError
     from seqlab.modules.dropout import LockedDropout
 
     trainer = Trainer(config("model.dropout_mode=locked", "model.dropout=0.3", "train.epochs=20"), tmp_path,
@@ -131,7 +131,7 @@ def test_forget_bias_reaches_every_lstm_of_the_tagger(config, tmp_path):
 
 
 def test_output_hidden_puts_a_tanh_layer_before_the_scores_and_fits_and_reloads(config, tmp_path):
-    from seqlab.config import ConfigError
+    from seqlab.tagging.config import ConfigError
 
     run = tmp_path / "run"
     train(config("model.output_hidden=6", "train.epochs=25", "train.lr=0.1"), run, progress=False)
@@ -149,8 +149,8 @@ def test_output_hidden_puts_a_tanh_layer_before_the_scores_and_fits_and_reloads(
 
 
 def test_bucket_factor_reaches_the_training_batches(config, tmp_path, monkeypatch):
-    import seqlab.train as training
-    from seqlab.config import ConfigError
+    import seqlab.tagging.train as training
+    from seqlab.tagging.config import ConfigError
 
     seen = []
     real = training.iterate
@@ -265,7 +265,7 @@ def test_ema_scores_and_saves_the_moving_average(config, tmp_path):
 
 
 def test_refuses_to_overwrite_a_run(config, tmp_path):
-    from seqlab.errors import SeqlabError
+    from seqlab.core.errors import SeqlabError
 
     train(config("train.epochs=1"), tmp_path / "run", progress=False)
     with pytest.raises(SeqlabError, match="already holds a run; use --resume"):
@@ -316,7 +316,7 @@ def test_token_features_get_gradients_fit_and_reload(config, tmp_path, features)
 
 
 def test_brown_ids_and_scaled_vectors_line_up_with_words(ner_data):
-    from seqlab.token_features import load_token_features
+    from seqlab.tagging.features import load_token_features
 
     cfg = load_config(ner_data / "tiny.yaml", [f"model.features={FEATURES['brown_onehot_and_vectors']}"])
     tf = load_token_features(cfg.model.features)

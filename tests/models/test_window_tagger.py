@@ -10,14 +10,14 @@ import json
 import pytest
 import torch
 
-from seqlab import archive
-from seqlab.config import load_config
+from seqlab.core import archive
+from seqlab.tagging.config import load_config
 from seqlab.data.batching import encode, iterate
 from seqlab.data.schemes import allowed_transitions
-from seqlab.errors import SeqlabError
-from seqlab.predict import predict
-from seqlab.token_features import encode_options
-from seqlab.train import Trainer, train
+from seqlab.core.errors import SeqlabError
+from seqlab.tagging.predict import predict
+from seqlab.tagging.features import encode_options
+from seqlab.tagging.train import Trainer, train
 from tests.conftest import FIXTURES
 
 ARCHITECTURES = {
@@ -76,8 +76,8 @@ def test_post_viterbi_decodes_only_allowed_sequences(config, tmp_path):
 
 def test_post_viterbi_at_eval_time_equals_the_post_viterbi_decoder(config, tmp_path):
     """``seqlab eval --post-viterbi`` on a softmax run decodes as if it had been built with softmax_viterbi."""
-    from seqlab.build import use_post_viterbi
-    from seqlab.tag import evaluate_file
+    from seqlab.tagging.build import use_post_viterbi
+    from seqlab.tagging.stream import evaluate_file
 
     train(config("train.epochs=2"), tmp_path / "run", progress=False)
     test_file = FIXTURES / "chunk" / "test.txt"

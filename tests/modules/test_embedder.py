@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from seqlab.config import ConfigError, load_config
+from seqlab.tagging.config import ConfigError, load_config
 from seqlab.modules.embedder import CharBiLSTM
 
 
@@ -45,7 +45,7 @@ def test_char_dropout_acts_in_training_only_and_keeps_the_parameters():
 
 
 def test_chars_dropout_is_read_from_the_config_and_checked(ner_data, tmp_path):
-    from seqlab.train import Trainer
+    from seqlab.tagging.train import Trainer
 
     cfg = load_config(ner_data / "tiny.yaml", ["model.chars.dropout=0.3"])
     assert Trainer(cfg, tmp_path, progress=False).model.embedder.chars.dropout.p == 0.3

@@ -14,7 +14,7 @@ from seqlab.modules.decoders import SoftmaxDecoder
 from seqlab.modules.embedder import CharBiLSTM, TokenEmbedder
 from seqlab.modules.window import WindowEncoder, output_filters
 from seqlab.modules.window_fast import WindowTables, Workspace, type_inputs
-from seqlab.predict import predict
+from seqlab.tagging.predict import predict
 
 SENTENCES = [["the", "cat", "sat", "on", "the", "mat", "."], ["Dogs", "bark"], ["Hi"],
              ["the", "dog", "sat", "on", "a", "cat", "mat", "today", "."], ["a", "cat"]]

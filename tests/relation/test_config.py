@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from seqlab.config import load_config
-from seqlab.errors import ConfigError
+from seqlab.tagging.config import load_config
+from seqlab.core.errors import ConfigError
 from seqlab.relation.config import RelationConfig, config_task, load_relation_config
 
 CONFIGS = sorted(p for p in (Path(__file__).parents[2] / "configs").glob("*.yaml") if config_task(p) == "relation")

@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from seqlab.errors import SeqlabError
+from seqlab.core.errors import SeqlabError
 
 ENV = "SEQLAB_DATA"
-_PROJECT_ROOT = Path(__file__).resolve().parents[1]
+_PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def data_root() -> Path | None:

@@ -10,10 +10,10 @@ import torch
 from torch import nn
 
 from features.scaling import scale_embeddings
-from seqlab.config import Config, ModelConfig, TrainConfig
+from seqlab.tagging.config import Config, ModelConfig, TrainConfig
 from seqlab.data.schemes import allowed_transitions
 from seqlab.data.vocab import CAPS, Vocab
-from seqlab.errors import SeqlabError
+from seqlab.core.errors import SeqlabError
 from seqlab.models.tagger import Tagger
 from seqlab.modules.crf import CRF
 from seqlab.modules.decoders import PostViterbiDecoder, SoftmaxDecoder
@@ -22,7 +22,7 @@ from seqlab.modules.embedder import CharBiLSTM, TokenEmbedder
 from seqlab.modules.encoders import BiLSTMEncoder
 from seqlab.modules.rnn import set_forget_bias
 from seqlab.modules.window import WindowEncoder, output_filters
-from seqlab.token_features import TokenFeatures
+from seqlab.tagging.features import TokenFeatures
 
 log = logging.getLogger(__name__)
 

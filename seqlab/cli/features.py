@@ -5,7 +5,7 @@ and :func:`hlbl` read a corpus with :func:`features.corpus.read_corpus`, call th
 of ``features/`` (Brown et al. 1992; Collobert & Weston 2008; Mnih & Hinton 2009, as in
 Turian et al. 2010), save the result atomically and return it; :func:`show` gives a word's
 neighbours in a Brown ``paths`` file or a vector file. The CLI prints a summary and turns
-the errors ``features/`` raises on bad input into :class:`~seqlab.errors.SeqlabError`.
+the errors ``features/`` raises on bad input into :class:`~seqlab.core.errors.SeqlabError`.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
-from seqlab.errors import SeqlabError
+from seqlab.core.errors import SeqlabError
 
 if TYPE_CHECKING:  # pragma: no cover
     from features.brown import BrownClusters
@@ -300,6 +300,6 @@ def add_parser(subparsers: Any) -> None:
     s.add_argument("--k", type=int, default=10, help="how many neighbours")
     s.set_defaults(func=cmd_show)
 
-    from seqlab.ls_cli import add_parser as add_ls_parser  # seqlab features ls {build,show}
+    from seqlab.cli.ls import add_parser as add_ls_parser  # seqlab features ls {build,show}
 
     add_ls_parser(verbs, _Help)

@@ -28,7 +28,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from seqlab.data.semeval import OTHER
-from seqlab.errors import SeqlabError
+from seqlab.core.errors import SeqlabError
 
 Scorer = Callable[[np.ndarray], np.ndarray]
 """Maps summed counts (..., *count shape) to scores (...), vectorised over leading dimensions."""
@@ -78,8 +78,8 @@ def official_macro_f1(sums: np.ndarray) -> np.ndarray:
 
 
 def span_counts(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> np.ndarray:
-    """Per-sentence [correct, found, gold] span counts (N, 3), by conlleval's rules (seqlab.metrics)."""
-    from seqlab.metrics import score
+    """Per-sentence [correct, found, gold] span counts (N, 3), by conlleval's rules (seqlab.core.metrics)."""
+    from seqlab.core.metrics import score
 
     rows = []
     for g, p in zip(gold, pred):
@@ -90,7 +90,7 @@ def span_counts(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) ->
 
 def relation_counts(proposed: dict[str, str], key: dict[str, str]) -> np.ndarray:
     """Per-sentence official counts (N, R, 4) over the key's relations (Other left out), in key order."""
-    from seqlab.semeval_score import undirected
+    from seqlab.relation.score import undirected
 
     relations = sorted({undirected(label) for label in key.values()} - {OTHER})
     index = {name: i for i, name in enumerate(relations)}
@@ -192,7 +192,7 @@ def seed_permutation_test(a: Sequence[float], b: Sequence[float], *, max_exact: 
 
 def compare_conll_files(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str], **options: int) -> Comparison:
     """Compare two ``token ... gold pred`` files of the same sentences (same gold tags) on span F1."""
-    from seqlab.metrics import read_prediction_file
+    from seqlab.core.metrics import read_prediction_file
 
     a, b = read_prediction_file(path_a), read_prediction_file(path_b)
     for path, file in ((path_a, a), (path_b, b)):
@@ -211,7 +211,7 @@ def compare_conll_files(path_a: str | os.PathLike[str], path_b: str | os.PathLik
 def compare_semeval_files(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str],
                           key_path: str | os.PathLike[str], **options: int) -> Comparison:
     """Compare two SemEval-2010 Task 8 answer files on the official macro-F1; both must answer every key id."""
-    from seqlab.semeval_score import read_answers
+    from seqlab.relation.score import read_answers
 
     key = read_answers(key_path)
     answers = []

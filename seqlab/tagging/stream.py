@@ -17,18 +17,18 @@ from typing import Iterable, Iterator, TextIO
 
 import torch
 
-from seqlab import archive
-from seqlab.atomic import atomic_open
-from seqlab.build import use_post_viterbi
+from seqlab.core import archive
+from seqlab.core.atomic import atomic_open
+from seqlab.tagging.build import use_post_viterbi
 from seqlab.data.batching import encode
 from seqlab.data.dataset import read_split
 from seqlab.data.schemes import convert
 from seqlab.data.tokenize import Token, split_sentences
-from seqlab.metrics import format_conlleval, score
-from seqlab.token_features import encode_options
+from seqlab.core.metrics import format_conlleval, score
+from seqlab.tagging.features import encode_options
 from seqlab.modules.window_fast import Workspace
-from seqlab.predict import Prediction, predict
-from seqlab.train import resolve_device
+from seqlab.tagging.predict import Prediction, predict
+from seqlab.tagging.train import resolve_device
 
 
 def evaluate_file(run_dir: str | Path, file: str | Path, *, output: str | Path | None = None,

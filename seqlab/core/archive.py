@@ -26,10 +26,10 @@ from typing import Any
 
 import torch
 
-from seqlab.atomic import atomic_open, atomic_torch_save
-from seqlab.config import Config, load_config
+from seqlab.core.atomic import atomic_open, atomic_torch_save
+from seqlab.tagging.config import Config, load_config
 from seqlab.data.vocab import Vocab, load_vocabs as _load_vocabs, save_vocabs as _save_vocabs
-from seqlab.errors import SeqlabError
+from seqlab.core.errors import SeqlabError
 
 CONFIG, VOCABS, WEIGHTS, CHECKPOINT, METRICS, LOG = (
     "config.yaml", "vocabs.json", "model.pt", "checkpoint.pt", "metrics.json", "train.log",
@@ -167,8 +167,8 @@ def run_log(run_dir: Path) -> Iterator[None]:
 
 def load_run(run_dir: str | Path, device: torch.device | str = "cpu") -> tuple[Config, dict[str, Vocab], Any, Any]:
     """Load a trained tagger: its config, vocabularies, model (eval mode) and token features."""
-    from seqlab.build import build_tagger
-    from seqlab.token_features import load_token_features
+    from seqlab.tagging.build import build_tagger
+    from seqlab.tagging.features import load_token_features
 
     run_dir = Path(run_dir)
     if not (run_dir / CONFIG).is_file():

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from seqlab.config import FeatureConfig
-from seqlab.errors import SeqlabError
-from seqlab.token_features import TokenFeatures
+from seqlab.tagging.config import FeatureConfig
+from seqlab.core.errors import SeqlabError
+from seqlab.tagging.features import TokenFeatures
 
 
 def add_fitted(config: FeatureConfig, index: int, features: TokenFeatures, *, train: Any = None,

@@ -10,7 +10,7 @@ run before training:
 * it must not have been learned from the annotations of the data set's dev or test files (its
   manifest records the SHA-256 of every annotated source): that would leak evaluation labels.
 
-Paths follow the config rule of :func:`seqlab.paths.resolve_data_path` (relative to ``SEQLAB_DATA``,
+Paths follow the config rule of :func:`seqlab.core.paths.resolve_data_path` (relative to ``SEQLAB_DATA``,
 or to the working directory when written ``./runs/...``).
 """
 from __future__ import annotations
@@ -18,9 +18,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from seqlab.config import FeatureConfig
-from seqlab.errors import SeqlabError
-from seqlab.paths import data_root, resolve_data_path
+from seqlab.tagging.config import FeatureConfig
+from seqlab.core.errors import SeqlabError
+from seqlab.core.paths import data_root, resolve_data_path
 
 
 def ls_path(value: str, key: str) -> Path:
@@ -30,7 +30,7 @@ def ls_path(value: str, key: str) -> Path:
 
 def _existing(config: FeatureConfig, key: str) -> Path:
     """The artefact folder, or the error that names the command building it."""
-    from seqlab.ls_cli import build_command
+    from seqlab.cli.ls import build_command
 
     path = ls_path(str(config.path), key)
     if not path.exists():

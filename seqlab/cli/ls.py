@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from seqlab.errors import SeqlabError
+from seqlab.core.errors import SeqlabError
 
 if TYPE_CHECKING:  # pragma: no cover
     from features.ls import LSVectors

@@ -3,7 +3,7 @@
 An unknown key or a value of the wrong type is a :class:`ConfigError` that names
 the key (``model.hiden``) and suggests the nearest valid one. ``--set a.b=c``
 overrides are applied to the YAML tree before it is checked, so they are held
-to the same rules. The schemas live beside their tasks (:mod:`seqlab.config`,
+to the same rules. The schemas live beside their tasks (:mod:`seqlab.tagging.config`,
 :mod:`seqlab.relation.config`); this module knows none of them.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
-from seqlab.errors import ConfigError
+from seqlab.core.errors import ConfigError
 
 _SCIENTIFIC = re.compile(r"^[+-]?\d+(\.\d*)?[eE][+-]?\d+$")
 

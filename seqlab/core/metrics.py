@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 from seqeval.metrics.sequence_labeling import get_entities
 
-from seqlab.errors import DataFormatError
+from seqlab.core.errors import DataFormatError
 
 OUTSIDE = "O"
 CHUNK_PREFIXES = ("B", "I", "E", "S", "L", "U")

@@ -9,11 +9,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Sequence
 
-from seqlab.relation import cli as relation_cli
-from seqlab.errors import DataFormatError, SeqlabError
-from seqlab.features_cli import add_parser as add_features_parser
-from seqlab.summarize import add_parser as add_summarize_parser
-from seqlab.sweep import add_parser as add_sweep_parser
+from seqlab.cli import relation as relation_cli
+from seqlab.core.errors import DataFormatError, SeqlabError
+from seqlab.cli.features import add_parser as add_features_parser
+from seqlab.core.summarize import add_parser as add_summarize_parser
+from seqlab.tagging.sweep import add_parser as add_sweep_parser
 
 log = logging.getLogger("seqlab")
 
@@ -39,8 +39,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         from seqlab.relation.config import load_relation_config as load_config
         from seqlab.relation.train import train_relation as train
     else:
-        from seqlab.config import load_config
-        from seqlab.train import train
+        from seqlab.tagging.config import load_config
+        from seqlab.tagging.train import train
     if args.resume:
         run_dir = Path(args.resume)
         changed = [item for item in args.set
@@ -68,8 +68,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def _extend_run(run_dir: Path, saved: Any, extended: Any) -> None:
     """Check that ``extended`` only raises ``saved``'s epochs and patience, and record it in the run's config.yaml."""
-    from seqlab import archive
-    from seqlab.config import dump_config
+    from seqlab.core import archive
+    from seqlab.tagging.config import dump_config
 
     archive.check_output(run_dir, resume=True)  # no checkpoint: nothing to extend, and config.yaml stays as it was
     for key in ("epochs", "patience"):
@@ -84,7 +84,7 @@ def _extend_run(run_dir: Path, saved: Any, extended: Any) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from seqlab.tag import evaluate_file
+    from seqlab.tagging.stream import evaluate_file
 
     if relation_cli.is_relation_config(args.model_dir):
         if args.post_viterbi:
@@ -97,7 +97,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from seqlab.metrics import score_conll_file
+    from seqlab.core.metrics import score_conll_file
 
     if not Path(args.file).is_file():
         raise SeqlabError(f"{args.file}: no such file")
@@ -107,7 +107,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """``seqlab compare conll|semeval A B``: paired significance tests of two systems' outputs."""
-    from seqlab.significance import compare_conll_files, compare_semeval_files, format_comparison
+    from seqlab.core.significance import compare_conll_files, compare_semeval_files, format_comparison
 
     written = "test.predictions.txt" if args.format == "conll" else "test.answers.txt"
     a, b = (_test_output(path, written) for path in (args.a, args.b))
@@ -149,7 +149,7 @@ def _utf8_lines(handle: BinaryIO, source: str) -> Iterator[str]:
 
 
 def cmd_tag(args: argparse.Namespace) -> int:
-    from seqlab.tag import tag_stream
+    from seqlab.tagging.stream import tag_stream
 
     if args.file in (None, "-"):
         raw = getattr(sys.stdin, "buffer", None)  # None when stdin was replaced by a text-only stream

@@ -7,15 +7,15 @@ from typing import Any
 
 import torch
 
-from seqlab.config import Config
+from seqlab.tagging.config import Config
 from seqlab.data.batching import Encoded
 from seqlab.data.conll import write_conll
 from seqlab.data.dataset import Split
 from seqlab.data.schemes import convert
 from seqlab.data.vocab import Vocab
-from seqlab.metrics import format_conlleval, report_to_dict, score
+from seqlab.core.metrics import format_conlleval, report_to_dict, score
 from seqlab.models.tagger import Tagger
-from seqlab.predict import predict
+from seqlab.tagging.predict import predict
 
 
 @dataclass

@@ -33,12 +33,12 @@ import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from seqlab.atomic import atomic_open
-from seqlab.config import load_config
-from seqlab.errors import ConfigError, SeqlabError
-from seqlab.strict import read_mapping, suggest
+from seqlab.core.atomic import atomic_open
+from seqlab.tagging.config import load_config
+from seqlab.core.errors import ConfigError, SeqlabError
+from seqlab.core.strict import read_mapping, suggest
 
-log = logging.getLogger("seqlab.sweep")
+log = logging.getLogger("seqlab.tagging.sweep")
 KEYS = {"config": str, "output": str, "set": list, "grid": dict, "skip": list, "plot": dict}
 COLUMNS = ("dev_acc", "dev_f1", "dev_f1_viterbi", "test_f1", "test_np_f1", "best_epoch", "epochs",
            "sec_per_epoch", "wall_s")
@@ -101,8 +101,8 @@ def slug(point: Mapping[str, Any]) -> str:
 
 def run_sweep(path: str | Path, *, dry_run: bool = False, progress: bool = False) -> list[dict[str, Any]]:
     """Train every point not yet finished, then write the table and the plot; returns the rows."""
-    from seqlab import archive
-    from seqlab.train import train
+    from seqlab.core import archive
+    from seqlab.tagging.train import train
 
     spec = read_sweep(path)
     out = Path(spec["output"])
@@ -149,13 +149,13 @@ def post_viterbi_f1(run_dir: Path, split: str = "dev") -> float | None:
 
     None for a model that does not decode with a softmax (a CRF already decodes by Viterbi).
     """
-    from seqlab import archive
-    from seqlab.build import use_post_viterbi
+    from seqlab.core import archive
+    from seqlab.tagging.build import use_post_viterbi
     from seqlab.data.batching import encode
     from seqlab.data.dataset import read_splits
-    from seqlab.evaluate import evaluate_split
+    from seqlab.tagging.evaluate import evaluate_split
     from seqlab.modules.decoders import SoftmaxDecoder
-    from seqlab.token_features import encode_options
+    from seqlab.tagging.features import encode_options
 
     config, vocabs, model, features = archive.load_run(run_dir)
     if not isinstance(model.decoder, SoftmaxDecoder):

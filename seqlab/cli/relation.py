@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from seqlab.errors import SeqlabError
+from seqlab.core.errors import SeqlabError
 
 
 def is_relation_config(path: str | Path | None) -> bool:
@@ -75,7 +75,7 @@ def explain(args: argparse.Namespace, utf8_lines: Callable) -> int:
 
 def score(args: argparse.Namespace) -> int:
     """``seqlab score semeval PRED KEY``: the official SemEval-2010 Task 8 scorer's output."""
-    from seqlab.semeval_score import score_files
+    from seqlab.relation.score import score_files
 
     sys.stdout.write(score_files(args.pred, args.key).report)
     return 0

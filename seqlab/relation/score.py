@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from seqlab.data.semeval import LABELS, OTHER
-from seqlab.errors import DataFormatError, SeqlabError
+from seqlab.core.errors import DataFormatError, SeqlabError
 
 INTERNAL_OTHER = "_Other"
 WRONG_DIR = "WRONG_DIR"

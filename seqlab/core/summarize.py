@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from seqlab.errors import ConfigError, SeqlabError
-from seqlab.strict import read_mapping
+from seqlab.core.errors import ConfigError, SeqlabError
+from seqlab.core.strict import read_mapping
 
 SEED_KEYS = frozenset({"train.seed", "train.threads", "train.device"})  # may differ between seeds of one config
 STAT_COLUMNS = ("dev", "test_precision", "test_recall", "test_f1", "train_hours")
@@ -64,7 +64,7 @@ def _read_config(run_dir: Path) -> dict[str, Any]:
 
 def _progress(run_dir: Path) -> dict[str, Any]:
     """The metrics a run has so far, from its checkpoint: epochs, best epoch, best dev score, history."""
-    from seqlab import archive
+    from seqlab.core import archive
 
     path = run_dir / archive.CHECKPOINT
     try:
@@ -117,9 +117,9 @@ def _flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
 
 def _resolved(run_dir: Path) -> dict[str, Any]:
     """A run's config with today's defaults filled in, so a key added since the run was made is not a difference."""
-    from seqlab.config import load_config
+    from seqlab.tagging.config import load_config
     from seqlab.relation.config import load_relation_config
-    from seqlab.strict import to_tree
+    from seqlab.core.strict import to_tree
 
     tree = _read_config(run_dir)
     try:
@@ -222,8 +222,8 @@ def to_json(summary: dict[str, Any]) -> str:
 
 def versus(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     """Mean dev and test scores of two summaries' finished runs, their difference, and the exact
-    permutation test over seeds (:func:`seqlab.significance.seed_permutation_test`)."""
-    from seqlab.significance import seed_permutation_test
+    permutation test over seeds (:func:`seqlab.core.significance.seed_permutation_test`)."""
+    from seqlab.core.significance import seed_permutation_test
 
     if a["task"] != b["task"]:
         raise SeqlabError(f"summarize --versus: {a['task']} runs against {b['task']} runs")

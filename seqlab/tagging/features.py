@@ -15,9 +15,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from seqlab.config import FITTED_FEATURE_TYPES, FeatureConfig
-from seqlab.errors import SeqlabError
-from seqlab.paths import resolve_data_path
+from seqlab.tagging.config import FITTED_FEATURE_TYPES, FeatureConfig
+from seqlab.core.errors import SeqlabError
+from seqlab.core.paths import resolve_data_path
 
 Dense = Callable[[Sequence[str]], np.ndarray]  # word types -> (n, dim) float32
 Discrete = Callable[[Sequence[str]], np.ndarray]  # word types -> (n, k) int64 ids, 0 = unknown
@@ -92,19 +92,19 @@ def load_token_features(configs: Sequence[FeatureConfig], *, train: Any = None,
     Features fitted on data (``orthographic``, ``pos``, ``label_freq``) are fitted on the
     ``train`` split (a :class:`seqlab.data.dataset.Split`), or rebuilt from the ``state`` a
     training run saved (``features.json``). LS vectors built from any of ``evaluation_files``
-    (``{"data.dev": path, ...}``) are refused (seqlab.ls_features).
+    (``{"data.dev": path, ...}``) are refused (seqlab.tagging.ls_features).
     """
     if not configs:
         return None
     features = TokenFeatures()
     for i, config in enumerate(configs):
         if config.type in FITTED_FEATURE_TYPES:
-            from seqlab.fitted_features import add_fitted
+            from seqlab.tagging.fitted_features import add_fitted
 
             add_fitted(config, i, features, train=train, state=state)
             continue
         if config.type == "ls":
-            from seqlab.ls_features import add_ls
+            from seqlab.tagging.ls_features import add_ls
 
             add_ls(config, i, features, evaluation_files=evaluation_files)
             continue

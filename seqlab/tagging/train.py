@@ -21,19 +21,19 @@ import torch
 from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from tqdm import tqdm
 
-from seqlab import archive
-from seqlab.build import build_optimizer, build_tagger, embedding_matrix
-from seqlab.config import Config, EmbeddingsConfig, dump_config
+from seqlab.core import archive
+from seqlab.tagging.build import build_optimizer, build_tagger, embedding_matrix
+from seqlab.tagging.config import Config, EmbeddingsConfig, dump_config
 from seqlab.data.batching import Encoded, encode, iterate
 from seqlab.data.dataset import Split, read_splits
 from seqlab.data.schemes import labels_for, split_tag
 from seqlab.data.vocab import UNK, Vocab, WordVocab, char_vocab, label_vocab
-from seqlab.errors import SeqlabError
-from seqlab.evaluate import evaluate_split
+from seqlab.core.errors import SeqlabError
+from seqlab.tagging.evaluate import evaluate_split
 from seqlab.models.tagger import Tagger
-from seqlab.token_features import encode_options, load_token_features
+from seqlab.tagging.features import encode_options, load_token_features
 
-log = logging.getLogger("seqlab.train")
+log = logging.getLogger("seqlab.tagging.train")
 
 
 def resolve_device(name: str) -> torch.device:
@@ -60,7 +60,7 @@ def build_vocabs(config: Config, splits: dict[str, Split]) -> tuple[dict[str, Vo
     found: dict[str, Any] = {}
     if emb.path:
         from seqlab.data.pretrained import load_vectors, select_vectors
-        from seqlab.paths import resolve_data_path
+        from seqlab.core.paths import resolve_data_path
 
         vectors = load_vectors(resolve_data_path(emb.path, key="model.embeddings.path"), emb.format)
         if vectors.dim != emb.dim:
@@ -249,7 +249,7 @@ def train(config: Config, out_dir: str | Path, *, resume: bool = False, progress
     """Train a tagger into ``out_dir``; with ``resume``, continue the run already there."""
     out_dir = Path(out_dir)
     archive.check_output(out_dir, resume)
-    from seqlab.ls_features import require_ls_artefacts
+    from seqlab.tagging.ls_features import require_ls_artefacts
 
     require_ls_artefacts(config.model.features)  # a missing LS folder fails now, not after loading embeddings
 

@@ -1,6 +1,6 @@
 """The tagger's experiment config: data, model and training sections as frozen dataclasses.
 
-YAML is read into them strictly by :mod:`seqlab.strict`: an unknown key or a value
+YAML is read into them strictly by :mod:`seqlab.core.strict`: an unknown key or a value
 of the wrong type is a :class:`ConfigError` that names the key (``model.hiden``)
 and suggests the nearest valid one, and ``--set a.b=c`` overrides are held to the
 same rules.
@@ -14,8 +14,8 @@ from typing import Sequence
 
 import yaml
 
-from seqlab.errors import ConfigError
-from seqlab.strict import choice, dropout_rate, load_strict, positive, to_tree
+from seqlab.core.errors import ConfigError
+from seqlab.core.strict import choice, dropout_rate, load_strict, positive, to_tree
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ class FeatureConfig:
     learned embedding of size ``dim``, or one-hot input when ``dim`` is 0.
     ``type: ls`` reads an LS artefact folder (Ghaddar & Langlais 2018 §3; ``seqlab features ls build``),
     already in [-1, 1], so ``scale``, ``format`` and ``lowercase`` do not apply; a ``path`` starting
-    with ``./`` or ``../`` is relative to the working directory (see seqlab.ls_features).
+    with ``./`` or ``../`` is relative to the working directory (see seqlab.tagging.ls_features).
     Types fitted on the training split (Turian, Bergstra & Bengio 2009 §4; no ``path``):
     ``orthographic`` (first-character type, length, compressed word type, capitalization; types
     seen ``min_count`` times), ``pos`` (one-hot of data column ``column``), ``label_freq``.

@@ -1,0 +1,6 @@
+"""``python -m seqlab``: the ``seqlab`` command."""
+import sys
+
+from seqlab.cli import main
+
+sys.exit(main())
