@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from seqlab.core import archive
+from seqlab.tagging.api import SequenceTagger
 from seqlab.data.vocab import Vocab, WordVocab, label_vocab
 from seqlab.core.errors import SeqlabError
 
@@ -301,7 +302,7 @@ def test_loading_a_missing_or_corrupt_file_is_a_seqlab_error(tmp_path: Path):
 def test_load_run_refuses_a_folder_without_config(tmp_path: Path):
     archive.save_weights(tmp_path, _model())
     with pytest.raises(SeqlabError, match=r"not a seqlab run directory \(no config.yaml\)"):
-        archive.load_run(tmp_path)
+        SequenceTagger.load(tmp_path)
 
 
 # ------------------------------------------------------------------ run_log

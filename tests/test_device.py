@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 import torch
 
+from seqlab.tagging.api import SequenceTagger
 from seqlab.tagging.config import load_config
 from seqlab.core.errors import SeqlabError
 from seqlab.modules.crf import CRF
-from seqlab.tagging.train import Trainer, resolve_device
+from seqlab.core.device import resolve_device
+from tests.helpers import relation_trainer, tagger_trainer
 from tests.conftest import FIXTURES
 
 HAS_CUDA = torch.cuda.is_available()
@@ -61,15 +63,15 @@ def _trained_on_the_gpu_loads_on_the_cpu(config, tmp_path: Path) -> None:
     """Train a run on the GPU; it loads on the CPU and on the GPU, and both predict the same labels."""
     from seqlab.core import archive
     from seqlab.tagging.predict import predict
-    from seqlab.tagging.train import train
+    from seqlab.tasks import train
 
     metrics = train(config, tmp_path / "run", progress=False)
     losses = [h["loss"] for h in metrics["history"]]
     assert losses[-1] < losses[0]
-    _, vocabs, on_gpu, _ = archive.load_run(tmp_path / "run", "cuda")
-    _, _, on_cpu, _ = archive.load_run(tmp_path / "run", "cpu")
+    _, vocabs, on_gpu, _ = _unpack(SequenceTagger.load(tmp_path / "run", "cuda"))
+    _, _, on_cpu, _ = _unpack(SequenceTagger.load(tmp_path / "run", "cpu"))
     assert next(on_gpu.parameters()).is_cuda and not next(on_cpu.parameters()).is_cuda
-    data = Trainer(config, tmp_path / "encode", progress=False).encoded["dev"]  # the same vocabularies
+    data = tagger_trainer(config, tmp_path / "encode", progress=False).task.encoded["dev"]  # the same vocabularies
     gpu = predict(on_gpu, data, vocabs["tags"], confidences=True)
     cpu = predict(on_cpu, data, vocabs["tags"], confidences=True)
     assert [p.labels for p in gpu] == [p.labels for p in cpu]
@@ -94,16 +96,22 @@ def test_a_windowed_tagger_trains_on_the_gpu_and_loads_on_the_cpu(monkeypatch, t
 @needs_cuda
 def test_the_relation_classifier_trains_on_the_gpu_and_matches_the_cpu(monkeypatch, tmp_path):
     from seqlab.relation.config import load_relation_config
-    from seqlab.relation.predict import load_relation_run, predict_probabilities
-    from seqlab.relation.train import RelationTrainer, train_relation
+    from seqlab.relation.api import RelationModel
+    from seqlab.relation.predict import predict_probabilities
+    from seqlab.tasks import train
+    from tests.helpers import relation_trainer
 
     folder = FIXTURES / "semeval"
     monkeypatch.setenv("SEQLAB_DATA", str(folder))
     config = load_relation_config(folder / "tiny.yaml", ["train.device=cuda", "train.epochs=3", "train.patience=3"])
-    metrics = train_relation(config, tmp_path / "run", progress=False)
+    metrics = train(config, tmp_path / "run", progress=False)
     losses = [h["loss"] for h in metrics["history"]]
     assert losses[-1] < losses[0]
-    gpu, cpu = load_relation_run(tmp_path / "run", "cuda"), load_relation_run(tmp_path / "run", "cpu")
-    data = RelationTrainer(config, tmp_path / "encode", progress=False).data["test"]  # the same vocabularies
+    gpu, cpu = RelationModel.load(tmp_path / "run", "cuda"), RelationModel.load(tmp_path / "run", "cpu")
+    data = relation_trainer(config, tmp_path / "encode", progress=False).task.data["test"]  # the same vocabularies
     assert torch.allclose(predict_probabilities(gpu.model, data, device="cuda"),
                           predict_probabilities(cpu.model, data), atol=1e-5)
+
+
+def _unpack(tagger):  # the parts of a loaded tagger the tests below look at
+    return tagger.config, tagger.vocabs, tagger.model, tagger.features

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import yaml
 
-from seqlab.core.archive import load_run
+from seqlab.tagging.api import SequenceTagger
 from seqlab.tagging.config import ConfigError, FeatureConfig, load_config
 from seqlab.core.errors import SeqlabError
 from seqlab.tagging.ls_features import ls_path
 from seqlab.tagging.features import load_token_features
-from seqlab.tagging.train import train
+from seqlab.tasks import train
 
 pytest.importorskip("fasttext")
 from features.ls import LSVectors  # noqa: E402
@@ -112,7 +112,7 @@ def test_a_tagger_trains_with_ls_and_reloads_with_the_same_vectors(monkeypatch, 
     monkeypatch.setenv("SEQLAB_DATA", str(NER))
     out = tmp_path / "run"
     train(config_with(tmp_path, typed_ls, "train.epochs=2"), out, progress=False)
-    _, _, model, features = load_run(out)
+    _, _, model, features = _unpack(SequenceTagger.load(out, "cpu"))
     vectors = LSVectors.load(typed_ls)
     assert model.embedder.feature_dim == vectors.dim == features.dense_dim
     words = ["Peter", "Blackburn", "Hilton", "Unseenword"]
@@ -126,3 +126,7 @@ def test_training_fails_fast_on_a_missing_artefact(monkeypatch, tmp_path):
     with pytest.raises(SeqlabError, match=r"LS vectors './runs/ls/fewnerd_ls100' do not exist yet.*\n  seqlab features "
                                           r"ls build --typed .*--out ./runs/ls/fewnerd_ls100$"):
         train(config, tmp_path / "run", progress=False)
+
+
+def _unpack(tagger):  # the parts of a loaded tagger the tests below look at
+    return tagger.config, tagger.vocabs, tagger.model, tagger.features

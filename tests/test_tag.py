@@ -1,4 +1,4 @@
-"""Tests for seqlab.tagging.stream.tag_stream: the conll, jsonl and inline writers, and streaming in batches."""
+"""Tests for ``seqlab tag``: SequenceTagger.tag_many through the conll, jsonl and inline writers, streaming in batches."""
 from __future__ import annotations
 
 import io
@@ -13,8 +13,9 @@ from seqlab.cli import main
 from seqlab.tagging.config import load_config
 from seqlab.data.schemes import spans
 from seqlab.data.tokenize import split_sentences
-from seqlab.tagging.stream import tag_stream
-from seqlab.tagging.train import train
+from seqlab.cli.tag import write_documents
+from seqlab.tagging.api import SequenceTagger
+from seqlab.tasks import train
 
 NER = Path(__file__).parent / "fixtures" / "ner"
 TYPES = ("PER", "LOC", "ORG", "MISC")
@@ -46,6 +47,10 @@ def run_dir(tmp_path_factory) -> Path:
         seqlab_log.removeHandler(handler)
         handler.close()
     return out
+
+
+def tag_stream(run_dir, lines, out, *, fmt: str = "conll", batch_size: int = 64) -> None:
+    write_documents(SequenceTagger.load(run_dir).tag_many(lines, batch_size=batch_size), out, fmt)
 
 
 def tagged(run_dir, lines, fmt, **kwargs) -> str:

@@ -27,7 +27,6 @@ from typing import Any
 import torch
 
 from seqlab.core.atomic import atomic_open, atomic_torch_save
-from seqlab.tagging.config import Config, load_config
 from seqlab.data.vocab import Vocab, load_vocabs as _load_vocabs, save_vocabs as _save_vocabs
 from seqlab.core.errors import SeqlabError
 
@@ -163,25 +162,3 @@ def run_log(run_dir: Path) -> Iterator[None]:
         root.removeHandler(handler)
         root.setLevel(level)
         handler.close()
-
-
-def load_run(run_dir: str | Path, device: torch.device | str = "cpu") -> tuple[Config, dict[str, Vocab], Any, Any]:
-    """Load a trained tagger: its config, vocabularies, model (eval mode) and token features."""
-    from seqlab.tagging.build import build_tagger
-    from seqlab.tagging.features import load_token_features
-
-    run_dir = Path(run_dir)
-    if not (run_dir / CONFIG).is_file():
-        raise SeqlabError(f"{run_dir}: not a seqlab run directory (no {CONFIG}); pass the --output folder of a training run")
-    config = load_config(run_dir / CONFIG)
-    vocabs = load_vocabs(run_dir)
-    features = load_token_features(config.model.features, state=load_feature_state(run_dir))
-    model = build_tagger(config, vocabs, token_features=features)
-    try:
-        model.load_state_dict(load_weights(run_dir, device))
-    except RuntimeError as err:
-        first = str(err).splitlines()[0]
-        raise SeqlabError(f"{run_dir / WEIGHTS}: weights do not fit the model its config describes "
-                          f"(trained with another seqlab version?): {first}") from None
-    model.to(device).eval()
-    return config, vocabs, model, features

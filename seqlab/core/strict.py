@@ -196,3 +196,8 @@ def to_tree(config: Any) -> Any:
     if isinstance(config, (list, tuple)):
         return [to_tree(v) for v in config]
     return config
+
+
+def dump_config(config: Any) -> str:
+    """A fully resolved config as YAML, in the dataclasses' field order (what a run saves as config.yaml)."""
+    return yaml.safe_dump(to_tree(config), sort_keys=False)

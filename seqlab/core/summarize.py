@@ -117,13 +117,12 @@ def _flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
 
 def _resolved(run_dir: Path) -> dict[str, Any]:
     """A run's config with today's defaults filled in, so a key added since the run was made is not a difference."""
-    from seqlab.tagging.config import load_config
-    from seqlab.relation.config import load_relation_config
     from seqlab.core.strict import to_tree
+    from seqlab.tasks import read_config
 
     tree = _read_config(run_dir)
     try:
-        config = (load_relation_config if tree.get("task") == "relation" else load_config)(run_dir / "config.yaml")
+        config = read_config(run_dir / "config.yaml")
     except ConfigError:  # a key since removed: compare the file as written
         return _flatten(tree)
     return _flatten(to_tree(config))

@@ -215,20 +215,30 @@ def iterate(
     (bucketing as in AllenNLP's ``BucketBatchSampler``). Without it, sentences
     are sorted by length for fast decoding; ``Batch.indices`` maps them back.
     """
-    n = len(data)
     if shuffle:
-        order = torch.randperm(n, generator=generator)
-        pool = batch_size * bucket_factor
-        chunks = []
-        for start in range(0, n, pool):
-            part = order[start : start + pool]
-            part = part[torch.argsort(data.lengths[part], stable=True)]
-            chunks.extend(part.split(batch_size))
-        for k in torch.randperm(len(chunks), generator=generator).tolist():
-            yield make_batch(data, chunks[k])
+        for rows in bucketed_batches(data.lengths, batch_size, generator=generator, bucket_factor=bucket_factor):
+            yield make_batch(data, rows)
     else:
         for part in sorted_batches(data, batch_size):
             yield make_batch(data, part, char_table)
+
+
+def bucketed_batches(lengths: torch.Tensor, batch_size: int, *, generator: torch.Generator | None = None,
+                     bucket_factor: int = 50) -> list[torch.Tensor]:
+    """Random batches of similar length (row indices), for training any model on sentences.
+
+    The rows are shuffled, sorted by length within pools of ``bucket_factor * batch_size``, cut into
+    batches, and the batches shuffled (bucketing as in AllenNLP's ``BucketBatchSampler``); with
+    ``bucket_factor`` 1 the batches are plain random ones.
+    """
+    order = torch.randperm(len(lengths), generator=generator)
+    pool = batch_size * bucket_factor
+    chunks: list[torch.Tensor] = []
+    for start in range(0, len(order), pool):
+        part = order[start : start + pool]
+        part = part[torch.argsort(lengths[part], stable=True)]
+        chunks.extend(part.split(batch_size))
+    return [chunks[k] for k in torch.randperm(len(chunks), generator=generator).tolist()]
 
 
 def sorted_batches(data: Encoded, batch_size: int) -> list[torch.Tensor]:

@@ -6,7 +6,9 @@ from typing import Protocol
 import torch
 from torch import nn
 
-from seqlab.data.batching import Batch
+from seqlab.data.batching import Batch, Encoded
+from seqlab.modules.window import WindowEncoder
+from seqlab.modules.window_fast import WindowTables, Workspace
 
 
 class Decoder(Protocol):
@@ -54,6 +56,22 @@ class Tagger(nn.Module):
     def decode(self, batch: Batch) -> torch.Tensor:
         """Best label ids, shape (B, T); 0 at padding."""
         return self.decoder.decode(self.emissions(batch), batch.mask)
+
+    def spelling_table(self, data: Encoded) -> torch.Tensor | None:
+        """Spelling vectors of every word type of ``data``, computed once per type for decoding
+        (shape: (n_types, C_dim)); None for a tagger without a character BiLSTM."""
+        chars = self.embedder.chars
+        if chars is None:
+            return None
+        device = next(self.parameters()).device
+        return chars.encode_types(data.type_chars.to(device), data.type_char_lengths.to(device))
+
+    def window_tables(self, data: Encoded, table: torch.Tensor | None, workspace: Workspace) -> WindowTables | None:
+        """A windowed tagger's first window layer as per-type tables for decoding ``data`` (same scores,
+        several times faster; :mod:`seqlab.modules.window_fast`); None for other encoders."""
+        if not isinstance(self.encoder, WindowEncoder):
+            return None
+        return WindowTables(self, data, table, workspace=workspace)
 
     def decode_with_marginals(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """Best label ids and per-token label marginals, shapes (B, T) and (B, T, K)."""

@@ -1,27 +1,24 @@
-"""Relation classifier: vocabularies, tensors, batches, the model and its optimizer, from a config.
+"""Relation classifier: tensors, batches and the model, from a config.
 
-The builders mirror :mod:`seqlab.tagging.build` for taggers (whose ``embedding_matrix`` is reused), with an
-explicit optimizer table.
+The vocabulary rule and the optimizer table are the taggers' (:mod:`seqlab.core.vocabulary`,
+:mod:`seqlab.core.optim`), and so is the length bucketing of training batches.
 """
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Iterator, Sequence
 
-import numpy as np
 import torch
 from torch import nn
 
-from seqlab.tagging.build import embedding_matrix
-from seqlab.data.semeval import LABELS, RelationExample, with_markers
-from seqlab.data.vocab import Vocab, WordVocab, label_vocab
-from seqlab.core.errors import SeqlabError
+from seqlab.data.batching import bucketed_batches
+from seqlab.data.semeval import RelationExample, with_markers
+from seqlab.data.vocab import Vocab
 from seqlab.models.relation import RelationBatch, RelationClassifier, SelfAttentiveBiLSTM, SoftmaxHead, WordEmbedder
 from seqlab.modules.attention import EntityAwareAttention, LatentEntityTyping, MultiHeadSelfAttention
 from seqlab.modules.rnn import BiLSTM
-from seqlab.relation.config import RelationConfig, RelationModelConfig, RelationTrainConfig
+from seqlab.relation.config import RelationConfig, RelationModelConfig
 
 log = logging.getLogger(__name__)
 
@@ -46,35 +43,6 @@ def model_inputs(examples: Sequence[RelationExample], model: RelationModelConfig
     return [with_markers(e) for e in examples] if model.entity_markers else list(examples)
 
 
-def build_vocabs(config: RelationConfig, splits: dict[str, list[RelationExample]]
-                 ) -> tuple[dict[str, Vocab], torch.Tensor | None]:
-    """Word and label vocabularies, and the initial word-embedding matrix.
-
-    As for the taggers: every word of every split that has a pretrained vector (as written, then
-    lower-cased), plus training words seen ``min_count`` times; no labels of dev or test are used.
-    """
-    emb = config.model.embeddings
-    normalize = WordVocab([], digits_to_zero=emb.digits_to_zero).normalize
-    counts = Counter(normalize(w) for e in splits["train"] for w in e.tokens)
-    found: dict[str, np.ndarray] = {}
-    if emb.path:
-        from seqlab.data.pretrained import load_vectors, select_vectors
-        from seqlab.core.paths import resolve_data_path
-
-        vectors = load_vectors(resolve_data_path(emb.path, key="model.embeddings.path"), emb.format)
-        if vectors.dim != emb.dim:
-            raise SeqlabError(f"model.embeddings.dim is {emb.dim}, but {emb.path} has {vectors.dim}-dimensional vectors")
-        corpus = sorted({normalize(w) for split in splits.values() for e in split for w in e.tokens})
-        for word, vec in select_vectors(vectors, corpus, lowercase_fallback=emb.lowercase_fallback).items():
-            found.setdefault(word if word in vectors else word.lower(), vec)
-    frequent = sorted(w for w, n in counts.items() if n >= emb.min_count and w not in found and w.lower() not in found)
-    words = WordVocab(sorted(found) + frequent, lowercase_fallback=emb.lowercase_fallback,
-                      digits_to_zero=emb.digits_to_zero)
-    vocabs: dict[str, Vocab] = {"words": words, "labels": label_vocab(LABELS)}
-    matrix = embedding_matrix(words, found, emb.dim, config.train.seed, emb.scale) if emb.path else None
-    return vocabs, matrix
-
-
 def encode(examples: Sequence[RelationExample], vocabs: dict[str, Vocab]) -> RelationData:
     """Examples as padded tensors (one pass over the tokens; no per-token work later)."""
     words, labels = vocabs["words"], vocabs["labels"]
@@ -92,30 +60,15 @@ def encode(examples: Sequence[RelationExample], vocabs: dict[str, Vocab]) -> Rel
     )
 
 
-BUCKET_BATCHES = 50  # shuffled training batches are formed from length-sorted pools of this many batches
-
-
-def _bucketed_order(lengths: torch.Tensor, batch_size: int, generator: torch.Generator | None) -> list[torch.Tensor]:
-    """Random batches of similar length: shuffle, sort pools of ``BUCKET_BATCHES`` batches by length, shuffle batches."""
-    order = torch.randperm(len(lengths), generator=generator)
-    pool = batch_size * BUCKET_BATCHES
-    chunks: list[torch.Tensor] = []
-    for start in range(0, len(order), pool):
-        part = order[start: start + pool]
-        part = part[torch.argsort(lengths[part], stable=True)]
-        chunks.extend(part.split(batch_size))
-    return [chunks[i] for i in torch.randperm(len(chunks), generator=generator).tolist()]
-
-
-def batches(data: RelationData, batch_size: int, *, shuffle: bool = False,
-            generator: torch.Generator | None = None) -> Iterator[tuple[torch.Tensor, RelationBatch]]:
+def batches(data: RelationData, batch_size: int, *, shuffle: bool = False, generator: torch.Generator | None = None,
+            bucket_factor: int = 50) -> Iterator[tuple[torch.Tensor, RelationBatch]]:
     """(row indices, batch) pairs; each batch is cut to its longest sentence.
 
     With ``shuffle``, batches are random but bucketed by length (less padding for the BiLSTM).
     """
     labelled = bool((data.labels >= 0).all()) if len(data) else False
-    groups = _bucketed_order(data.lengths, batch_size, generator) if shuffle else \
-        list(torch.arange(len(data)).split(batch_size))
+    groups = bucketed_batches(data.lengths, batch_size, generator=generator, bucket_factor=bucket_factor) if shuffle \
+        else list(torch.arange(len(data)).split(batch_size))
     for rows in groups:
         lengths = data.lengths[rows]
         width = int(lengths.max())
@@ -140,14 +93,3 @@ def build_model(config: RelationConfig, vocabs: dict[str, Vocab], pretrained: to
     attention = EntityAwareAttention(encoder.output_dim, m.attention_dim, m.position_dim, m.max_length, typing)
     head = SoftmaxHead(encoder.output_dim, len(vocabs["labels"]), m.dropout_attention)
     return RelationClassifier(WordEmbedder(words, m.dropout_embedding), encoder, attention, head)
-
-
-OPTIMIZERS: dict[str, Callable[[list[nn.Parameter], RelationTrainConfig], torch.optim.Optimizer]] = {
-    "adadelta": lambda ps, t: torch.optim.Adadelta(ps, lr=t.lr, rho=t.rho, eps=t.eps, weight_decay=t.weight_decay),
-    "adam": lambda ps, t: torch.optim.Adam(ps, lr=t.lr, weight_decay=t.weight_decay),
-    "sgd": lambda ps, t: torch.optim.SGD(ps, lr=t.lr, weight_decay=t.weight_decay),
-}
-
-
-def build_optimizer(model: nn.Module, t: RelationTrainConfig) -> torch.optim.Optimizer:
-    return OPTIMIZERS[t.optimizer]([p for p in model.parameters() if p.requires_grad], t)

@@ -10,9 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-import yaml
-
-from seqlab.tagging.config import EmbeddingsConfig
+from seqlab.core.config import EmbeddingsConfig, TrainSettings
 from seqlab.core.errors import ConfigError
 from seqlab.core.strict import choice, dropout_rate, load_strict, positive
 
@@ -65,29 +63,22 @@ class RelationModelConfig:
 
 
 @dataclass(frozen=True)
-class RelationTrainConfig:
-    """AdaDelta (lr 1.0) with L2 regularisation as in Lee et al. (2019) §4; early stopping on dev macro-F1."""
+class RelationTrainConfig(TrainSettings):
+    """AdaDelta (lr 1.0) with L2 regularisation as in Lee et al. (2019) §4, no learning-rate decay, no
+    clipping; early stopping on dev macro-F1. The fields are :class:`seqlab.core.config.TrainSettings`'s."""
 
     optimizer: str = "adadelta"
     lr: float = 1.0
-    rho: float = 0.95
-    eps: float = 1e-6
-    weight_decay: float = 1e-5  # L2: adds weight_decay * w to every gradient
+    momentum: float = 0.0
+    lr_decay: float = 1.0
+    weight_decay: float = 1e-5
     batch_size: int = 20
     clip: float = 0.0
     epochs: int = 30
     patience: int = 6
-    seed: int = 1
     device: str = "cpu"
     eval_batch_size: int = 200
     threads: int = 1
-
-    def __post_init__(self) -> None:
-        choice("train.optimizer", self.optimizer, ("adadelta", "adam", "sgd"))
-        for key in ("lr", "batch_size", "epochs", "patience", "eval_batch_size"):
-            positive(f"train.{key}", getattr(self, key))
-        if not (self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:")):
-            raise ConfigError(f"train.device: expected auto, cpu, cuda or cuda:N, got {self.device!r}")
 
 
 @dataclass(frozen=True)
@@ -101,16 +92,6 @@ class RelationConfig:
 
     def __post_init__(self) -> None:
         choice("task", self.task, (TASK,))
-
-
-def config_task(path: str | Path) -> str | None:
-    """The top-level ``task`` key of a YAML config (None if absent or the file is not a YAML mapping)."""
-    try:
-        tree = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return None  # the tagger loader reports the problem with its own message
-    task = tree.get("task") if isinstance(tree, dict) else None
-    return task if isinstance(task, str) else None
 
 
 def load_relation_config(path: str | Path, overrides: Sequence[str] = ()) -> RelationConfig:

@@ -13,6 +13,8 @@ No plotting library is needed: the heat maps are HTML and the scatter plot is ha
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import html
 import logging
 from collections import defaultdict
@@ -24,7 +26,9 @@ import torch
 from seqlab.core.atomic import atomic_open
 from seqlab.data.semeval import RelationExample, read_semeval
 from seqlab.relation.build import batches, encode, model_inputs
-from seqlab.relation.predict import load_relation_run
+
+if TYPE_CHECKING:
+    from seqlab.relation.api import RelationModel
 
 log = logging.getLogger(__name__)
 COLOURS = ("#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
@@ -136,10 +140,14 @@ def tsne_svg(states: np.ndarray, assigned: np.ndarray, types: np.ndarray, seed: 
     return "\n".join(parts) + "\n"
 
 
-def explain_file(run_dir: str | Path, path: str | Path, out_dir: Path, *, sentences: int = 20, top: int = 10,
-                 max_points: int = 2000) -> list[Path]:
-    """Write the §5 visualisations for the sentences of ``path``; returns the files written."""
-    run = load_relation_run(run_dir)
+def explain_file(model: "RelationModel | str | Path", path: str | Path, out_dir: Path, *, sentences: int = 20,
+                 top: int = 10, max_points: int = 2000) -> list[Path]:
+    """Write the §5 visualisations of ``model`` (loaded, or a run directory) for the sentences of ``path``;
+    returns the files written."""
+    from seqlab.relation.api import RelationModel
+
+    run = model if isinstance(model, RelationModel) else RelationModel.load(model, "cpu")
+    run_dir = model if not isinstance(model, RelationModel) else "the model"
     examples = model_inputs(read_semeval(path), run.config.model)
     info = collect(run.model, examples, run.vocabs)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -2,58 +2,25 @@
 from __future__ import annotations
 
 import logging
-import math
 from typing import Any, Callable, Sequence
 
-import numpy as np
 import torch
 from torch import nn
 
-from features.scaling import scale_embeddings
 from seqlab.tagging.config import Config, ModelConfig, TrainConfig
 from seqlab.data.schemes import allowed_transitions
 from seqlab.data.vocab import CAPS, Vocab
 from seqlab.core.errors import SeqlabError
 from seqlab.models.tagger import Tagger
-from seqlab.modules.crf import CRF
-from seqlab.modules.decoders import PostViterbiDecoder, SoftmaxDecoder
+from seqlab.modules.decoders import SoftmaxDecoder
 from seqlab.modules.dropout import LockedDropout
 from seqlab.modules.embedder import CharBiLSTM, TokenEmbedder
-from seqlab.modules.encoders import BiLSTMEncoder
 from seqlab.modules.rnn import set_forget_bias
-from seqlab.modules.window import WindowEncoder, output_filters
+from seqlab.modules.window import output_filters
+from seqlab.tagging.parts import DECODERS, ENCODERS, post_viterbi
 from seqlab.tagging.features import TokenFeatures
 
 log = logging.getLogger(__name__)
-
-
-def _crf(labels: Sequence[str], scheme: str) -> nn.Module:
-    allowed, start, end = allowed_transitions(labels, scheme)
-    return CRF(len(labels), torch.tensor(allowed), torch.tensor(start), torch.tensor(end))
-
-
-def _softmax(labels: Sequence[str], scheme: str) -> nn.Module:
-    return SoftmaxDecoder(len(labels))
-
-
-def _post_viterbi(labels: Sequence[str], scheme: str) -> nn.Module:
-    allowed, start, end = allowed_transitions(labels, scheme)
-    return PostViterbiDecoder(len(labels), torch.tensor(allowed), torch.tensor(start), torch.tensor(end))
-
-
-def _window(input_dim: int, m: ModelConfig) -> nn.Module:
-    w = m.window
-    return WindowEncoder.from_architecture(input_dim, w.architecture, size=w.size, filters=w.filters,
-                                           sqrt=m.quadratic_sqrt, dropout=w.dropout)
-
-
-DECODERS: dict[str, Callable[[Sequence[str], str], nn.Module]] = {
-    "crf": _crf, "softmax": _softmax, "softmax_viterbi": _post_viterbi,
-}
-ENCODERS: dict[str, Callable[[int, ModelConfig], nn.Module]] = {
-    "bilstm": lambda input_dim, m: BiLSTMEncoder(input_dim, m.hidden, m.layers, m.layer_dropout),
-    "window": _window,  # Turian, Bergstra & Bengio 2009: I-T(150)-W(310)-O and friends
-}
 
 
 def use_post_viterbi(model: Tagger, labels: Sequence[str], scheme: str) -> None:
@@ -65,7 +32,7 @@ def use_post_viterbi(model: Tagger, labels: Sequence[str], scheme: str) -> None:
     if not isinstance(model.decoder, SoftmaxDecoder):
         raise SeqlabError(f"post-Viterbi decoding applies to softmax taggers; this model decodes with "
                           f"{type(model.decoder).__name__}")
-    model.decoder = _post_viterbi(labels, scheme).to(next(model.parameters()).device)
+    model.decoder = post_viterbi(labels, scheme).to(next(model.parameters()).device)
 
 
 def build_projection(in_dim: int, num_tags: int, m: ModelConfig) -> nn.Module:
@@ -108,9 +75,9 @@ def build_tagger(
     tf = token_features
     discrete = [nn.Embedding(size, dim, padding_idx=0) for size, dim in (tf.discrete_tables if tf else [])]
     embedder = TokenEmbedder(words, chars, caps, tf.dense_dim if tf else 0, discrete)
-    encoder = ENCODERS[m.encoder](embedder.output_dim, m)
+    encoder = ENCODERS.get(m.encoder, "model.encoder")(embedder.output_dim, m)
     labels = vocabs["tags"].itos
-    decoder = DECODERS[m.decoder](labels, config.data.tag_scheme)
+    decoder = DECODERS.get(m.decoder, "model.decoder")(labels, config.data.tag_scheme)
     projection = build_projection(encoder.output_dim, len(labels), m)
     drop = LockedDropout if m.dropout_mode == "locked" else nn.Dropout
     output_dropout = None if m.output_dropout is None else drop(m.output_dropout)
@@ -121,49 +88,12 @@ def build_tagger(
     return tagger
 
 
-#: Optimizer name → builder over the trainable parameters (``momentum`` is SGD's alone).
-OPTIMIZERS: dict[str, Callable[[list[Any], TrainConfig], torch.optim.Optimizer]] = {
-    "sgd": lambda ps, t: torch.optim.SGD(ps, lr=t.lr, momentum=t.momentum, weight_decay=t.weight_decay),
-    "adam": lambda ps, t: torch.optim.Adam(ps, lr=t.lr, weight_decay=t.weight_decay),
-    "nadam": lambda ps, t: torch.optim.NAdam(ps, lr=t.lr, weight_decay=t.weight_decay),
-}
-
-
-def build_optimizer(model: nn.Module, t: TrainConfig) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler]:
-    """The optimizer ``t.optimizer`` names, with per-epoch exponential learning-rate decay.
-
-    The word embeddings (``model.embedder.words``) form their own parameter group at
-    ``t.embedding_lr × t.lr`` when that multiple is not 1; the decay scales both groups alike.
-    """
+def parameter_groups(model: nn.Module, t: TrainConfig) -> list[Any]:
+    """The trainable parameters, with the word embeddings (``model.embedder.words``) in a group of their
+    own at ``t.embedding_lr × t.lr`` when that multiple is not 1 (the decay scales both groups alike)."""
     trainable = [p for p in model.parameters() if p.requires_grad]
     words = getattr(getattr(model, "embedder", None), "words", None)
-    groups: list[Any] = trainable
-    if t.embedding_lr != 1.0 and words is not None and words.weight.requires_grad:  # Config refuses it otherwise
-        rest = [p for p in trainable if p is not words.weight]
-        groups = [{"params": rest}, {"params": [words.weight], "lr": t.lr * t.embedding_lr}]
-    opt = OPTIMIZERS[t.optimizer](groups, t)
-    return opt, torch.optim.lr_scheduler.ExponentialLR(opt, gamma=t.lr_decay)
-
-
-def embedding_matrix(words: Vocab, found: dict[str, np.ndarray], dim: int, seed: int,
-                     scale: float | None = None) -> torch.Tensor:
-    """Pretrained rows where a vector was found, uniform(±sqrt(3/dim)) elsewhere, zeros for padding.
-
-    With ``scale`` (Turian et al. 2010 §7.2), the pretrained rows are rescaled together to standard
-    deviation ``scale`` and the other rows are drawn uniform(±sqrt(3)·scale), which has the same std.
-    """
-    gen = torch.Generator().manual_seed(seed)
-    bound = math.sqrt(3.0 / dim) if scale is None else math.sqrt(3.0) * scale
-    matrix = (torch.rand(len(words), dim, generator=gen) * 2 - 1) * bound
-    matrix[0] = 0.0
-    hits = [(i, w) for i, w in enumerate(words.itos) if w in found]
-    if hits:
-        rows = torch.tensor([i for i, _ in hits])
-        vectors = np.stack([found[w] for _, w in hits]).astype(np.float32)
-        if scale is not None:
-            if not vectors.std() > 0:
-                raise SeqlabError(f"model.embeddings.scale: the {len(hits)} pretrained vectors found all hold one "
-                                  "value (standard deviation 0), so they cannot be rescaled; set scale to null")
-            vectors = scale_embeddings(vectors, scale)
-        matrix[rows] = torch.from_numpy(vectors)
-    return matrix
+    if t.embedding_lr == 1.0 or words is None or not words.weight.requires_grad:  # Config refuses the rest
+        return trainable
+    rest = [p for p in trainable if p is not words.weight]
+    return [{"params": rest}, {"params": [words.weight], "lr": t.lr * t.embedding_lr}]

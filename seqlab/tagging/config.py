@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-import yaml
-
+from seqlab.core.config import EmbeddingsConfig, TrainSettings
 from seqlab.core.errors import ConfigError
-from seqlab.core.strict import choice, dropout_rate, load_strict, positive, to_tree
+from seqlab.tagging.parts import DECODERS, ENCODERS, TOKEN_FEATURES
+from seqlab.core.strict import choice, dump_config, dropout_rate, load_strict, positive
+
+TASK = "tagging"
 
 
 @dataclass(frozen=True)
@@ -44,29 +46,6 @@ class DataConfig:
                               f"(data.dev_sample), exactly one; got dev={self.dev!r}, dev_sample={self.dev_sample}")
         if self.dev_sample < 0:
             raise ConfigError(f"data.dev_sample: expected a number of sentences >= 0, got {self.dev_sample}")
-
-
-@dataclass(frozen=True)
-class EmbeddingsConfig:
-    """Word embeddings, initialised from a pretrained file and fine-tuned."""
-
-    path: str | None = None
-    format: str = "glove"
-    dim: int = 50
-    trainable: bool = True
-    lowercase_fallback: bool = True  # look a word up as written, then lower-cased
-    min_count: int = 2  # training words without a pretrained vector are kept from this count on
-    digits_to_zero: bool = False
-    singleton_unk: float = 0.0  # Lample et al. 2016 §4: a training singleton is read as <unk> with this probability
-    scale: float | None = None  # Turian et al. 2010 §7.2: initial matrix rescaled to this std; null keeps the file's
-
-    def __post_init__(self) -> None:
-        choice("model.embeddings.format", self.format, ("glove", "word2vec", "word2vec_bin", "fasttext_vec", "fasttext_bin"))
-        positive("model.embeddings.dim", self.dim)
-        if not 0.0 <= self.singleton_unk < 1.0:
-            raise ConfigError(f"model.embeddings.singleton_unk: expected a probability in [0, 1), got {self.singleton_unk}")
-        if self.scale is not None and not 0.0 < self.scale < math.inf:
-            raise ConfigError(f"model.embeddings.scale: expected a positive finite std or null, got {self.scale}")
 
 
 @dataclass(frozen=True)
@@ -117,8 +96,8 @@ class FeatureConfig:
     column: str = "pos"  # pos: the data column read
 
     def __post_init__(self) -> None:
-        choice("model.features[].type", self.type, FEATURE_TYPES + FITTED_FEATURE_TYPES)
-        if (self.path is None) != (self.type in FITTED_FEATURE_TYPES):
+        TOKEN_FEATURES.check("model.features[].type", self.type)
+        if (self.path is None) != TOKEN_FEATURES.get(self.type).fitted:
             need = "takes no path (it is fitted on the training split)" if self.path else "needs a path"
             raise ConfigError(f"model.features[].path: type {self.type!r} {need}")
         positive("model.features[].min_count", self.min_count)
@@ -181,8 +160,8 @@ class ModelConfig:
     quadratic_sqrt: bool = True  # q(x) with the square root (the paper's footnote) or Bergstra et al.'s sum
 
     def __post_init__(self) -> None:
-        choice("model.encoder", self.encoder, ("bilstm", "window"))
-        choice("model.decoder", self.decoder, ("crf", "softmax", "softmax_viterbi"))
+        ENCODERS.check("model.encoder", self.encoder)
+        DECODERS.check("model.decoder", self.decoder)
         choice("model.dropout_mode", self.dropout_mode, ("standard", "locked"))
         if (self.encoder == "window") != (self.window is not None):
             raise ConfigError("model.window: set it exactly when model.encoder is 'window', "
@@ -206,40 +185,17 @@ class ModelConfig:
 
 
 @dataclass(frozen=True)
-class TrainConfig:
-    """Optimisation: SGD with momentum by default (Ghaddar & Langlais 2018 §4); Adam, or Nadam (Reimers &
-    Gurevych 2017 found it the most reliable optimizer for BiLSTM-CRF taggers)."""
+class TrainConfig(TrainSettings):
+    """The tagger's training: :class:`seqlab.core.config.TrainSettings` (SGD, lr 0.009, momentum 0.9, batch 10,
+    Ghaddar & Langlais 2018 §4) plus a learning rate of its own for the word embeddings."""
 
-    optimizer: str = "sgd"
-    lr: float = 0.009
-    momentum: float = 0.9
-    lr_decay: float = 0.95  # exponential: lr_epoch = lr * lr_decay ** epoch
     embedding_lr: float = 1.0  # the word embeddings' learning rate, as a multiple of lr
-    weight_decay: float = 0.0
-    batch_size: int = 10
-    bucket_factor: int = 50  # batches cut from length-sorted pools of bucket_factor × batch_size; 1 = random batches
-    clip: float = 5.0  # max gradient norm; 0 disables
-    epochs: int = 50
-    patience: int = 10  # early stopping on dev F1
-    seed: int = 1
-    device: str = "auto"  # auto | cpu | cuda | cuda:N
-    eval_batch_size: int = 100
-    threads: int = 0  # torch CPU threads; 0 keeps torch's default
-    ema: float = 0.0  # decay of an exponential moving average of the weights, evaluated and saved; 0 disables
 
     def __post_init__(self) -> None:
-        choice("train.optimizer", self.optimizer, ("sgd", "adam", "nadam"))
-        for key in ("lr", "batch_size", "bucket_factor", "epochs", "eval_batch_size"):
-            positive(f"train.{key}", getattr(self, key))
+        super().__post_init__()
         if not 0.0 < self.embedding_lr < math.inf:
             raise ConfigError(f"train.embedding_lr: expected a positive finite multiple of train.lr, got "
                               f"{self.embedding_lr} (model.embeddings.trainable: false freezes them)")
-        if not 0.0 <= self.ema < 1.0:
-            raise ConfigError(f"train.ema: expected a decay in [0, 1) (0 disables averaging), got {self.ema}")
-        if not 0.0 < self.lr_decay <= 1.0:
-            raise ConfigError(f"train.lr_decay: expected a value in (0, 1], got {self.lr_decay}")
-        if not (self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:")):
-            raise ConfigError(f"train.device: expected auto, cpu, cuda or cuda:N, got {self.device!r}")
 
 
 @dataclass(frozen=True)
@@ -247,10 +203,12 @@ class Config:
     """A whole experiment."""
 
     data: DataConfig
+    task: str = TASK
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
 
     def __post_init__(self) -> None:
+        choice("task", self.task, (TASK,))
         emb = self.model.embeddings
         if self.train.embedding_lr != 1.0 and (emb is None or not emb.trainable):
             raise ConfigError(f"train.embedding_lr is {self.train.embedding_lr}, but the model has no trainable word "
@@ -258,15 +216,8 @@ class Config:
 
 
 SCHEME_NAMES = ("iob1", "iob2", "bioes", "bilou")
-FEATURE_TYPES = ("brown", "embeddings", "ls")
-FITTED_FEATURE_TYPES = ("orthographic", "pos", "label_freq")  # fitted on the training split, no file
 
 
 def load_config(path: str | Path, overrides: Sequence[str] = ()) -> Config:
     """Read a tagger config, apply ``a.b=c`` overrides, and check it strictly."""
     return load_strict(path, overrides, root=Config)
-
-
-def dump_config(config: Config) -> str:
-    """The fully resolved config as YAML."""
-    return yaml.safe_dump(to_tree(config), sort_keys=False)

@@ -11,13 +11,15 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from seqlab.tagging.config import FITTED_FEATURE_TYPES, FeatureConfig
 from seqlab.core.errors import SeqlabError
 from seqlab.core.paths import resolve_data_path
+
+if TYPE_CHECKING:
+    from seqlab.tagging.config import FeatureConfig
 
 Dense = Callable[[Sequence[str]], np.ndarray]  # word types -> (n, dim) float32
 Discrete = Callable[[Sequence[str]], np.ndarray]  # word types -> (n, k) int64 ids, 0 = unknown
@@ -55,7 +57,7 @@ class TokenFeatures:
         return np.concatenate([fn(types) for fn, _, _ in self.discrete], axis=1).astype(np.int64, copy=False)
 
 
-def _load_brown(config: FeatureConfig, path: str, features: TokenFeatures) -> None:
+def _load_brown(config: "FeatureConfig", path: str, features: TokenFeatures) -> None:
     from features.brown import BrownClusters
 
     clusters = BrownClusters.load(path, prefixes=config.prefixes)
@@ -73,18 +75,28 @@ def _read_embeddings(path: str, mtime: float, fmt: str, lowercase: bool, scale: 
     return EmbeddingFeatures.load(path, fmt=fmt, lowercase=lowercase, scale=scale)
 
 
-def _load_embeddings(config: FeatureConfig, path: str, features: TokenFeatures) -> None:
+def _load_embeddings(config: "FeatureConfig", path: str, features: TokenFeatures) -> None:
     vectors = _read_embeddings(path, os.path.getmtime(path), config.format, config.lowercase, config.scale)
     features.dense.append((vectors, vectors.dim))
 
 
-LOADERS: dict[str, Callable[[FeatureConfig, str, TokenFeatures], None]] = {
+_FILE_LOADERS: dict[str, Callable[["FeatureConfig", str, TokenFeatures], None]] = {
     "brown": _load_brown,
     "embeddings": _load_embeddings,
 }
 
 
-def load_token_features(configs: Sequence[FeatureConfig], *, train: Any = None,
+def load_file_feature(config: "FeatureConfig", index: int, features: TokenFeatures) -> None:
+    """Read feature ``index`` (Brown paths or word vectors) from its file into ``features``."""
+    key = f"model.features[{index}].path"
+    path = str(resolve_data_path(config.path, key=key))
+    try:
+        _FILE_LOADERS[config.type](config, path, features)
+    except (ValueError, OSError) as err:  # features/ raises plain errors naming file and line
+        raise SeqlabError(f"{key}: {err}") from None
+
+
+def load_token_features(configs: Sequence["FeatureConfig"], *, train: Any = None,
                         state: Mapping[str, Any] | None = None,
                         evaluation_files: Mapping[str, Any] | None = None) -> TokenFeatures | None:
     """Read every configured representation; None when there are none.
@@ -94,26 +106,14 @@ def load_token_features(configs: Sequence[FeatureConfig], *, train: Any = None,
     training run saved (``features.json``). LS vectors built from any of ``evaluation_files``
     (``{"data.dev": path, ...}``) are refused (seqlab.tagging.ls_features).
     """
+    from seqlab.tagging.parts import TOKEN_FEATURES, FeatureContext
+
     if not configs:
         return None
     features = TokenFeatures()
+    context = FeatureContext(train=train, state=state, evaluation_files=evaluation_files)
     for i, config in enumerate(configs):
-        if config.type in FITTED_FEATURE_TYPES:
-            from seqlab.tagging.fitted_features import add_fitted
-
-            add_fitted(config, i, features, train=train, state=state)
-            continue
-        if config.type == "ls":
-            from seqlab.tagging.ls_features import add_ls
-
-            add_ls(config, i, features, evaluation_files=evaluation_files)
-            continue
-        key = f"model.features[{i}].path"
-        path = str(resolve_data_path(config.path, key=key))
-        try:
-            LOADERS[config.type](config, path, features)
-        except (ValueError, OSError) as err:  # features/ raises plain errors naming file and line
-            raise SeqlabError(f"{key}: {err}") from None
+        TOKEN_FEATURES.get(config.type).add(config, i, features, context)
     return features
 
 

@@ -11,8 +11,7 @@ from seqlab.data.batching import Encoded, length_mask, make_batch, sorted_batche
 from seqlab.data.schemes import Span, SpanReader
 from seqlab.data.vocab import Vocab
 from seqlab.models.tagger import Tagger
-from seqlab.modules.window import WindowEncoder
-from seqlab.modules.window_fast import WindowTables, Workspace
+from seqlab.modules.window_fast import Workspace
 
 
 @dataclass(frozen=True)
@@ -23,59 +22,61 @@ class Prediction:
     spans: list[tuple[str, int, int, float]]  # (type, start, end exclusive, confidence)
 
 
-def predict(
-    model: Tagger,
-    data: Encoded,
-    labels: Vocab,
-    *,
-    batch_size: int = 100,
-    device: torch.device | None = None,
-    confidences: bool = False,
-    tables: bool = True,
-    workspace: Workspace | None = None,
-) -> list[Prediction]:
-    """Decode every sentence of ``data`` (sorted by length into batches), in the original order.
+class Predictor:
+    """Decodes encoded sentences with a trained tagger, in the original order.
 
-    A span's confidence is the smallest posterior marginal p(y_t = predicted label | x)
-    over its tokens, from the CRF's forward-backward (or the softmax). A windowed tagger reads its
-    window through per-type tables (:class:`seqlab.modules.window_fast.WindowTables`, same scores,
-    several times faster); ``tables=False`` runs the plain forward pass instead. A caller that tags
-    repeatedly (a service) passes the same ``workspace`` each time, so the tables reuse its memory.
+    A span's confidence is the smallest posterior marginal p(y_t = predicted label | x) over its
+    tokens, from the CRF's forward-backward (or the softmax). Spelling vectors are computed once per
+    word type of the input, and a windowed tagger reads its window through per-type tables (same
+    scores, several times faster; ``tables=False`` runs the plain forward pass instead). One predictor
+    used for many inputs (a service) reuses the tables' memory from one call to the next.
     """
-    if len(data) == 0:
-        return []
-    device = device or next(model.parameters()).device
-    model.eval()
-    out: list[Prediction | None] = [None] * len(data)
-    names = np.array(labels.itos, dtype=object)  # label id -> label string, indexed by whole rows
-    read_spans = SpanReader(labels.itos)
-    with torch.inference_mode():
-        chars = model.embedder.chars
-        table = None  # spelling vectors computed once per word type, not once per token
-        if chars is not None:
-            table = chars.encode_types(data.type_chars.to(device), data.type_char_lengths.to(device))
-        # windowed taggers: the first layer that reads the window as per-type tables (seqlab.modules.window_fast)
-        fast = None
-        if tables and isinstance(model.encoder, WindowEncoder):
-            fast = WindowTables(model, data, table, workspace=workspace)
-        for indices in sorted_batches(data, batch_size):
-            if fast is not None:  # the tables need only which sentences, and their lengths
-                mask = length_mask(data.lengths[indices]).to(device)  # shape: (B, T)
-                emissions = fast.emissions(indices, mask)  # shape: (B, T, K)
-            else:
-                batch = make_batch(data, indices, table).to(device)
-                mask, emissions = batch.mask, model.emissions(batch)  # shapes: (B, T), (B, T, K)
-            best = model.decoder.decode(emissions, mask)  # shape: (B, T)
-            chosen = None
-            if confidences:
-                marginals = model.decoder.marginals(emissions, mask)  # shape: (B, T, K)
-                chosen = marginals.gather(-1, best.unsqueeze(-1)).squeeze(-1).cpu()  # shape: (B, T)
-            ids, lengths = best.cpu().numpy(), data.lengths[indices].numpy()  # shapes: (B, T), (B,)
-            found = read_spans(ids, lengths)  # the chunks of every sentence at once (no loop over tokens)
-            for row, (index, length) in enumerate(zip(indices.tolist(), lengths.tolist())):
-                scored = _confident(found[row], chosen[row] if chosen is not None else None)
-                out[index] = Prediction(names[ids[row, :length]].tolist(), scored)
-    return out  # type: ignore[return-value]
+
+    def __init__(self, model: Tagger, labels: Vocab, *, device: torch.device | None = None,
+                 tables: bool = True) -> None:
+        self.model, self.tables = model, tables
+        self.device = device or next(model.parameters()).device
+        self.names = np.array(labels.itos, dtype=object)  # label id -> label string, indexed by whole rows
+        self.read_spans = SpanReader(labels.itos)
+        self.workspace = Workspace()
+
+    def __call__(self, data: Encoded, *, batch_size: int = 100, confidences: bool = False) -> list[Prediction]:
+        if len(data) == 0:
+            return []
+        self.model.eval()
+        out: list[Prediction | None] = [None] * len(data)
+        with torch.inference_mode():
+            table = self.model.spelling_table(data)  # spelling vectors once per word type, not once per token
+            fast = self.model.window_tables(data, table, self.workspace) if self.tables else None
+            for indices in sorted_batches(data, batch_size):
+                if fast is not None:  # the tables need only which sentences, and their lengths
+                    mask = length_mask(data.lengths[indices]).to(self.device)  # shape: (B, T)
+                    emissions = fast.emissions(indices, mask)  # shape: (B, T, K)
+                else:
+                    batch = make_batch(data, indices, table).to(self.device)
+                    mask, emissions = batch.mask, self.model.emissions(batch)  # shapes: (B, T), (B, T, K)
+                self._decode(emissions, mask, indices, data.lengths[indices], confidences, out)
+        return out  # type: ignore[return-value]
+
+    def _decode(self, emissions: torch.Tensor, mask: torch.Tensor, indices: torch.Tensor, lengths: torch.Tensor,
+                confidences: bool, out: list[Prediction | None]) -> None:
+        decoder = self.model.decoder
+        best = decoder.decode(emissions, mask)  # shape: (B, T)
+        chosen = None
+        if confidences:
+            marginals = decoder.marginals(emissions, mask)  # shape: (B, T, K)
+            chosen = marginals.gather(-1, best.unsqueeze(-1)).squeeze(-1).cpu()  # shape: (B, T)
+        ids, sizes = best.cpu().numpy(), lengths.numpy()  # shapes: (B, T), (B,)
+        found = self.read_spans(ids, sizes)  # the chunks of every sentence at once (no loop over tokens)
+        for row, (index, length) in enumerate(zip(indices.tolist(), sizes.tolist())):
+            scored = _confident(found[row], chosen[row] if chosen is not None else None)
+            out[index] = Prediction(self.names[ids[row, :length]].tolist(), scored)
+
+
+def predict(model: Tagger, data: Encoded, labels: Vocab, *, batch_size: int = 100, confidences: bool = False,
+            device: torch.device | None = None) -> list[Prediction]:
+    """Decode every sentence of ``data`` once (see :class:`Predictor`, which a repeated caller keeps)."""
+    return Predictor(model, labels, device=device)(data, batch_size=batch_size, confidences=confidences)
 
 
 def _confident(found: Sequence[Span], probs: torch.Tensor | None) -> list[tuple[str, int, int, float]]:

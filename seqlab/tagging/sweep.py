@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from seqlab.core.atomic import atomic_open
-from seqlab.tagging.config import load_config
 from seqlab.core.errors import ConfigError, SeqlabError
 from seqlab.core.strict import read_mapping, suggest
 
@@ -102,11 +101,11 @@ def slug(point: Mapping[str, Any]) -> str:
 def run_sweep(path: str | Path, *, dry_run: bool = False, progress: bool = False) -> list[dict[str, Any]]:
     """Train every point not yet finished, then write the table and the plot; returns the rows."""
     from seqlab.core import archive
-    from seqlab.tagging.train import train
+    from seqlab.tasks import read_config, train
 
     spec = read_sweep(path)
     out = Path(spec["output"])
-    todo = [(p, load_config(spec["config"], overrides(spec, p))) for p in points(spec)]  # check all first
+    todo = [(p, read_config(spec["config"], overrides(spec, p))) for p in points(spec)]  # check all first
     log.info("sweep %s: %d points in %s", path, len(todo), out)
     if dry_run:
         return [dict(p) for p, _ in todo]
@@ -149,21 +148,15 @@ def post_viterbi_f1(run_dir: Path, split: str = "dev") -> float | None:
 
     None for a model that does not decode with a softmax (a CRF already decodes by Viterbi).
     """
-    from seqlab.core import archive
-    from seqlab.tagging.build import use_post_viterbi
-    from seqlab.data.batching import encode
     from seqlab.data.dataset import read_splits
-    from seqlab.tagging.evaluate import evaluate_split
     from seqlab.modules.decoders import SoftmaxDecoder
-    from seqlab.tagging.features import encode_options
+    from seqlab.tagging.api import SequenceTagger
 
-    config, vocabs, model, features = archive.load_run(run_dir)
-    if not isinstance(model.decoder, SoftmaxDecoder):
+    tagger = SequenceTagger.load(run_dir)
+    if not isinstance(tagger.model.decoder, SoftmaxDecoder):
         return None
-    use_post_viterbi(model, vocabs["tags"].itos, config.data.tag_scheme)
-    data = read_splits(config.data)[split]
-    encoded = encode(data.tokens, vocabs, tags=data.tags, **encode_options(features, data.columns))
-    return evaluate_split(model, encoded, data, vocabs, config, next(model.parameters()).device).f1
+    tagger.use_post_viterbi()
+    return tagger.evaluate(read_splits(tagger.config.data)[split]).f1
 
 
 def write_results(spec: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> None:

@@ -45,10 +45,10 @@ def test_char_dropout_acts_in_training_only_and_keeps_the_parameters():
 
 
 def test_chars_dropout_is_read_from_the_config_and_checked(ner_data, tmp_path):
-    from seqlab.tagging.train import Trainer
+    from tests.helpers import tagger_trainer
 
     cfg = load_config(ner_data / "tiny.yaml", ["model.chars.dropout=0.3"])
-    assert Trainer(cfg, tmp_path, progress=False).model.embedder.chars.dropout.p == 0.3
+    assert tagger_trainer(cfg, tmp_path, progress=False).model.embedder.chars.dropout.p == 0.3
     for bad in ("1.0", "-0.1", ".nan"):
         with pytest.raises(ConfigError, match=r"model.chars.dropout: expected a dropout rate in \[0, 1\)"):
             load_config(ner_data / "tiny.yaml", [f"model.chars.dropout={bad}"])

@@ -14,7 +14,7 @@ from seqlab.modules.decoders import SoftmaxDecoder
 from seqlab.modules.embedder import CharBiLSTM, TokenEmbedder
 from seqlab.modules.window import WindowEncoder, output_filters
 from seqlab.modules.window_fast import WindowTables, Workspace, type_inputs
-from seqlab.tagging.predict import predict
+from seqlab.tagging.predict import Predictor, predict
 
 SENTENCES = [["the", "cat", "sat", "on", "the", "mat", "."], ["Dogs", "bark"], ["Hi"],
              ["the", "dog", "sat", "on", "a", "cat", "mat", "today", "."], ["a", "cat"]]
@@ -127,5 +127,6 @@ def test_a_workspace_is_reused_and_tables_built_in_it_score_as_fresh_ones():
             assert torch.allclose(second.emissions(batch.indices, batch.mask),
                                   fresh.emissions(batch.indices, batch.mask), atol=1e-6)
         assert workspace.take((2, 3), torch.zeros(1, dtype=torch.float64)).dtype == torch.float64  # a new buffer
-    got = predict(model, data, vocabs["tags"], batch_size=2, workspace=workspace)
-    assert [p.labels for p in got] == [p.labels for p in predict(model, data, vocabs["tags"], batch_size=2)]
+    predictor = Predictor(model, vocabs["tags"])
+    first, again = predictor(data, batch_size=2), predictor(data, batch_size=2)  # the second reuses the memory
+    assert [p.labels for p in first] == [p.labels for p in again] == [p.labels for p in predict(model, data, vocabs["tags"], batch_size=2)]

@@ -1,0 +1,68 @@
+"""What the ``seqlab`` verbs share: argument types, UTF-8 input lines, loading a model of the right kind."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, BinaryIO, Iterable, Iterator
+
+from seqlab.core.errors import DataFormatError, SeqlabError
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def nonnegative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value}")
+    return value
+
+
+def utf8_lines(handle: BinaryIO, source: str) -> Iterator[str]:
+    """Decode a byte stream line by line; bytes that are not UTF-8 are an error naming the line."""
+    for number, raw in enumerate(handle, start=1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise DataFormatError(
+                source, number, f"not valid UTF-8 (byte {raw[err.start]:#04x} at column {err.start + 1})"
+            ) from None
+
+
+def input_lines(file: str | None) -> tuple[Iterable[str], str]:
+    """The lines of ``file`` (``-`` or None: standard input) and the name errors use for it."""
+    if file in (None, "-"):
+        raw = getattr(sys.stdin, "buffer", None)  # None when stdin was replaced by a text-only stream
+        return (sys.stdin if raw is None else utf8_lines(raw, "<stdin>")), "<stdin>"
+    path = Path(file)
+    if not path.is_file():
+        raise SeqlabError(f"{path}: no such file")
+    return _file_lines(path), str(path)
+
+
+def _file_lines(path: Path) -> Iterator[str]:
+    with open(path, "rb") as handle:
+        yield from utf8_lines(handle, str(path))
+
+
+def load_model(model_dir: str, kind: type | None = None, verb: str = "") -> Any:
+    """``seqlab.load(model_dir)``, refusing a model of another kind than ``kind`` with a clear message."""
+    import seqlab
+
+    model = seqlab.load(model_dir)
+    if kind is not None and not isinstance(model, kind):
+        wanted = "a relation" if kind.__name__ == "RelationModel" else "a tagging"
+        raise SeqlabError(f"{model_dir}: seqlab {verb} needs {wanted} run directory, and this one holds a "
+                          f"{type(model).__name__}")
+    return model

@@ -1,0 +1,83 @@
+"""``seqlab train``: any task's config, dispatched on its ``task`` key; ``--resume`` continues a run."""
+from __future__ import annotations
+
+import argparse
+import logging
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from seqlab.core import archive
+from seqlab.core.errors import SeqlabError
+from seqlab.core.strict import dump_config
+
+log = logging.getLogger("seqlab")
+
+#: Keys a resumed run may change with --set: where it runs, not what it trains (a checkpoint moves between
+#: CPU and GPU, or a run gets the cores another job has left).
+RESUME_SETTABLE = ("train.threads", "train.device")
+#: Keys a resumed run may raise: a finished or stopped run goes on for more epochs. Nothing else in training
+#: depends on them (the learning rate decays per epoch, not towards the last one), so the result is the run
+#: the larger value would have given from the start.
+RESUME_EXTENDABLE = ("train.epochs", "train.patience")
+
+
+def default_output(config_path: str) -> Path:
+    return Path("runs") / f"{Path(config_path).stem}-{datetime.now():%Y%m%d-%H%M%S}"
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    """``seqlab train CONFIG`` or ``seqlab train --resume RUN_DIR``."""
+    from seqlab.tasks import read_config, train
+
+    if args.resume:
+        run_dir = Path(args.resume)
+        changed = [item for item in args.set
+                   if item.partition("=")[0].strip() not in RESUME_SETTABLE + RESUME_EXTENDABLE]
+        if changed:
+            raise SeqlabError(f"--set {changed[0]} cannot be combined with --resume: a resumed run keeps its own "
+                              f"config.yaml (only {', '.join(RESUME_SETTABLE)}, which say where it runs, may change, "
+                              f"and {', '.join(RESUME_EXTENDABLE)} may be raised)")
+        raised = [item for item in args.set if item.partition("=")[0].strip() in RESUME_EXTENDABLE]
+        saved = read_config(run_dir / archive.CONFIG)
+        if raised:
+            extend_run(run_dir, saved, read_config(run_dir / archive.CONFIG, raised))
+        config = read_config(run_dir / archive.CONFIG, args.set)
+        if args.config and read_config(args.config, args.set) != config:
+            log.warning("resuming with %s/config.yaml; %s differs from it and is ignored", run_dir, args.config)
+        train(config, run_dir, resume=True, progress=not args.quiet)
+        return 0
+    if not args.config:
+        raise SeqlabError("seqlab train: give a CONFIG file (or --resume RUN_DIR)")
+    config = read_config(args.config, args.set)
+    out = Path(args.output) if args.output else default_output(args.config)
+    train(config, out, progress=not args.quiet)
+    print(f"run directory: {out}")
+    return 0
+
+
+def extend_run(run_dir: Path, saved: Any, extended: Any) -> None:
+    """Check that ``extended`` only raises ``saved``'s epochs and patience, and record it in the run's config.yaml."""
+    archive.check_output(run_dir, resume=True)  # no checkpoint: nothing to extend, and config.yaml stays as it was
+    for key in ("epochs", "patience"):
+        before, after = getattr(saved.train, key), getattr(extended.train, key)
+        if after < before:
+            raise SeqlabError(f"--set train.{key}={after}: a resumed run's train.{key} can only be raised "
+                              f"({run_dir}/config.yaml has {before})")
+        if after != before:
+            log.warning("extending %s: train.%s %d -> %d", run_dir, key, before, after)
+    if extended != saved:
+        archive.save_config(run_dir, dump_config(extended))
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    t = sub.add_parser("train", help="train a model from a YAML config (its 'task' key: tagging, the default, or "
+                                     "relation)")
+    t.add_argument("config", nargs="?", help="YAML config (see configs/)")
+    t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override, e.g. model.hidden=256")
+    t.add_argument("--output", help="run directory (default runs/CONFIG-TIMESTAMP)")
+    t.add_argument("--resume", metavar="RUN_DIR",
+                   help="continue the run in RUN_DIR from its last checkpoint (--set train.epochs=N, or "
+                        "train.patience=N, raises its limit: a finished run trains on)")
+    t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.set_defaults(func=cmd_train)

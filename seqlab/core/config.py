@@ -1,0 +1,84 @@
+"""Config sections every task shares: word embeddings and training settings.
+
+Each task's config (:mod:`seqlab.tagging.config`, :mod:`seqlab.relation.config`) builds on these
+frozen dataclasses, read strictly by :mod:`seqlab.core.strict`; a task changes defaults, never meaning.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from seqlab.core.errors import ConfigError
+from seqlab.core.optim import OPTIMIZERS
+from seqlab.core.strict import choice, positive
+
+VECTOR_FORMATS = ("glove", "word2vec", "word2vec_bin", "fasttext_vec", "fasttext_bin")
+
+
+@dataclass(frozen=True)
+class EmbeddingsConfig:
+    """Word embeddings, initialised from a pretrained file and fine-tuned."""
+
+    path: str | None = None
+    format: str = "glove"
+    dim: int = 50
+    trainable: bool = True
+    lowercase_fallback: bool = True  # look a word up as written, then lower-cased
+    min_count: int = 2  # training words without a pretrained vector are kept from this count on
+    digits_to_zero: bool = False
+    singleton_unk: float = 0.0  # Lample et al. 2016 §4: a training singleton is read as <unk> with this probability
+    scale: float | None = None  # Turian et al. 2010 §7.2: initial matrix rescaled to this std; null keeps the file's
+
+    def __post_init__(self) -> None:
+        choice("model.embeddings.format", self.format, VECTOR_FORMATS)
+        positive("model.embeddings.dim", self.dim)
+        if not 0.0 <= self.singleton_unk < 1.0:
+            raise ConfigError(f"model.embeddings.singleton_unk: expected a probability in [0, 1), got {self.singleton_unk}")
+        if self.scale is not None and not 0.0 < self.scale < math.inf:
+            raise ConfigError(f"model.embeddings.scale: expected a positive finite std or null, got {self.scale}")
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """What the one trainer (:mod:`seqlab.core.trainer`) reads: optimizer, batches, epochs, seed, device.
+
+    SGD with momentum by default (Ghaddar & Langlais 2018 §4); Adam, Nadam (Reimers & Gurevych 2017
+    found it the most reliable optimizer for BiLSTM-CRF taggers) or AdaDelta (Lee et al. 2019).
+    """
+
+    optimizer: str = "sgd"
+    lr: float = 0.009
+    momentum: float = 0.9  # sgd
+    rho: float = 0.95  # adadelta
+    eps: float = 1e-6  # adadelta
+    lr_decay: float = 0.95  # exponential, per epoch: lr_epoch = lr * lr_decay ** epoch; 1 keeps lr
+    weight_decay: float = 0.0  # L2: adds weight_decay * w to every gradient
+    batch_size: int = 10
+    bucket_factor: int = 50  # batches cut from length-sorted pools of bucket_factor × batch_size; 1 = random batches
+    clip: float = 5.0  # max gradient norm; 0 disables
+    epochs: int = 50
+    patience: int = 10  # early stopping on the dev score
+    seed: int = 1
+    device: str = "auto"  # auto | cpu | cuda | cuda:N
+    eval_batch_size: int = 100
+    threads: int = 0  # torch CPU threads; 0 keeps torch's default
+    ema: float = 0.0  # decay of an exponential moving average of the weights, evaluated and saved; 0 disables
+
+    def __post_init__(self) -> None:
+        OPTIMIZERS.check("train.optimizer", self.optimizer)
+        for key in ("lr", "batch_size", "bucket_factor", "epochs", "patience", "eval_batch_size"):
+            positive(f"train.{key}", getattr(self, key))
+        for key in ("momentum", "weight_decay", "threads", "eps"):
+            if not 0 <= getattr(self, key) < math.inf:
+                raise ConfigError(f"train.{key}: expected a finite number >= 0, got {getattr(self, key)}")
+        if not 0.0 <= self.clip < math.inf:
+            raise ConfigError(f"train.clip: expected a maximum gradient norm >= 0 (0 turns clipping off), "
+                              f"got {self.clip}")
+        if not 0.0 <= self.ema < 1.0:
+            raise ConfigError(f"train.ema: expected a decay in [0, 1) (0 disables averaging), got {self.ema}")
+        if not 0.0 < self.lr_decay <= 1.0:
+            raise ConfigError(f"train.lr_decay: expected a value in (0, 1], got {self.lr_decay}")
+        if not 0.0 < self.rho < 1.0:
+            raise ConfigError(f"train.rho: expected a value in (0, 1), got {self.rho}")
+        if not (self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:")):
+            raise ConfigError(f"train.device: expected auto, cpu, cuda or cuda:N, got {self.device!r}")

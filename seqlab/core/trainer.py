@@ -1,0 +1,206 @@
+"""The one training loop, for every task: epochs, early stopping, atomic checkpoints, resume, progress.
+
+``train(config, out_dir)`` can be imported and called; ``seqlab train`` is a thin layer on it. The task
+(:mod:`seqlab.core.task`) says how to read data, build a model, compute a batch's loss and score a split;
+the trainer owns the run directory (see :mod:`seqlab.core.archive`). ``resume`` continues a killed run
+from its last checkpoint and reaches the same result as an uninterrupted run.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+from torch import nn
+from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
+from tqdm import tqdm
+
+from seqlab.core import archive
+from seqlab.core.device import resolve_device
+from seqlab.core.errors import SeqlabError
+from seqlab.core.optim import build_optimizer
+from seqlab.core.strict import dump_config
+from seqlab.core.task import Task
+
+log = logging.getLogger("seqlab.train")
+
+#: Builds a task from its config: ``prepare(config, run_dir_or_None, device)`` (a run directory when resuming).
+Prepare = Callable[[Any, "Path | None", torch.device], Task]
+
+
+def optimizer_step(loss: torch.Tensor, optimizer: torch.optim.Optimizer, params: list[nn.Parameter],
+                   clip: float, where: str) -> None:
+    """One update from ``loss``: refuse a non-finite loss (naming ``where``), backward, clip the norm, step."""
+    if not torch.isfinite(loss):
+        raise SeqlabError(f"training diverged at {where}: loss is {loss.item()}; lower train.lr")
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    if clip > 0:
+        torch.nn.utils.clip_grad_norm_(params, clip)
+    optimizer.step()
+
+
+def record_epoch(state: dict[str, Any], epoch: int, score: float, stats: dict[str, Any]) -> bool:
+    """Model-selection bookkeeping after ``epoch`` scored ``score`` on dev; returns whether it is the best so far."""
+    improved = score > state["best_f1"]
+    if improved:
+        state.update(best_f1=score, best_epoch=epoch, bad_epochs=0)
+    else:
+        state["bad_epochs"] += 1
+    state["epoch"] = epoch
+    state["history"].append(stats)
+    return improved
+
+
+class Trainer:
+    """The model, optimizer and data of one run; :meth:`fit` runs epochs until done."""
+
+    def __init__(self, prepare: Prepare, config: Any, out_dir: Path, *, resume: bool = False,
+                 progress: bool = True) -> None:
+        self.config, self.out_dir, self.progress = config, out_dir, progress
+        t = config.train
+        if t.threads:
+            torch.set_num_threads(t.threads)
+        self.device = resolve_device(t.device)
+        self.task = prepare(config, out_dir if resume else None, self.device)
+        torch.manual_seed(t.seed)
+        self.model = self.task.build_model()
+        self.optimizer, self.scheduler = build_optimizer(self.task.parameter_groups(), t)
+        # Polyak-style weight averaging: dev is scored, and the best weights saved, from the moving average.
+        self.averaged = AveragedModel(self.model, multi_avg_fn=get_ema_multi_avg_fn(t.ema)) if t.ema > 0 else None
+        self.generator = torch.Generator().manual_seed(t.seed)
+        self.state: dict[str, Any] = {"epoch": 0, "best_f1": -1.0, "best_epoch": 0, "bad_epochs": 0, "history": []}
+
+    # ------------------------------------------------------------ checkpoints
+
+    def _parts(self) -> dict[str, Any]:
+        return {"model": self.model, "optimizer": self.optimizer, "scheduler": self.scheduler,
+                "averaged": self.averaged}
+
+    def save_checkpoint(self) -> None:
+        archive.save_training_state(self.out_dir, self._parts(), self.generator, self.state)
+
+    def load_checkpoint(self) -> None:
+        self.state = archive.load_training_state(self.out_dir, self._parts(), self.generator, self.device)
+        log.info("resumed after epoch %d (best dev %s %.2f at epoch %d)", self.state["epoch"], self.task.measure,
+                 self.state["best_f1"], self.state["best_epoch"])
+
+    # ------------------------------------------------------------ epochs
+
+    def _bar(self, epoch: int) -> tqdm:
+        total = self.task.split_sizes()["train"]
+        return tqdm(total=total, unit="sent", desc=f"epoch {epoch}", disable=not self.progress, leave=False,
+                    mininterval=0.5 if sys.stderr.isatty() else 30.0)
+
+    def train_epoch(self, epoch: int) -> dict[str, float]:
+        t = self.config.train
+        self.model.train()
+        bar = self._bar(epoch)
+        total, seen, tokens, start = 0.0, 0, 0, time.perf_counter()
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        steps = math.ceil(self.task.split_sizes()["train"] / t.batch_size)
+        for step, batch in enumerate(self.task.training_batches(self.generator)):
+            out = self.task.loss(batch)
+            optimizer_step(out.loss, self.optimizer, params, t.clip, f"epoch {epoch}, step {step}")
+            if self.averaged is not None:
+                self.averaged.update_parameters(self.model)
+            total += out.loss.item() * out.sentences
+            seen, tokens = seen + out.sentences, tokens + out.tokens
+            bar.update(out.sentences)
+            if step % 20 == 0 or step == steps - 1:
+                last = self.state["history"][-1]["dev_f1"] if self.state["history"] else float("nan")
+                bar.set_postfix(loss=f"{total / seen:.3f}", lr=f"{self.optimizer.param_groups[0]['lr']:.5f}",
+                                last_dev=f"{last:.2f}")
+        bar.close()
+        elapsed = time.perf_counter() - start
+        return {"loss": total / max(seen, 1), "train_seconds": elapsed, "sentences_per_second": seen / elapsed,
+                "tokens_per_second": tokens / elapsed}
+
+    @property
+    def scored_model(self) -> nn.Module:
+        """The weights that are evaluated and saved: the moving average when ``train.ema`` is on."""
+        return self.model if self.averaged is None else self.averaged.module
+
+    def fit(self) -> dict[str, Any]:
+        t = self.config.train
+        while self.state["epoch"] < t.epochs and self.state["bad_epochs"] < t.patience:
+            epoch = self.state["epoch"] + 1
+            stats = self.train_epoch(epoch)
+            if self.scheduler is not None:
+                self.scheduler.step()
+            start = time.perf_counter()
+            dev = self.task.evaluate(self.scored_model, "dev")
+            stats.update(epoch=epoch, dev_f1=dev.value, dev_seconds=time.perf_counter() - start,
+                         lr=self.optimizer.param_groups[0]["lr"])
+            improved = record_epoch(self.state, epoch, dev.value, stats)
+            if improved:
+                archive.save_weights(self.out_dir, self.scored_model)
+            self.save_checkpoint()
+            log.info("epoch %d: loss %.4f, dev %s %.2f%s, %.0f sent/s, %.1f s, lr %.5f", epoch, stats["loss"],
+                     self.task.measure, dev.value, " (best)" if improved else "", stats["sentences_per_second"],
+                     stats["train_seconds"], stats["lr"])
+        if self.state["bad_epochs"] >= t.patience:
+            log.info("early stopping: no dev %s gain for %d epochs", self.task.measure, t.patience)
+        return self.finish()
+
+    def finish(self) -> dict[str, Any]:
+        """Reload the best weights, score dev and test once, write their predictions and metrics.json."""
+        self.model.load_state_dict(archive.load_weights(self.out_dir, self.device))
+        metrics: dict[str, Any] = {"best_epoch": self.state["best_epoch"], "epochs": self.state["epoch"],
+                                   "selected_on": "dev", "history": self.state["history"]}
+        sizes, metrics["speed"] = self.task.split_sizes(), {}
+        for name in ("dev", "test"):
+            if name not in sizes:
+                continue
+            start = time.perf_counter()
+            score = self.task.evaluate(self.model, name, self.out_dir)
+            seconds = time.perf_counter() - start
+            metrics[name] = score.details
+            metrics["speed"][name] = {"sentences": sizes[name], "seconds": seconds,
+                                      "sentences_per_second": sizes[name] / max(seconds, 1e-9)}
+            log.info("%s: %s %.2f (%d sentences, %.0f sent/s)\n%s", name, self.task.measure, score.value,
+                     sizes[name], sizes[name] / max(seconds, 1e-9), score.text)
+        archive.save_metrics(self.out_dir, metrics)
+        return metrics
+
+
+def train(prepare: Prepare, config: Any, out_dir: str | Path, *, resume: bool = False,
+          progress: bool = True) -> dict[str, Any]:
+    """Train the task ``prepare`` makes of ``config`` into ``out_dir``; with ``resume``, continue the run there.
+
+    Everything building reports (such as pretrained-vector coverage) goes to ``out_dir/train.log`` too. A
+    resumed run restores its checkpoint; a new one first writes what loading the model needs. A new
+    directory whose trainer cannot be built (bad data, a missing file) is removed again, so the same
+    ``--output`` can be used once the problem is fixed.
+    """
+    out_dir = Path(out_dir)
+    archive.check_output(out_dir, resume)
+    first_new = None  # the outermost folder this call creates, if any
+    for folder in (out_dir, *out_dir.parents):
+        if folder.exists():
+            break
+        first_new = folder
+    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        with archive.run_log(out_dir):
+            log.info("run directory %s", out_dir)
+            trainer = Trainer(prepare, config, out_dir, resume=resume, progress=progress)
+    except BaseException:
+        if first_new is not None:
+            shutil.rmtree(first_new, ignore_errors=True)
+        raise
+    with archive.run_log(out_dir):
+        if resume:
+            trainer.load_checkpoint()
+        else:
+            archive.save_config(out_dir, dump_config(config))
+            trainer.task.save_run_files(out_dir)
+        n_params = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
+        sizes = "/".join(f"{n} {name}" for name, n in trainer.task.split_sizes().items())
+        log.info("device %s, %d trainable parameters, %s sentences", trainer.device, n_params, sizes)
+        return trainer.fit()

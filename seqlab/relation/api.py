@@ -1,0 +1,102 @@
+"""A trained relation classifier as one object: ``seqlab.load(run_dir)`` → :class:`RelationModel`.
+
+    rel = seqlab.load("runs/semeval10_ea")
+    rel.classify("The <e1>fire</e1> was caused by <e2>smoke</e2>.")   # Relation(label='Cause-Effect(e2,e1)', ...)
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import torch
+
+from seqlab.core import archive
+from seqlab.core.device import resolve_device
+from seqlab.core.errors import SeqlabError
+from seqlab.data.semeval import RelationExample, parse_raw_lines, read_semeval
+from seqlab.data.vocab import Vocab
+from seqlab.models.relation import RelationClassifier
+from seqlab.relation.build import build_model, encode, model_inputs
+from seqlab.relation.config import RelationConfig, load_relation_config
+from seqlab.relation.predict import evaluate_examples, predict_probabilities
+from seqlab.relation.score import SemEvalResult
+
+
+@dataclass(frozen=True)
+class Relation:
+    """The relation between a sentence's two marked nominals: the most probable directed label, its
+    probability, every label's probability, and the nominals as written."""
+
+    id: str
+    label: str
+    confidence: float
+    e1: str
+    e2: str
+    probabilities: dict[str, float]
+
+
+class RelationModel:
+    """A trained relation classifier (entity-aware attention BiLSTM, Lee et al. 2019), in eval mode."""
+
+    def __init__(self, config: RelationConfig, vocabs: dict[str, Vocab], model: RelationClassifier) -> None:
+        self.config, self.vocabs, self.model = config, vocabs, model
+        self.device = next(model.parameters()).device
+
+    @classmethod
+    def load(cls, run_dir: str | Path, device: torch.device | str = "auto") -> "RelationModel":
+        """Load config, vocabularies and best weights (``weights_only``) of a relation run."""
+        run_dir = Path(run_dir)
+        device = resolve_device(device) if isinstance(device, str) else device
+        if not (run_dir / archive.CONFIG).is_file():
+            raise SeqlabError(f"{run_dir}: not a seqlab run directory (no {archive.CONFIG}); "
+                              f"pass the --output folder of a training run")
+        config = load_relation_config(run_dir / archive.CONFIG)
+        vocabs = archive.load_vocabs(run_dir)
+        model = build_model(config, vocabs)
+        try:
+            model.load_state_dict(archive.load_weights(run_dir, device))
+        except RuntimeError as err:
+            raise SeqlabError(f"{run_dir / archive.WEIGHTS}: weights do not fit the model its config describes: "
+                              f"{str(err).splitlines()[0]}") from None
+        return cls(config, vocabs, model.to(device).eval())
+
+    @property
+    def labels(self) -> list[str]:
+        return self.vocabs["labels"].itos
+
+    def classify(self, sentence: str) -> Relation:
+        """Classify one sentence whose nominals are marked ``<e1>…</e1>`` and ``<e2>…</e2>``."""
+        return next(self.classify_many([sentence]))
+
+    def classify_many(self, lines: Iterable[str], *, batch_size: int = 200, source: str = "<input>"
+                      ) -> Iterator[Relation]:
+        """Classify marked sentences, one per line (``ID<TAB>"sentence"`` or the sentence alone), as a stream
+        of ``batch_size`` at a time; a malformed line is an error naming ``source`` and its line."""
+        examples = parse_raw_lines(lines, source)
+        while chunk := model_inputs(list(itertools.islice(examples, batch_size)), self.config.model):
+            yield from self._classify(chunk, batch_size)
+
+    def _classify(self, examples: list[RelationExample], batch_size: int) -> Iterator[Relation]:
+        probs = predict_probabilities(self.model, encode(examples, self.vocabs), batch_size=batch_size,
+                                      device=self.device)
+        for example, row in zip(examples, probs.tolist()):
+            best = max(range(len(row)), key=row.__getitem__)
+            yield Relation(example.id, self.labels[best], row[best], example.e1_text, example.e2_text,
+                           dict(zip(self.labels, row)))
+
+    def evaluate(self, path: str | Path, *, answers: str | Path | None = None, batch_size: int = 200
+                 ) -> SemEvalResult:
+        """The official SemEval-2010 Task 8 score on a labelled file (e.g. TEST_FILE_FULL.TXT); with ``answers``,
+        the answer file is written there. ``result.report`` is the official scorer's report."""
+        examples = model_inputs(read_semeval(path), self.config.model)
+        if any(e.label is None for e in examples):
+            raise SeqlabError(f"{path}: has sentences without labels; evaluation needs a labelled file "
+                              f"(e.g. TEST_FILE_FULL.TXT); classify labels unlabelled ones")
+        return evaluate_examples(self.model, examples, encode(examples, self.vocabs), self.labels,
+                                 batch_size=batch_size, device=self.device,
+                                 answers=Path(answers) if answers else None)
+
+    def __repr__(self) -> str:
+        return f"RelationModel({len(self.labels)} labels, device={self.device})"

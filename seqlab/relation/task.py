@@ -1,0 +1,104 @@
+"""Relation classification as a task for the one trainer: SemEval-2010 Task 8, the official macro-F1.
+
+The dev split is ``data.dev_size`` training sentences sampled with ``data.dev_seed``; the best epoch
+is chosen by the official macro-F1 on it and never by the test set (Lee et al.'s public code
+evaluated on test during training; we do not). The test set is scored once, at the end, with the
+selected weights. The run directory gets, besides the trainer's files, ``vocabs.json`` and the
+official-format answer files and reports (``dev.answers.txt``, ``test.answers.txt``, ``test.report.txt``).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import torch
+from torch import nn
+
+from seqlab.core import archive
+from seqlab.core.atomic import atomic_open
+from seqlab.core.errors import SeqlabError
+from seqlab.core.paths import resolve_data_path
+from seqlab.core.task import BatchLoss, Score
+from seqlab.core.vocabulary import word_vocabulary
+from seqlab.data.semeval import LABELS, RelationExample, dev_split, read_semeval
+from seqlab.data.vocab import Vocab, label_vocab
+from seqlab.models.relation import RelationBatch, RelationClassifier
+from seqlab.relation.build import RelationData, batches, build_model, encode, model_inputs
+from seqlab.relation.config import RelationConfig
+from seqlab.relation.predict import evaluate_examples
+
+
+def read_splits(config: RelationConfig) -> dict[str, list[RelationExample]]:
+    """train / dev (sampled from training) / test examples, as the model reads them."""
+    d = config.data
+    full = read_semeval(resolve_data_path(d.train, key="data.train"))
+    if any(e.label is None for e in full):
+        raise SeqlabError(f"data.train: {d.train} has sentences without labels")
+    train, dev = dev_split(full, d.dev_size, d.dev_seed)
+    splits = {"train": train, "dev": dev}
+    if d.test:
+        splits["test"] = read_semeval(resolve_data_path(d.test, key="data.test"))
+    return {name: model_inputs(examples, config.model) for name, examples in splits.items()}
+
+
+def build_vocabs(config: RelationConfig, splits: dict[str, list[RelationExample]]
+                 ) -> tuple[dict[str, Vocab], torch.Tensor | None]:
+    """Word and label vocabularies, and the initial word-embedding matrix, by the taggers' rule
+    (:func:`seqlab.core.vocabulary.word_vocabulary`); no labels of dev or test are used."""
+    words, matrix = word_vocabulary(config.model.embeddings, (e.tokens for e in splits["train"]),
+                                    (e.tokens for split in splits.values() for e in split), config.train.seed)
+    return {"words": words, "labels": label_vocab(LABELS)}, matrix
+
+
+class RelationTask:
+    """A relation classifier's data, vocabularies and model during training."""
+
+    measure = "macro-F1"
+
+    def __init__(self, config: RelationConfig, run_dir: Path | None, device: torch.device) -> None:
+        self.config, self.device = config, device
+        self.splits = read_splits(config)
+        if run_dir is not None:
+            self.vocabs, self.matrix = archive.load_vocabs(run_dir), None
+        else:
+            self.vocabs, self.matrix = build_vocabs(config, self.splits)
+        self.model: RelationClassifier | None = None
+        self.data: dict[str, RelationData] = {}
+
+    def build_model(self) -> nn.Module:
+        self.model = build_model(self.config, self.vocabs, self.matrix).to(self.device)
+        self.matrix = None
+        self.data = {name: encode(examples, self.vocabs) for name, examples in self.splits.items()}
+        return self.model
+
+    def parameter_groups(self) -> list[Any]:
+        return [p for p in self.model.parameters() if p.requires_grad]
+
+    def save_run_files(self, run_dir: Path) -> None:
+        archive.save_vocabs(run_dir, self.vocabs)
+
+    def split_sizes(self) -> dict[str, int]:
+        return {name: len(examples) for name, examples in self.splits.items()}
+
+    def training_batches(self, generator: torch.Generator) -> Iterator[RelationBatch]:
+        t = self.config.train
+        for _, batch in batches(self.data["train"], t.batch_size, shuffle=True, generator=generator,
+                                bucket_factor=t.bucket_factor):
+            yield batch.to(self.device)
+
+    def loss(self, batch: RelationBatch) -> BatchLoss:
+        return BatchLoss(self.model.loss(batch), int(batch.words.shape[0]), int(batch.lengths.sum()))
+
+    def evaluate(self, model: nn.Module, split: str, out_dir: Path | None = None) -> Score:
+        answers = out_dir / f"{split}.answers.txt" if out_dir is not None else None
+        result = evaluate_examples(model, self.splits[split], self.data[split], self.vocabs["labels"].itos,
+                                   batch_size=self.config.train.eval_batch_size, device=self.device, answers=answers)
+        if out_dir is not None:
+            with atomic_open(out_dir / f"{split}.report.txt") as out:
+                out.write(result.report)
+        return Score(result.official_f1, result.to_dict(), result.report)
+
+
+def prepare(config: RelationConfig, run_dir: Path | None, device: torch.device) -> RelationTask:
+    """The relation task of ``config``."""
+    return RelationTask(config, run_dir, device)

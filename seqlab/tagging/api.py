@@ -1,0 +1,156 @@
+"""A trained tagger as one object: ``seqlab.load(run_dir)`` → :class:`SequenceTagger`.
+
+It owns the config, vocabularies, fitted token features, model and device of a run, and tags raw
+text, pre-tokenised sentences or a labelled file::
+
+    tagger = seqlab.load("runs/conll03_glove")
+    doc = tagger.tag("Angela Merkel met Emmanuel Macron in Berlin.")
+    for span in doc.spans: print(span.text, span.label, span.start, span.end, span.confidence)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+import torch
+
+from seqlab.core import archive
+from seqlab.core.device import resolve_device
+from seqlab.core.errors import SeqlabError
+from seqlab.data.batching import Encoded, encode
+from seqlab.data.dataset import Split, read_split
+from seqlab.data.schemes import convert
+from seqlab.data.tokenize import Token, split_sentences
+from seqlab.data.vocab import Vocab
+from seqlab.models.tagger import Tagger
+from seqlab.tagging.build import build_tagger, use_post_viterbi
+from seqlab.tagging.config import SCHEME_NAMES, Config, load_config
+from seqlab.tagging.document import Document, Sentence, Span
+from seqlab.tagging.evaluate import EvalResult, evaluate_split
+from seqlab.tagging.features import TokenFeatures, encode_options, load_token_features
+from seqlab.tagging.predict import Prediction, Predictor
+
+
+@dataclass
+class _Pending:
+    """A text waiting in :meth:`SequenceTagger.tag_many`'s batch: the text and its tokenised sentences."""
+
+    text: str
+    sentences: list[list[Token]]
+
+
+class SequenceTagger:
+    """A trained tagger (BiLSTM-CRF, softmax or windowed), in eval mode on its device."""
+
+    def __init__(self, config: Config, vocabs: dict[str, Vocab], features: TokenFeatures | None, model: Tagger) -> None:
+        self.config, self.vocabs, self.features, self.model = config, vocabs, features, model
+        self.device = next(model.parameters()).device
+        self.predictor = Predictor(model, vocabs["tags"], device=self.device)
+
+    @classmethod
+    def load(cls, run_dir: str | Path, device: torch.device | str = "auto") -> "SequenceTagger":
+        """Load a run directory written by ``seqlab train``: config, vocabularies, fitted features and the
+        best weights (``torch.load(weights_only=True)``: a model file never runs code)."""
+        run_dir = Path(run_dir)
+        device = resolve_device(device) if isinstance(device, str) else device
+        if not (run_dir / archive.CONFIG).is_file():
+            raise SeqlabError(f"{run_dir}: not a seqlab run directory (no {archive.CONFIG}); "
+                              "pass the --output folder of a training run")
+        config = load_config(run_dir / archive.CONFIG)
+        vocabs = archive.load_vocabs(run_dir)
+        features = load_token_features(config.model.features, state=archive.load_feature_state(run_dir))
+        model = build_tagger(config, vocabs, token_features=features)
+        try:
+            model.load_state_dict(archive.load_weights(run_dir, device))
+        except RuntimeError as err:
+            raise SeqlabError(f"{run_dir / archive.WEIGHTS}: weights do not fit the model its config describes "
+                              f"(trained with another seqlab version?): {str(err).splitlines()[0]}") from None
+        return cls(config, vocabs, features, model.to(device).eval())
+
+    @property
+    def types(self) -> list[str]:
+        """The entity (or chunk) types the model predicts."""
+        return sorted({label.split("-", 1)[1] for label in self.vocabs["tags"].itos if "-" in label})
+
+    def use_post_viterbi(self) -> None:
+        """Decode a softmax tagger by Viterbi under its scheme's allowed transitions (Turian et al. 2009)."""
+        use_post_viterbi(self.model, self.vocabs["tags"].itos, self.config.data.tag_scheme)
+
+    # ------------------------------------------------------------ tagging
+
+    def tag(self, text: str) -> Document:
+        """Split ``text`` into sentences and CoNLL-style tokens and tag it; offsets are into ``text``."""
+        return next(self.tag_many([text]))
+
+    def tag_many(self, texts: Iterable[str], *, batch_size: int = 64) -> Iterator[Document]:
+        """Tag texts (e.g. the lines of a file) as a stream: ``batch_size`` sentences are decoded at a time,
+        and a document is yielded as soon as its batch is done, in input order; memory stays bounded."""
+        pending: list[_Pending] = []
+        count = 0
+        for text in texts:
+            if not isinstance(text, str):
+                raise SeqlabError(f"tag_many: expected strings, got {type(text).__name__}")
+            text = text.rstrip("\r\n")
+            sentences = split_sentences(text) if text.strip() else []
+            pending.append(_Pending(text, sentences))
+            count += len(sentences)
+            if count >= batch_size:
+                yield from self._tag_pending(pending, batch_size)
+                pending, count = [], 0
+        yield from self._tag_pending(pending, batch_size)
+
+    def _tag_pending(self, pending: list[_Pending], batch_size: int) -> Iterator[Document]:
+        flat = [[t.text for t in s] for p in pending for s in p.sentences]
+        predictions = iter(self._predict(flat, batch_size))
+        for p in pending:
+            sentences = [self._sentence(p.text, [(t.start, t.end) for t in s], [t.text for t in s],
+                                        next(predictions)) for s in p.sentences]
+            yield Document(p.text, sentences)
+
+    def tag_tokens(self, sentences: Sequence[Sequence[str]], *, scheme: str | None = None,
+                   batch_size: int = 100) -> list[Sentence]:
+        """Tag pre-tokenised sentences; labels in ``scheme`` (iob1, iob2, bioes, bilou; default: the scheme of
+        the model's training files). Offsets are into the tokens joined by single spaces."""
+        scheme = (scheme or self.config.data.file_scheme).lower()
+        if scheme not in SCHEME_NAMES:
+            raise SeqlabError(f"scheme: expected one of {list(SCHEME_NAMES)}, got {scheme!r}")
+        out = []
+        for tokens, prediction in zip(sentences, self._predict([list(s) for s in sentences], batch_size)):
+            offsets, cursor = [], 0
+            for token in tokens:
+                offsets.append((cursor, cursor + len(token)))
+                cursor += len(token) + 1
+            out.append(self._sentence(" ".join(tokens), offsets, list(tokens), prediction, scheme))
+        return out
+
+    def _predict(self, sentences: list[list[str]], batch_size: int) -> list[Prediction]:
+        if not sentences:
+            return []
+        return self.predictor(self._encode(sentences), batch_size=batch_size, confidences=True)
+
+    def _encode(self, sentences: list[list[str]], columns: dict[str, list[list[str]]] | None = None) -> Encoded:
+        return encode(sentences, self.vocabs, **encode_options(self.features, columns))
+
+    def _sentence(self, text: str, offsets: list[tuple[int, int]], tokens: list[str], prediction: Prediction,
+                  scheme: str | None = None) -> Sentence:
+        spans = [Span(text[offsets[s][0]:offsets[e - 1][1]], kind, offsets[s][0], offsets[e - 1][1], conf, s, e)
+                 for kind, s, e, conf in prediction.spans]
+        labels = convert(prediction.labels, scheme or self.config.data.file_scheme)
+        return Sentence(tokens, offsets, labels, spans)
+
+    # ------------------------------------------------------------ evaluation
+
+    def evaluate(self, data: str | Path | Split, *, output: str | Path | None = None,
+                 batch_size: int = 100) -> EvalResult:
+        """Score the model on a labelled file laid out like its training data (or a split already read),
+        with conlleval's measure; with ``output``, write ``token gold pred`` lines there (atomically).
+        ``result.f1`` is the span F1, ``result.to_dict()`` the report as data, ``str(result)`` conlleval's text."""
+        split = data if isinstance(data, Split) else read_split(self.config.data, "eval", path=data)
+        data = encode(split.tokens, self.vocabs, **encode_options(self.features, split.columns))
+        return evaluate_split(self.predictor, data, split, file_scheme=self.config.data.file_scheme,
+                              batch_size=batch_size, predictions=Path(output) if output else None)
+
+    def __repr__(self) -> str:
+        return (f"SequenceTagger({self.config.model.encoder}-{self.config.model.decoder}, types={self.types}, "
+                f"device={self.device})")

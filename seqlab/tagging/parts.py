@@ -1,0 +1,109 @@
+"""The tagger's named parts: encoders, decoders and token features, one table each.
+
+:mod:`seqlab.tagging.config` checks ``model.encoder``, ``model.decoder`` and ``model.features[].type``
+against these tables, and :mod:`seqlab.tagging.build` builds from them, so a name is written once.
+Builders take the model config duck-typed (this module imports no config, so the config can import it).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+import torch
+from torch import nn
+
+from seqlab.core.registry import Registry
+from seqlab.data.schemes import allowed_transitions
+from seqlab.modules.crf import CRF
+from seqlab.modules.decoders import PostViterbiDecoder, SoftmaxDecoder
+from seqlab.modules.encoders import BiLSTMEncoder
+from seqlab.modules.window import WindowEncoder
+
+if TYPE_CHECKING:
+    from seqlab.tagging.features import TokenFeatures
+
+EncoderBuilder = Callable[[int, Any], nn.Module]  # (input dim, model config) -> encoder
+DecoderBuilder = Callable[[Sequence[str], str], nn.Module]  # (labels, tag scheme) -> decoder
+
+ENCODERS: Registry[EncoderBuilder] = Registry("model.encoder")
+DECODERS: Registry[DecoderBuilder] = Registry("model.decoder")
+
+
+@ENCODERS.register("bilstm")
+def _bilstm(input_dim: int, m: Any) -> nn.Module:
+    return BiLSTMEncoder(input_dim, m.hidden, m.layers, m.layer_dropout)
+
+
+@ENCODERS.register("window")
+def _window(input_dim: int, m: Any) -> nn.Module:
+    """Turian, Bergstra & Bengio 2009: I-T(150)-W(310)-O and friends."""
+    w = m.window
+    return WindowEncoder.from_architecture(input_dim, w.architecture, size=w.size, filters=w.filters,
+                                           sqrt=m.quadratic_sqrt, dropout=w.dropout)
+
+
+@DECODERS.register("crf")
+def _crf(labels: Sequence[str], scheme: str) -> nn.Module:
+    allowed, start, end = allowed_transitions(labels, scheme)
+    return CRF(len(labels), torch.tensor(allowed), torch.tensor(start), torch.tensor(end))
+
+
+@DECODERS.register("softmax")
+def _softmax(labels: Sequence[str], scheme: str) -> nn.Module:
+    return SoftmaxDecoder(len(labels))
+
+
+@DECODERS.register("softmax_viterbi")
+def post_viterbi(labels: Sequence[str], scheme: str) -> nn.Module:
+    """Softmax training, Viterbi decoding under the scheme's allowed transitions (Turian et al. 2009)."""
+    allowed, start, end = allowed_transitions(labels, scheme)
+    return PostViterbiDecoder(len(labels), torch.tensor(allowed), torch.tensor(start), torch.tensor(end))
+
+
+@dataclass(frozen=True)
+class FeatureContext:
+    """What loading a token feature may need besides its config entry.
+
+    ``train``: the training split, to fit features on (None when loading a trained model);
+    ``state``: the fitted state a run saved (``features.json``); ``evaluation_files``: the dev/test
+    files, which LS vectors must not have been built from.
+    """
+
+    train: Any = None
+    state: Mapping[str, Any] | None = None
+    evaluation_files: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class FeatureKind:
+    """A ``model.features[].type``: whether it is fitted on the training split (no file), and its loader."""
+
+    fitted: bool
+    add: Callable[[Any, int, "TokenFeatures", FeatureContext], None]  # (config entry, index, features, context)
+
+
+def _from_file(config: Any, index: int, features: "TokenFeatures", context: FeatureContext) -> None:
+    from seqlab.tagging.features import load_file_feature
+
+    load_file_feature(config, index, features)
+
+
+def _fitted(config: Any, index: int, features: "TokenFeatures", context: FeatureContext) -> None:
+    from seqlab.tagging.fitted_features import add_fitted
+
+    add_fitted(config, index, features, train=context.train, state=context.state)
+
+
+def _ls(config: Any, index: int, features: "TokenFeatures", context: FeatureContext) -> None:
+    from seqlab.tagging.ls_features import add_ls
+
+    add_ls(config, index, features, evaluation_files=context.evaluation_files)
+
+
+TOKEN_FEATURES: Registry[FeatureKind] = Registry("model.features[].type")
+TOKEN_FEATURES.add("brown", FeatureKind(False, _from_file))  # Liang's paths file, prefixes (Turian et al. 2010)
+TOKEN_FEATURES.add("embeddings", FeatureKind(False, _from_file))  # C&W, HLBL, any word2vec/GloVe file, scaled
+TOKEN_FEATURES.add("ls", FeatureKind(False, _ls))  # Ghaddar & Langlais 2018 LS vectors
+TOKEN_FEATURES.add("orthographic", FeatureKind(True, _fitted))  # Turian, Bergstra & Bengio 2009 §4
+TOKEN_FEATURES.add("pos", FeatureKind(True, _fitted))
+TOKEN_FEATURES.add("label_freq", FeatureKind(True, _fitted))

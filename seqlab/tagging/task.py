@@ -1,0 +1,131 @@
+"""Sequence tagging as a task for the one trainer: CoNLL splits, vocabularies, token features, span F1.
+
+Implements :class:`seqlab.core.task.Task` for every tagger (BiLSTM-CRF, softmax, windowed I-T-W-O).
+A run directory gets, besides the trainer's files, ``vocabs.json`` and ``features.json`` (the state of
+token features fitted on the training split), and ``dev/test.predictions.txt`` (token gold pred).
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Iterator
+
+import torch
+from torch import nn
+
+from seqlab.core import archive
+from seqlab.core.config import EmbeddingsConfig
+from seqlab.core.task import BatchLoss, Score
+from seqlab.core.vocabulary import word_vocabulary
+from seqlab.data.batching import Batch, Encoded, encode, iterate
+from seqlab.data.dataset import Split, read_splits
+from seqlab.data.schemes import labels_for, split_tag
+from seqlab.data.vocab import UNK, Vocab, char_vocab, label_vocab
+from seqlab.models.tagger import Tagger
+from seqlab.tagging.build import build_tagger, parameter_groups
+from seqlab.tagging.config import Config
+from seqlab.tagging.evaluate import evaluate_split
+from seqlab.tagging.features import TokenFeatures, encode_options, load_token_features
+from seqlab.tagging.predict import Predictor
+
+log = logging.getLogger("seqlab.train")
+
+
+def build_vocabs(config: Config, splits: dict[str, Split]) -> tuple[dict[str, Vocab], torch.Tensor | None]:
+    """Word, character and label vocabularies, and the initial word-embedding matrix
+    (:func:`seqlab.core.vocabulary.word_vocabulary`'s rule; no labels of dev or test are used)."""
+    emb = config.model.embeddings or EmbeddingsConfig()  # null: the vocabulary still indexes the words
+    train = splits["train"]
+    words, matrix = word_vocabulary(emb, train.tokens, (s for split in splits.values() for s in split.tokens),
+                                    config.train.seed)
+    types = sorted({split_tag(t)[1] for s in train.tags for t in s} - {""})
+    vocabs: dict[str, Vocab] = {
+        "words": words,
+        "chars": char_vocab(w for s in train.tokens for w in s),
+        "tags": label_vocab(labels_for(types, config.data.tag_scheme)),
+    }
+    return vocabs, matrix if config.model.embeddings else None
+
+
+class TaggingTask:
+    """A tagger's data, vocabularies, token features and model during training."""
+
+    measure = "F1"
+
+    def __init__(self, config: Config, run_dir: Path | None, device: torch.device) -> None:
+        self.config, self.device = config, device
+        self.splits = read_splits(config.data)
+        if run_dir is not None:  # a resumed run: its own vocabularies; its weights come from the checkpoint
+            self.vocabs, self.matrix = archive.load_vocabs(run_dir), None
+        else:
+            self.vocabs, self.matrix = build_vocabs(config, self.splits)
+        state = archive.load_feature_state(run_dir) if run_dir is not None else None
+        evaluation = {f"data.{n}": s.path for n, s in self.splits.items() if n != "train"}
+        self.features: TokenFeatures | None = load_token_features(
+            config.model.features, train=self.splits["train"], state=state, evaluation_files=evaluation)
+        self.model: Tagger | None = None
+        self.encoded: dict[str, Encoded] = {}
+        self.singletons: torch.Tensor | None = None
+
+    def build_model(self) -> nn.Module:
+        self.model = build_tagger(self.config, self.vocabs, token_features=self.features,
+                                  pretrained=self.matrix).to(self.device)
+        self.matrix = None
+        self.encoded = {name: encode(s.tokens, self.vocabs, tags=s.tags, **encode_options(self.features, s.columns))
+                        for name, s in self.splits.items()}
+        self.singletons = self._singletons()
+        return self.model
+
+    def parameter_groups(self) -> list[Any]:
+        return parameter_groups(self.model, self.config.train)
+
+    def save_run_files(self, run_dir: Path) -> None:
+        archive.save_vocabs(run_dir, self.vocabs)
+        archive.save_feature_state(run_dir, self.features.state if self.features else {})
+
+    def split_sizes(self) -> dict[str, int]:
+        return {name: len(self.splits[name].tokens) for name in ("train", "dev", "test") if name in self.splits}
+
+    # ------------------------------------------------------------ training
+
+    def _singletons(self) -> torch.Tensor | None:
+        """Word ids seen once in training, for singleton-to-<unk> replacement (shape: (V,) bool)."""
+        emb = self.config.model.embeddings
+        if emb is None or emb.singleton_unk <= 0:
+            return None
+        data = self.encoded["train"]
+        counts = torch.bincount(data.words[data.types > 0], minlength=len(self.vocabs["words"]))
+        return (counts == 1).to(self.device)
+
+    def training_batches(self, generator: torch.Generator) -> Iterator[Batch]:
+        t = self.config.train
+        for batch in iterate(self.encoded["train"], t.batch_size, shuffle=True, generator=generator,
+                             bucket_factor=t.bucket_factor):
+            yield batch.to(self.device)
+
+    def drop_singletons(self, words: torch.Tensor) -> torch.Tensor:
+        """Lample et al. 2016 §4: each training singleton is read as <unk> with probability ``singleton_unk``."""
+        if self.singletons is None:
+            return words
+        p = self.config.model.embeddings.singleton_unk
+        drop = self.singletons[words] & (torch.rand(words.shape, device=words.device) < p)  # shape: (B, T)
+        return words.masked_fill(drop, self.vocabs["words"].index(UNK))
+
+    def loss(self, batch: Batch) -> BatchLoss:
+        batch.words = self.drop_singletons(batch.words)
+        return BatchLoss(self.model.loss(batch), int(batch.indices.shape[0]), int(batch.mask.sum()))
+
+    def evaluate(self, model: nn.Module, split: str, out_dir: Path | None = None) -> Score:
+        predictions = out_dir / f"{split}.predictions.txt" if out_dir is not None else None
+        result = evaluate_split(Predictor(model, self.vocabs["tags"], device=self.device), self.encoded[split],
+                                self.splits[split], file_scheme=self.config.data.file_scheme,
+                                batch_size=self.config.train.eval_batch_size, predictions=predictions)
+        return Score(result.f1, result.to_dict(), result.report_text)
+
+
+def prepare(config: Config, run_dir: Path | None, device: torch.device) -> TaggingTask:
+    """The tagging task of ``config`` (checking LS artefacts first, before any vectors are read)."""
+    from seqlab.tagging.ls_features import require_ls_artefacts
+
+    require_ls_artefacts(config.model.features)
+    return TaggingTask(config, run_dir, device)

@@ -1,0 +1,81 @@
+"""The task table: a config's top-level ``task`` key (``tagging`` when absent) picks its schema, its
+trainer task and its loader. ``seqlab train``, ``seqlab.load`` and the CLI dispatch through it."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import torch
+
+from seqlab.core import archive
+from seqlab.core.errors import SeqlabError
+from seqlab.core.registry import Registry
+from seqlab.core.strict import apply_override, from_tree, read_mapping
+from seqlab.core.trainer import Prepare
+from seqlab.core.trainer import train as train_task
+
+DEFAULT_TASK = "tagging"
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One task: its config dataclass, how the trainer prepares it, and how a trained model is loaded."""
+
+    config: type
+    prepare: Prepare
+    load: Callable[[Path, "torch.device | str"], Any]
+
+
+def _tagging() -> TaskSpec:
+    from seqlab.tagging.api import SequenceTagger
+    from seqlab.tagging.config import Config
+    from seqlab.tagging.task import prepare
+
+    return TaskSpec(Config, prepare, SequenceTagger.load)
+
+
+def _relation() -> TaskSpec:
+    from seqlab.relation.api import RelationModel
+    from seqlab.relation.config import RelationConfig
+    from seqlab.relation.task import prepare
+
+    return TaskSpec(RelationConfig, prepare, RelationModel.load)
+
+
+TASKS: Registry[Callable[[], TaskSpec]] = Registry("task")
+TASKS.add("tagging", _tagging)
+TASKS.add("relation", _relation)
+
+
+def task_of(tree: dict[str, Any], source: str | Path) -> TaskSpec:
+    """The spec of a config tree's ``task`` (a clear error naming ``source`` for an unknown one)."""
+    name = tree.get("task", DEFAULT_TASK)
+    if not isinstance(name, str):
+        raise SeqlabError(f"{source}: task: expected one of {list(TASKS.names())}, got {name!r}")
+    return TASKS.get(name, f"{source}: task")()
+
+
+def read_config(path: str | Path, overrides: Sequence[str] = ()) -> Any:
+    """Read any seqlab config once: its ``task`` picks the schema; ``a.b=c`` overrides are checked against it."""
+    tree = read_mapping(path)
+    spec = task_of(tree, path)
+    for item in overrides:
+        apply_override(tree, item, root=spec.config)
+    return from_tree(spec.config, tree, prefix="")
+
+
+def train(config: Any, out_dir: str | Path, *, resume: bool = False, progress: bool = True) -> dict[str, Any]:
+    """Train ``config`` (any task's) into ``out_dir``; with ``resume``, continue the run already there.
+    Returns the run's metrics (also written to ``out_dir/metrics.json``)."""
+    return train_task(TASKS.get(config.task, "task")().prepare, config, out_dir, resume=resume, progress=progress)
+
+
+def load(path: str | Path, device: torch.device | str = "auto") -> Any:
+    """A trained model of any task from its run directory (see :func:`seqlab.load`)."""
+    run_dir = Path(path)
+    if not (run_dir / archive.CONFIG).is_file():
+        raise SeqlabError(f"{run_dir}: not a seqlab run directory (no {archive.CONFIG}); "
+                          "pass the --output folder of a training run")
+    spec = task_of(read_mapping(run_dir / archive.CONFIG), run_dir / archive.CONFIG)
+    return spec.load(run_dir, device)

@@ -1,0 +1,114 @@
+"""The contract every model kind keeps (after AllenNLP's ModelTestCase and flair's BaseModelTest).
+
+For the BiLSTM-CRF, the softmax tagger, the windowed I-T-W-O tagger and the relation classifier:
+``seqlab.train`` trains a tiny model on a real-format fixture; every parameter gets a gradient; and
+the run directory, loaded with ``seqlab.load`` **in a fresh Python process**, predicts exactly the labels
+the training process wrote for the test set, and the same labels and confidences as a load here.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import seqlab
+from tests.conftest import FIXTURES, forget_new_log_handlers
+from tests.helpers import relation_trainer, tagger_trainer
+
+NER, CHUNK, SEMEVAL = FIXTURES / "ner", FIXTURES / "chunk", FIXTURES / "semeval"
+WINDOW_FEATURES = ("model.features=[{type: embeddings, path: vectors.txt, format: glove, lowercase: true, scale: 0.1},"
+                   " {type: label_freq}, {type: orthographic}]")  # no POS column, so it can tag raw text
+KINDS = {  # kind: (config, data folder, overrides)
+    "bilstm_crf": (NER / "tiny.yaml", NER, ["train.epochs=4", "train.threads=1"]),
+    "softmax_tagger": (NER / "tiny.yaml", NER, ["model.decoder=softmax", "train.epochs=4", "train.threads=1"]),
+    "windowed_tagger": (CHUNK / "window.yaml", CHUNK, [WINDOW_FEATURES, "train.epochs=3"]),
+    "relation_classifier": (SEMEVAL / "tiny.yaml", SEMEVAL, []),
+}
+TEXTS = ["EU rejects German call to boycott British lamb. Peter Blackburn said so.",
+         "Confidence in the pound is widely expected to take another sharp dive.", ""]
+SENTENCES = (SEMEVAL / "unlabelled.txt").read_text(encoding="utf-8").splitlines()
+
+# What a user's program prints: every prediction through the public API, as JSON.
+PREDICT = """
+import json, sys
+import seqlab
+model = seqlab.load(sys.argv[1], "cpu")
+if isinstance(model, seqlab.RelationModel):
+    out = [[r.label, r.confidence] for r in model.classify_many(json.loads(sys.argv[2]))]
+    model.evaluate(sys.argv[3], answers=sys.argv[4])
+else:
+    out = [[[s.text, s.label, s.start, s.end, s.confidence] for s in d.spans] + [d.sentences[0].labels if d.sentences else []]
+           for d in model.tag_many(json.loads(sys.argv[2]))]
+    model.evaluate(sys.argv[3], output=sys.argv[4])
+print(json.dumps(out))
+"""
+
+
+def _config(kind: str):
+    path, _, overrides = KINDS[kind]
+    return seqlab.read_config(path, overrides)
+
+
+@pytest.fixture(scope="module", params=sorted(KINDS))
+def trained(request, tmp_path_factory) -> tuple[str, Path]:
+    kind = request.param
+    out = tmp_path_factory.mktemp(kind) / "run"
+    with pytest.MonkeyPatch.context() as mp, forget_new_log_handlers():
+        mp.setenv("SEQLAB_DATA", str(KINDS[kind][1]))
+        seqlab.train(_config(kind), out, progress=False)
+    return kind, out
+
+
+def _inputs(kind: str) -> list[str]:
+    return SENTENCES if kind == "relation_classifier" else TEXTS
+
+
+def _test_file(kind: str) -> Path:
+    return {"bilstm_crf": NER / "dev.txt", "softmax_tagger": NER / "dev.txt", "windowed_tagger": CHUNK / "test.txt",
+            "relation_classifier": SEMEVAL / "test.txt"}[kind]
+
+
+def _predict_here(model, kind: str) -> list:
+    if kind == "relation_classifier":
+        return [[r.label, r.confidence] for r in model.classify_many(_inputs(kind))]
+    return [[[s.text, s.label, s.start, s.end, s.confidence] for s in d.spans] + [d.sentences[0].labels if d.sentences else []]
+            for d in model.tag_many(_inputs(kind))]
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_parameter_gets_a_gradient(kind, tmp_path, monkeypatch):
+    monkeypatch.setenv("SEQLAB_DATA", str(KINDS[kind][1]))
+    make = relation_trainer if kind == "relation_classifier" else tagger_trainer
+    trainer = make(_config(kind), tmp_path, progress=False)
+    trainer.model.train()
+    batch = next(iter(trainer.task.training_batches(torch.Generator().manual_seed(0))))
+    trainer.task.loss(batch).loss.backward()
+    for name, param in trainer.model.named_parameters():
+        if param.requires_grad:
+            assert param.grad is not None and torch.isfinite(param.grad).all(), name
+
+
+def test_a_fresh_process_predicts_what_training_wrote_and_what_a_load_here_predicts(trained, tmp_path, monkeypatch):
+    kind, run = trained
+    # Only feature files a model reads at load time (the windowed tagger's word vectors) come from SEQLAB_DATA.
+    monkeypatch.setenv("SEQLAB_DATA", str(KINDS[kind][1]))
+    written = tmp_path / "fresh_predictions.txt"
+    fresh = subprocess.run([sys.executable, "-c", PREDICT, str(run), json.dumps(_inputs(kind)), str(_test_file(kind)),
+                            str(written)], capture_output=True, text=True, cwd=Path(__file__).parents[2])
+    assert fresh.returncode == 0, fresh.stderr
+    here = _predict_here(seqlab.load(run, "cpu"), kind)
+    assert json.loads(fresh.stdout) == json.loads(json.dumps(here))  # labels and confidences, bit for bit
+    training_wrote = run / ("test.answers.txt" if kind == "relation_classifier" else "test.predictions.txt")
+    assert written.read_text() == training_wrote.read_text()  # the config's test file, decoded at training time
+
+
+def test_the_loaded_object_is_the_public_type(trained, monkeypatch):
+    kind, run = trained
+    monkeypatch.setenv("SEQLAB_DATA", str(KINDS[kind][1]))
+    model = seqlab.load(run, "cpu")
+    expected = seqlab.RelationModel if kind == "relation_classifier" else seqlab.SequenceTagger
+    assert isinstance(model, expected) and not model.model.training
