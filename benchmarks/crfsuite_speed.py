@@ -3,7 +3,7 @@
     python benchmarks/crfsuite_speed.py --model runs/crfsuite_chunker_baseline/model.crfsuite \
         [--test conll2000/test.txt] [--repeats 3]
 
-The baseline that issue 5 sets for the window taggers (``benchmarks/window_speed.py``): the
+The baseline for the window taggers (``benchmarks/window_speed.py``): the
 same test file, from token and POS lists to label strings, *feature extraction included*
 (the Sha & Pereira / Turian et al. 2010 templates of :class:`ChunkFeatures`, one dict per
 token, then CRFsuite's Viterbi in C++). CRFsuite runs on one core. Timing both on the same

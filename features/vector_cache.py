@@ -2,7 +2,7 @@
 
 Parsing GloVe 6B 50d (400,000 gzipped text lines) took 18 s (features.embeddings) and 71 s (gensim) on this
 2-core machine with three trainings running, at the start of every training run and every ``seqlab tag`` of a
-window model; reading the cached matrix took 0.11 s and 0.65 s (RESULTS.md, session 6). An entry is keyed by the
+window model; reading the cached matrix took 0.11 s and 0.65 s (RESULTS.md, Speed). An entry is keyed by the
 file's resolved path, size and modification time and by the reader (``kind``), so an edited or replaced
 file is parsed again.
 

@@ -27,7 +27,7 @@ def forget_new_log_handlers() -> Iterator[None]:
 
 @pytest.fixture(autouse=True, scope="session")
 def _no_vector_cache() -> Iterator[None]:
-    """Tests parse vector files themselves and write nothing to ~/.cache (session scope, so that module-scoped
+    """Tests parse vector files themselves and write nothing to ~/.cache (widest scope, so that module-scoped
     fixtures which train models see it too); tests of the cache turn it on with monkeypatch."""
     before = os.environ.get("SEQLAB_CACHE")
     os.environ["SEQLAB_CACHE"] = "off"

@@ -18,7 +18,7 @@ def test_there_is_a_shipped_relation_config():
 
 
 def test_the_shipped_config_keeps_the_entity_markers_but_old_runs_read_without_them(tmp_path):
-    """Markers are the shipped config's choice (RESULTS.md, session 4); a run directory written before the
+    """Markers are the shipped config's choice (RESULTS.md, SemEval-2010 Task 8); a run directory written before the
     key existed has no ``entity_markers`` in its config.yaml and must still load as trained, without them."""
     shipped = next(p for p in CONFIGS if p.name == "semeval10_entity_attention.yaml")
     assert load_relation_config(shipped).model.entity_markers is True
