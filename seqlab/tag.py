@@ -23,7 +23,7 @@ from seqlab.build import use_post_viterbi
 from seqlab.data.batching import encode
 from seqlab.data.dataset import read_split
 from seqlab.data.schemes import convert
-from seqlab.data.tokenize import Token, split_sentences
+from features.tokenize import Token, split_sentences
 from seqlab.metrics import format_conlleval, score
 from seqlab.token_features import encode_options
 from seqlab.modules.window_fast import Workspace

@@ -12,7 +12,7 @@ import pytest
 from seqlab.cli import main
 from seqlab.config import load_config
 from seqlab.data.schemes import spans
-from seqlab.data.tokenize import split_sentences
+from features.tokenize import split_sentences
 from seqlab.tag import tag_stream
 from seqlab.train import train
 
