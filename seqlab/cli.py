@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Sequence
 
 from seqlab.relation import cli as relation_cli
+from features.base import FeatureError
 from seqlab.errors import DataFormatError, SeqlabError
 from seqlab.features_cli import add_parser as add_features_parser
 from seqlab.summarize import add_parser as add_summarize_parser
@@ -256,7 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     setup_logging(args.verbose)
     try:
         return args.func(args)
-    except SeqlabError as err:
+    except (SeqlabError, FeatureError) as err:  # FeatureError: bad input found by features/ (a vector file)
         print(f"seqlab: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

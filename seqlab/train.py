@@ -59,7 +59,7 @@ def build_vocabs(config: Config, splits: dict[str, Split]) -> tuple[dict[str, Vo
     counts = Counter(normalize(w) for s in train.tokens for w in s)
     found: dict[str, Any] = {}
     if emb.path:
-        from seqlab.data.pretrained import load_vectors, select_vectors
+        from features.vectors import load_vectors, select_vectors
         from seqlab.paths import resolve_data_path
 
         vectors = load_vectors(resolve_data_path(emb.path, key="model.embeddings.path"), emb.format)

@@ -58,7 +58,7 @@ def build_vocabs(config: RelationConfig, splits: dict[str, list[RelationExample]
     counts = Counter(normalize(w) for e in splits["train"] for w in e.tokens)
     found: dict[str, np.ndarray] = {}
     if emb.path:
-        from seqlab.data.pretrained import load_vectors, select_vectors
+        from features.vectors import load_vectors, select_vectors
         from seqlab.paths import resolve_data_path
 
         vectors = load_vectors(resolve_data_path(emb.path, key="model.embeddings.path"), emb.format)
