@@ -71,12 +71,6 @@ class Token:
     end: int
 
 
-@dataclass(frozen=True)
-class _Rules:
-    abbreviations: tuple[str, ...]
-    prefixes: frozenset[str]
-
-
 def parse_abbreviations(text: str, source: str = "abbreviations.txt") -> dict[str, str]:
     """Parse an abbreviation list (``ABBREV KIND`` per line, ``#`` comments) into {abbrev: kind}."""
     table: dict[str, str] = {}
@@ -136,6 +130,14 @@ def _build_pattern(abbreviations: Iterable[str], *, links: bool = True, clitics:
         )""",
         re.VERBOSE,
     )
+
+
+@dataclass(frozen=True)
+class _Rules:
+    """The shipped abbreviation list: every entry, and those of kind ``prefix``."""
+
+    abbreviations: tuple[str, ...]
+    prefixes: frozenset[str]
 
 
 @functools.cache
