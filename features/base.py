@@ -65,7 +65,18 @@ class SentenceTransformer:
         return self
 
 
-class FeatureFileError(ValueError):
+class FeatureError(ValueError):
+    """Bad input to ``features/`` (a file, a format name): the message says what was expected.
+
+    An application shows the message without a traceback (``seqlab`` does).
+    """
+
+
+class MissingDependencyError(FeatureError, ImportError):
+    """An optional package a reader needs (gensim, fasttext) is not installed; says how to install it."""
+
+
+class FeatureFileError(FeatureError):
     """A malformed line in a representation file (paths, embeddings): names the file and line."""
 
     def __init__(self, path: str, line: int, message: str) -> None:

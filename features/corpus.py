@@ -4,7 +4,7 @@ The pipeline is the one of Turian, Ratinov & Bengio (2010), who induced their
 representations from cleaned RCV1 newswire:
 
 1. **Tokenise** each line (a paragraph) as CoNLL-2003 does and split it into sentences
-   (:func:`split_sentences`, :func:`tokenize_conll`).
+   (:func:`features.tokenize.sentence_words`).
 2. **Clean** (optional; Liang 2005, as used by Turian et al. 2010): drop every sentence in
    which fewer than 90% of the characters, whitespace not counted, are ``a``-``z``
    (:func:`is_clean`).
@@ -19,28 +19,15 @@ representations from cleaned RCV1 newswire:
 one paragraph per line (the layout of ``shared/data/unlabeled``); :func:`write_corpus`
 writes one sentence per line, atomically; :func:`corpus_stats` counts it.
 
-The tokenizer is a deliberately small regex, not the full one of ``seqlab.data.tokenize``
-(``features`` must not import ``seqlab``). It splits punctuation off words; splits the
-clitics ``'s 're 've 'll 'd 'm`` and ``n't`` (``do n't``, ``ca n't``); keeps dotted acronyms
-(``U.S.``, ``a.m.``, ``U.S.-led``), the titles, months and company abbreviations in
-:data:`ABBREVIATIONS` (``Mr.``, ``Inc.``, ``Jan.``) and initials before a capitalised
-word (``J. Smith``); keeps hyphenated words (``two-year-old``), ``AT&T``, ``O'Neill``
-and numbers (``1,234.5``, ``12:30``, ``1996-08-22``); and makes runs such as ``...`` and
-``--`` one token. Every non-space character ends up in exactly one token.
-
-Sentences end after ``.``, ``?``, ``!`` or ``...`` (with any closing quotes or brackets
-attached to it) when whitespace and then a capitalised word (or an opening quote or
-bracket attached to one) follow. Known limits: a sentence never ends after an abbreviation
-or initial (``... in the U.S. The``), and a sentence that starts with a digit or a
-lower-case word is not split off. As in CoNLL-2003, the period of an abbreviation that
-ends a line is split off (``Acme Inc.`` → ``Acme Inc .``).
+Tokenisation and sentence splitting are those of :mod:`features.tokenize` (CoNLL-2003
+conventions, the same as ``seqlab tag`` uses), through its offset-free
+:func:`features.tokenize.sentence_words`.
 """
 from __future__ import annotations
 
 import gzip
 import logging
 import os
-import re
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -50,95 +37,16 @@ from typing import BinaryIO, Union
 
 from features.atomic import atomic_open
 from features.base import FeatureFileError
+from features.tokenize import sentence_words
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 logger = logging.getLogger(__name__)
 
-#: Abbreviations kept whole with their period (case-sensitive, without the period).
-ABBREVIATIONS = frozenset(
-    """Mr Mrs Ms Dr Prof St Jr Sr Gen Col Lt Sgt Capt Cmdr Adm Sen Rep Gov Pres Rev Hon Mt Ft
-    Inc Ltd Co Corp Bros Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec vs etc""".split()
-)
-#: Tokens that can end a sentence (besides any run of two or more periods).
-TERMINALS = frozenset({".", "?", "!", "\u2026"})
-#: Closing quotes and brackets that stay with the sentence they follow when attached to it.
-CLOSERS = frozenset({'"', "'", ")", "]", "}", "\u201d", "\u2019", "\u00bb"})
-#: Opening quotes and brackets that may start a sentence.
-OPENERS = frozenset({'"', "'", "`", "(", "[", "\u201c", "\u2018", "\u00ab"})
 #: Liang's (2005) cleaning: the least share of ``a``-``z`` among non-space characters.
 CLEAN_FRACTION = Fraction(9, 10)
 #: What :func:`read_corpus` reads from a folder: files with these suffixes, in name order.
 CORPUS_SUFFIXES = (".txt", ".txt.gz")
-
-_APOS = "['\u2019]"
-_CLITIC = rf"(?:{_APOS}(?:[sSdDmM]|re|RE|ve|VE|ll|LL)|[nN]{_APOS}[tT])(?!\w)"
-_TOKEN = re.compile(
-    rf"""
-      (?:[^\W\d_]\.){{2,}}(?:-\w+)*                     # acronyms: U.S. a.m. U.S.-led
-    | (?<![\w.])(?:{"|".join(sorted(ABBREVIATIONS, key=len, reverse=True))})\.  # Mr. Inc.
-    | (?<![\w.])[A-Z]\.(?=\s+[A-Z])                      # an initial before a name: J. Smith
-    | \w+?(?=[nN]{_APOS}[tT](?!\w))                      # do|n't ca|n't
-    | {_CLITIC}                                          # 's 're 've 'll 'd 'm n't
-    | \w+(?:(?:-|(?<=\d)[.,:/](?=\d)|&|(?!{_CLITIC}){_APOS}(?=[^\W\d_]))\w+)*  # words, numbers
-    | \.{{2,}} | -{{2,}}                                  # runs: ... --
-    | \S                                                 # any other character
-    """,
-    re.VERBOSE,
-)
-
-
-def _spans(text: str) -> list[tuple[str, int, int]]:
-    return [(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
-
-
-def _is_terminal(word: str) -> bool:
-    return word in TERMINALS or (len(word) > 1 and word.strip(".") == "")
-
-
-def _opens_sentence(spans: list[tuple[str, int, int]], j: int) -> bool:
-    """Whether token ``j`` (after a sentence-final mark) starts a new sentence."""
-    word, start, _ = spans[j]
-    if start == spans[j - 1][2]:  # attached to the mark: no space, no new sentence
-        return False
-    if word[0].isupper():
-        return True
-    return (
-        word in OPENERS and j + 1 < len(spans)
-        and spans[j + 1][1] == spans[j][2] and spans[j + 1][0][0].isupper()
-    )
-
-
-def split_sentences(text: str) -> list[list[str]]:
-    """Tokenise a paragraph (one line) CoNLL-style and split it into sentences of tokens."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be str, but got {type(text).__name__}")
-    spans = _spans(text)
-    sentences: list[list[str]] = []
-    begin = i = 0
-    while i < len(spans):
-        if _is_terminal(spans[i][0]):
-            j = i + 1
-            while j < len(spans) and spans[j][0] in CLOSERS and spans[j][1] == spans[j - 1][2]:
-                j += 1
-            if j < len(spans) and _opens_sentence(spans, j):
-                sentences.append([s[0] for s in spans[begin:j]])
-                begin = i = j
-                continue
-        i += 1
-    if begin < len(spans):
-        last = [s[0] for s in spans[begin:]]
-        word = last[-1]
-        if len(word) > 1 and word.endswith(".") and not _is_terminal(word):  # Inc. U.S. at line end
-            last[-1:] = [word[:-1], "."]
-        sentences.append(last)
-    return sentences
-
-
-def tokenize_conll(text: str) -> list[str]:
-    """The tokens of ``text``, CoNLL-2003 style: :func:`split_sentences`, flattened."""
-    return [token for sentence in split_sentences(text) for token in sentence]
-
 
 def is_clean(tokens: Sequence[str]) -> bool:
     """Liang's (2005) test: at least 90% of the non-space characters are ``a``-``z``.
@@ -196,7 +104,7 @@ def read_corpus(
     """Stream the sentences of UTF-8 text files (gzipped or not) as token lists.
 
     Each line is a paragraph: with ``tokenize`` it is tokenised and split into sentences
-    (:func:`split_sentences`); without, it is one already tokenised sentence, split on
+    (:func:`features.tokenize.sentence_words`); without, it is one already tokenised sentence, split on
     whitespace (the layout :func:`write_corpus` writes). Blank lines yield nothing. Then,
     in this order: ``clean`` drops sentences that fail :func:`is_clean`, ``lowercase``
     lower-cases, and ``normalize_numbers`` applies :func:`normalize_number`.
@@ -214,7 +122,7 @@ def _read(files: list[Path], tokenize: bool, clean: bool, numbers: bool, lowerca
     for path in files:
         logger.info("reading corpus file %s", path)
         for line in read_lines(path):
-            for sentence in split_sentences(line) if tokenize else [line.split()]:
+            for sentence in sentence_words(line) if tokenize else [line.split()]:
                 if not sentence:
                     continue
                 seen += 1

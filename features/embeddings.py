@@ -1,30 +1,15 @@
 """Word embeddings as per-token feature vectors (Turian, Ratinov & Bengio 2010, section 7.2).
 
-Two text layouts are read, plain or gzipped, told apart by the first line
-(``fmt="auto"``):
-
-* ``word2vec``: a ``<count> <dim>`` header, then one word and ``dim`` numbers per line;
-  read by gensim's ``KeyedVectors`` (imported only here, with an install hint);
-* ``turian`` (alias ``glove``): no header, one word and its numbers per line, separated
-  by single spaces: Turian et al.'s ``embeddings-scaled.EMBEDDING_SIZE=50.txt`` and the
-  GloVe files. Read and checked line by line here.
-
-A line with the wrong number of columns, a value that is not a finite number, a
-duplicate word or a header that does not match the file raises
-:class:`features.base.FeatureFileError` naming the file and line.
-
-:func:`read_vectors` (the words and the matrix, unscaled) is also how
-:meth:`features.vocab.Embeddings.load` reads these files; a file it has read once is then read
-from a binary cache (:mod:`features.vector_cache`).
+Vector files are read by :func:`features.vectors.read_vectors`, the one reader of word-vector
+files (GloVe/Turian text without a header, word2vec/fastText text with one, word2vec binary;
+plain or gzipped; ``fmt="auto"`` tells the text layouts apart by the first line). A malformed
+line raises :class:`features.base.FeatureFileError` naming the file and line; a file read
+once is then read from a binary cache (:mod:`features.vector_cache`).
 """
 from __future__ import annotations
 
-import contextlib
 import logging
-import math
-import os
 import time
-import zlib
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,17 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from features.base import FeatureFileError
-from features.corpus import normalize_number, read_lines
+from features.corpus import normalize_number
 from features.scaling import DEFAULT_SIGMA, scale_embeddings
-from features.vector_cache import cached_vectors
+from features.vectors import READ_FORMATS as FORMATS, read_vectors
 
 logger = logging.getLogger(__name__)
 
-FORMATS = ("auto", "word2vec", "turian", "glove")
 #: Rows used for words without a vector, in order of preference; zeros if none is present.
 UNKNOWN_WORDS = ("*UNKNOWN*", "UNKNOWN", "<unk>", "UUUNKKK")
-_CHUNK = 8192  # rows converted to numbers at a time
 
 
 class EmbeddingFeatures:
@@ -96,7 +78,7 @@ class EmbeddingFeatures:
         normalize_numbers: bool = False,
         scale: float | None = DEFAULT_SIGMA,
     ) -> "EmbeddingFeatures":
-        """Read word vectors from a ``word2vec`` or ``turian``/``glove`` text file (see the module doc)."""
+        """Read word vectors from a file in one of :data:`FORMATS` (see :func:`features.vectors.read_vectors`)."""
         start = time.perf_counter()
         words, vectors = read_vectors(path, fmt=fmt)
         if not words:
@@ -176,141 +158,3 @@ def nearest_rows(unit: np.ndarray, i: int, k: int) -> list[tuple[int, float]]:
         return []
     top = np.argpartition(-sims, k - 1)[:k]
     return [(j, float(sims[j])) for j in sorted(top.tolist(), key=lambda j: (-sims[j], j))]
-
-
-def read_vectors(path: str | os.PathLike[str], *, fmt: str = "auto") -> tuple[list[str], np.ndarray]:
-    """The words of a vector file and their ``(len(words), dim)`` float32 matrix, checked line by line.
-
-    ``fmt`` is ``auto``, ``word2vec``, ``turian`` or ``glove`` (see the module doc); the file may
-    be gzipped. A word2vec header that declares 0 vectors gives an empty ``(0, dim)`` matrix.
-    """
-    if fmt not in FORMATS:
-        raise ValueError(f"fmt must be one of {', '.join(FORMATS)}, but got {fmt!r}")
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"embedding file not found: {path}")
-    layout = detect_format(path) if fmt == "auto" else ("turian" if fmt == "glove" else fmt)
-    read = (lambda: _read_word2vec(path)) if layout == "word2vec" else (lambda: _read_text(path, header=False))
-    return cached_vectors(path, f"features.embeddings/{layout}", read)  # parsed once, then from the cache
-
-
-def detect_format(path: str | Path) -> str:
-    """``word2vec`` if the first line is a ``<count> <dim>`` header, else ``turian``."""
-    first = _first_line(Path(path))
-    if first is None:
-        raise ValueError(f"{path}: the file is empty (expected word vectors)")
-    return "word2vec" if _header(first) is not None else "turian"
-
-
-def _header(line: str) -> tuple[int, int] | None:
-    fields = line.split()
-    if len(fields) == 2 and all(f.isdecimal() for f in fields):
-        return int(fields[0]), int(fields[1])
-    return None
-
-
-def _clip(text: str, width: int = 60) -> str:
-    return text if len(text) <= width else text[:width] + "..."
-
-
-def _read_text(path: Path, *, header: bool) -> tuple[list[str], np.ndarray]:
-    """Parse and check a vector file line by line (both layouts); errors name the file and line."""
-    words: list[str] = []
-    first_line: dict[str, int] = {}
-    chunks: list[np.ndarray] = []
-    pending: list[list[str]] = []
-    dim = declared = None
-    origin = ""
-    lineno = 0
-    for lineno, line in enumerate(read_lines(path), start=1):
-        if header and lineno == 1:
-            parsed = _header(line)
-            if parsed is None:
-                raise FeatureFileError(str(path), 1, f"expected a header '<count> <dim>', but got {_clip(line)!r}")
-            declared, dim = parsed
-            origin = "as declared in the header"
-            continue
-        fields = line.rstrip().split(" ")
-        if fields == [""]:
-            raise FeatureFileError(str(path), lineno, "empty line (expected a word and its values)")
-        if dim is None:
-            dim, origin = len(fields) - 1, f"as on line {lineno}"
-            if dim == 0:
-                raise FeatureFileError(str(path), lineno, f"expected a word and its values, but got {_clip(line)!r}")
-        if len(fields) != dim + 1:
-            raise FeatureFileError(
-                str(path), lineno,
-                f"expected a word and {dim} values ({origin}), but got {len(fields) - 1} values in {_clip(line)!r}"
-                + ("; fields must be separated by single spaces" if "" in fields or "\t" in line else ""),
-            )
-        word = fields[0]
-        if word in first_line:
-            raise FeatureFileError(str(path), lineno, f"duplicate word {word!r} (first on line {first_line[word]})")
-        first_line[word] = lineno
-        words.append(word)
-        pending.append(fields[1:])
-        if len(pending) == _CHUNK:
-            chunks.append(_numbers(path, pending, lineno - len(pending) + 1))
-            pending = []
-    if pending:
-        chunks.append(_numbers(path, pending, lineno - len(pending) + 1))
-    if dim is None:
-        raise ValueError(f"{path}: the file holds no word vectors")
-    if declared is not None and declared != len(words):
-        raise FeatureFileError(str(path), 1, f"the header declares {declared} vectors, but the file has {len(words)}")
-    return words, np.concatenate(chunks) if chunks else np.zeros((0, dim), dtype=np.float32)
-
-
-def _numbers(path: Path, rows: list[list[str]], first_lineno: int) -> np.ndarray:
-    """``rows`` of number strings as a float32 matrix; a bad value is reported with its line."""
-    try:
-        with np.errstate(over="ignore"):  # an overflow becomes inf, reported below
-            matrix = np.array(rows, dtype=np.float32)  # shape: (len(rows), dim)
-    except ValueError:
-        matrix = None
-    if matrix is not None and np.isfinite(matrix).all():
-        return matrix
-    for offset, values in enumerate(rows):
-        for value in values:
-            try:
-                number = float(value)
-            except ValueError:
-                raise FeatureFileError(
-                    str(path), first_lineno + offset, f"expected a number, but got {value!r}"
-                ) from None
-            if not math.isfinite(number) or abs(number) > float(np.finfo(np.float32).max):
-                raise FeatureFileError(
-                    str(path), first_lineno + offset, f"expected a finite number, but got {value!r}"
-                )
-    raise ValueError(f"{path}: cannot read the numbers of lines {first_lineno}-{first_lineno + len(rows) - 1}")
-
-
-def _read_word2vec(path: Path) -> tuple[list[str], np.ndarray]:
-    """Read word2vec text with gensim; if gensim fails or reads a damaged line silently, locate it here."""
-    try:
-        from gensim.models import KeyedVectors
-    except ImportError as err:
-        raise ImportError(f"reading word2vec files needs gensim ({err}); install it with: pip install gensim") from None
-    try:
-        kv = KeyedVectors.load_word2vec_format(str(path), binary=False)
-    except (ValueError, EOFError, OSError, zlib.error):
-        return _read_text(path, header=True)  # raises FeatureFileError at the first bad line
-    words = list(kv.index_to_key)
-    matrix = np.asarray(kv.vectors[: len(words)], dtype=np.float32)
-    # gensim spreads a line with one value over all columns, keeps only the first of duplicate
-    # words and turns overflows into inf: if it shows a trace of these, find the line ourselves.
-    # (Like gensim, lines past the declared count are not read.)
-    flat = kv.vector_size > 1 and bool((matrix == matrix[:, :1]).all(axis=1).any())
-    if flat or not np.isfinite(matrix).all() or len(words) != _declared_count(path):
-        return _read_text(path, header=True)
-    return words, matrix
-
-
-def _declared_count(path: Path) -> int:
-    parsed = _header(_first_line(path) or "")
-    return -1 if parsed is None else parsed[0]
-
-
-def _first_line(path: Path) -> str | None:
-    with contextlib.closing(read_lines(path)) as lines:
-        return next(lines, None)

@@ -87,32 +87,39 @@ def word_type(word: str) -> str:
     return "".join(out)
 
 
+#: What counts as a number: digits with ``. , : / -`` between them, an optional sign and a final ``%``.
+_NUMERIC = re.compile(r"^[+\-]?[\d.,:/\-]*\d[\d.,:/\-]*%?$")
+
+
 def capitalization(word: str) -> str:
     """The capitalization pattern of ``word``, one of :data:`CAPITALIZATION`.
 
-    ``noAlphaNum``: no letter or digit (``.``, ``--``); ``numeric``: digits but no letter
-    (``1,234``); ``allLower``: no upper-case letter (``cat``, ``1980s``, uncased scripts);
-    ``allUpper``: no lower-case letter (``EU``, ``U.S.``, ``I``); ``upperFirst``: the first
-    character is upper-case (``Label-making``, ``McDonald``); else ``upperNotFirst`` (``iPhone``).
+    ``numeric``: a number as written (``1,234``, ``-0.5``, ``5%``, ``1996-08-22``);
+    ``noAlphaNum``: no letter or digit (``.``, ``--``); ``allUpper``: upper-case letters
+    and no lower-case one (``EU``, ``U.S.``, ``I``); ``allLower``: no upper-case letter
+    (``cat``, ``1980s``, ``(1)``, uncased scripts); ``upperFirst``: the first character
+    is upper-case (``Label-making``, ``McDonald``); else ``upperNotFirst`` (``iPhone``).
+    This is also the class of the seqlab tagger's capitalization embedding
+    (``seqlab.data.vocab.capitalization``), whose ids trained models depend on.
     """
+    if _NUMERIC.match(word):
+        return "numeric"
     if word.isascii():  # the common case: one pass in C gives which classes occur
         kinds = word.translate(_ASCII_TYPES)
         upper, lower = "A" in kinds, "a" in kinds
         if not (upper or lower):
-            return "numeric" if "n" in kinds else "noAlphaNum"
+            return "allLower" if "n" in kinds else "noAlphaNum"
         if not upper:
             return "allLower"
         if not lower:
             return "allUpper"
         return "upperFirst" if kinds[0] == "A" else "upperNotFirst"
-    if not any(c.isalnum() for c in word):
+    if not any(ch.isalnum() for ch in word):
         return "noAlphaNum"
-    if not any(c.isalpha() for c in word):
-        return "numeric"
-    if not any(c.isupper() for c in word):
-        return "allLower"
-    if not any(c.islower() for c in word):
+    if word.isupper():
         return "allUpper"
+    if word.islower() or not any(ch.isupper() for ch in word):
+        return "allLower"
     return "upperFirst" if word[0].isupper() else "upperNotFirst"
 
 

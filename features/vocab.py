@@ -7,7 +7,7 @@
   extractor in the sense of :mod:`features.base`, with ``nearest`` by cosine and file I/O in
   word2vec text format (written by gensim) and in the layout of Turian et al.'s (2010)
   published ``embeddings-scaled.EMBEDDING_SIZE=50.txt`` (a word then its numbers, no header).
-  Files are read by :func:`features.embeddings.read_vectors`, the one reader of both layouts.
+  Files are read by :func:`features.vectors.read_vectors`, the one reader of both layouts.
 
 Nothing here imports torch or seqlab.
 """
@@ -24,7 +24,8 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from features.atomic import atomic_path
-from features.embeddings import nearest_rows, read_vectors, unit_rows
+from features.embeddings import nearest_rows, unit_rows
+from features.vectors import read_vectors
 
 PADDING = "PADDING"  # fills windows at a sentence's left edge; Turian's files use these two names
 UNKNOWN = "*UNKNOWN*"  # every word seen fewer than ``min_count`` times
@@ -213,7 +214,7 @@ class Embeddings:
     def load(cls, path: str | os.PathLike[str]) -> "Embeddings":
         """Read word2vec text (a ``count dim`` header line) or Turian's layout (no header), gzipped or not.
 
-        Parsed by :func:`features.embeddings.read_vectors`: a malformed line raises
+        Parsed by :func:`features.vectors.read_vectors`: a malformed line raises
         :class:`~features.base.FeatureFileError` naming the file and line.
         """
         words, matrix = read_vectors(path)

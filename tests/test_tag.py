@@ -12,7 +12,7 @@ import pytest
 from seqlab.cli import main
 from seqlab.tagging.config import load_config
 from seqlab.data.schemes import spans
-from seqlab.data.tokenize import split_sentences
+from features.tokenize import split_sentences
 from seqlab.cli.tag import write_documents
 from seqlab.tagging.api import SequenceTagger
 from seqlab.tasks import train

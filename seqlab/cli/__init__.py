@@ -11,6 +11,7 @@ import logging
 import sys
 from typing import Sequence
 
+from features.base import FeatureError
 from seqlab.cli import features, relation, score, tag, train
 from seqlab.core.errors import SeqlabError
 from seqlab.core.summarize import add_parser as add_summarize_parser
@@ -46,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     setup_logging(args.verbose)
     try:
         return args.func(args)
-    except SeqlabError as err:
+    except (SeqlabError, FeatureError) as err:  # FeatureError: bad input found by features/ (a vector file)
         print(f"seqlab: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

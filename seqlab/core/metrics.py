@@ -33,10 +33,11 @@ from typing import NamedTuple
 
 from seqeval.metrics.sequence_labeling import get_entities
 
-from seqlab.core.errors import DataFormatError
+from seqlab.data.schemes import PREFIXES, split_tag
+from seqlab.core.errors import DataFormatError, SeqlabError
 
 OUTSIDE = "O"
-CHUNK_PREFIXES = ("B", "I", "E", "S", "L", "U")
+CHUNK_PREFIXES = PREFIXES
 # seqeval knows BIOES only; BILOU's last (L) and unit (U) tags mean the same as E and S.
 SEQEVAL_PREFIX = {"B": "B", "I": "I", "E": "E", "S": "S", "L": "E", "U": "S"}
 
@@ -114,12 +115,15 @@ class SpanReport:
         return _precision(self.token_correct, self.tokens)
 
 
-def split_tag(tag: str) -> tuple[str, str] | None:
-    """Split a tag into (prefix, type) as conlleval reads it, or None if it is no chunk tag."""
-    if tag == OUTSIDE:
-        return OUTSIDE, UNTYPED
-    prefix, _, type_ = tag.partition("-")
-    if prefix not in CHUNK_PREFIXES:
+def _conlleval_parts(tag: str) -> tuple[str, str] | None:
+    """(prefix, type) as conlleval reads a tag (``B`` and ``B-0`` are untyped), or None if it is no chunk tag.
+
+    Parsed by :func:`seqlab.data.schemes.split_tag`; a malformed tag is None here, so the
+    callers can report it with the line it is on.
+    """
+    try:
+        prefix, type_ = split_tag(tag, untyped=True)
+    except SeqlabError:
         return None
     return prefix, UNTYPED if type_ == FALSY_TYPE else type_
 
@@ -149,7 +153,7 @@ class _TagCodec:
         known = self._tags.get(tag)
         if known is not None:
             return known
-        parts = split_tag(tag)
+        parts = _conlleval_parts(tag)
         if parts is None:
             raise ValueError(_bad_tag_message(tag))
         prefix, type_ = parts
@@ -339,7 +343,7 @@ def _check_tags(path: str, number: int, fields: list[str], valid: set[str]) -> N
     for column, tag in (("gold", fields[-2]), ("predicted", fields[-1])):
         if tag in valid:
             continue
-        if split_tag(tag) is None:
+        if _conlleval_parts(tag) is None:
             raise DataFormatError(path, number, f"{column} tag: {_bad_tag_message(tag)}")
         valid.add(tag)
 

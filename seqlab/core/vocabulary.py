@@ -31,7 +31,7 @@ def word_vocabulary(emb: EmbeddingsConfig, train: Iterable[Sequence[str]], every
     found: dict[str, np.ndarray] = {}
     if emb.path:
         from seqlab.core.paths import resolve_data_path
-        from seqlab.data.pretrained import load_vectors, select_vectors
+        from features.vectors import load_vectors, select_vectors
 
         vectors = load_vectors(resolve_data_path(emb.path, key="model.embeddings.path"), emb.format)
         if vectors.dim != emb.dim:

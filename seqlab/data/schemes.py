@@ -18,6 +18,8 @@ import numpy as np
 from seqlab.core.errors import SeqlabError
 
 OUTSIDE = "O"
+#: Chunk prefixes of every scheme: begin, inside, end, single (BIOES) and last, unit (BILOU).
+PREFIXES = ("B", "I", "E", "S", "L", "U")
 
 
 @dataclass(frozen=True)
@@ -58,13 +60,17 @@ def get_scheme(name: str) -> Scheme:
 
 
 @functools.lru_cache(maxsize=4096)  # called once per token when reading spans; a tag set is small
-def split_tag(tag: str) -> tuple[str, str]:
-    """``'B-PER'`` → ``('B', 'PER')``; ``'O'`` → ``('O', '')``."""
+def split_tag(tag: str, *, untyped: bool = False) -> tuple[str, str]:
+    """``'B-PER'`` → ``('B', 'PER')``; ``'O'`` → ``('O', '')``; a malformed tag raises SeqlabError.
+
+    The one tag parser of seqlab. With ``untyped``, a chunk tag without a type (``'B'``,
+    ``'B-'``) is read as ``('B', '')``, as conlleval reads it; without, it is malformed.
+    """
     if tag == OUTSIDE:
         return OUTSIDE, ""
     prefix, sep, kind = tag.partition("-")
-    if not sep or not kind or prefix not in {"B", "I", "E", "S", "L", "U"}:
-        raise SeqlabError(f"malformed tag {tag!r}: expected 'O' or PREFIX-TYPE with PREFIX in B, I, E, S, L, U")
+    if prefix not in PREFIXES or not (untyped or (sep and kind)):
+        raise SeqlabError(f"malformed tag {tag!r}: expected 'O' or PREFIX-TYPE with PREFIX in {', '.join(PREFIXES)}")
     return prefix, kind
 
 

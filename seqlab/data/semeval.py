@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from seqlab.core.atomic import atomic_open
-from seqlab.data.tokenize import tokenize
+from features.tokenize import tokenize
 from seqlab.core.errors import DataFormatError, SeqlabError
 
 OTHER = "Other"

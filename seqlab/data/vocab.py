@@ -6,31 +6,23 @@ import re
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from features.orthographic import capitalization as capitalization_pattern
 from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import SeqlabError
 
 PAD = "<pad>"
 UNK = "<unk>"
 
-# Capitalization classes (Collobert et al. 2011; Ghaddar & Langlais 2018 §4). Id 0 is padding.
+# Capitalization classes (Collobert et al. 2011; Ghaddar & Langlais 2018 §4), classified by
+# features.orthographic.capitalization. Id 0 is padding; trained models depend on these ids.
 CAPS = ("<pad>", "allUpper", "allLower", "upperFirst", "upperNotFirst", "numeric", "noAlphaNum")
-_NUMERIC = re.compile(r"^[+\-]?[\d.,:/\-]*\d[\d.,:/\-]*%?$")
+_CAPS_ID = {name: i for i, name in enumerate(CAPS)}
 _DIGIT = re.compile(r"\d")
 
 
 def capitalization(word: str) -> int:
-    """The capitalization class id of a word (1..6; 0 is padding)."""
-    if _NUMERIC.match(word):
-        return 5
-    if not any(ch.isalnum() for ch in word):
-        return 6
-    if word.isupper():
-        return 1
-    if word.islower() or not any(ch.isupper() for ch in word):
-        return 2
-    if word[0].isupper():
-        return 3
-    return 4
+    """The capitalization class id of a word (1..6; 0 is padding), for the caps embedding."""
+    return _CAPS_ID[capitalization_pattern(word)]
 
 
 def normalize_digits(word: str) -> str:

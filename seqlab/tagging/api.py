@@ -21,7 +21,7 @@ from seqlab.core.errors import SeqlabError
 from seqlab.data.batching import Encoded, encode
 from seqlab.data.dataset import Split, read_split
 from seqlab.data.schemes import convert
-from seqlab.data.tokenize import Token, split_sentences
+from features.tokenize import Token, split_sentences
 from seqlab.data.vocab import Vocab
 from seqlab.models.tagger import Tagger
 from seqlab.tagging.build import build_tagger, use_post_viterbi

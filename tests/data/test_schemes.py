@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqlab.data.schemes import SCHEMES, SpanReader, allowed_transitions, convert, from_spans, labels_for, spans
+from seqlab.data.schemes import SCHEMES, SpanReader, allowed_transitions, convert, from_spans, labels_for, spans, split_tag
 from seqlab.core.errors import SeqlabError
 
 # One sentence, written by hand in every scheme: [PER Peter Blackburn] [PER John] met [LOC Paris] [LOC Texas] .
@@ -139,3 +139,27 @@ def test_span_reader_on_hand_made_rows():
     ids = np.array([[1, 2, 3, 0, 2, 2], [4, 4, 1, 1, 0, 0], [0, 0, 0, 0, 0, 0]])
     assert reader(ids, np.array([6, 4, 2])) == [[("NP", 0, 2), ("VP", 2, 3), ("NP", 4, 6)],
                                                 [("VP", 0, 2), ("NP", 2, 3), ("NP", 3, 4)], []]
+
+
+@pytest.mark.parametrize(
+    "tag, expected",
+    [("O", ("O", "")), ("B-PER", ("B", "PER")), ("I-a-b", ("I", "a-b")), ("U-0", ("U", "0"))],
+)
+def test_split_tag(tag, expected):
+    assert split_tag(tag) == expected
+    assert split_tag(tag, untyped=True) == expected
+
+
+@pytest.mark.parametrize("tag", ["B", "B-", "E"])
+def test_untyped_chunk_tags_only_when_asked(tag):
+    """conlleval reads B and B- as untyped chunks; training data may not use them."""
+    assert split_tag(tag, untyped=True) == (tag[0], "")
+    with pytest.raises(SeqlabError, match=f"malformed tag '{tag}'"):
+        split_tag(tag)
+
+
+@pytest.mark.parametrize("tag", ["PER", "b-PER", "X-PER", "", "-PER"])
+def test_malformed_tags_raise_either_way(tag):
+    for untyped in (False, True):
+        with pytest.raises(SeqlabError, match="expected 'O' or PREFIX-TYPE"):
+            split_tag(tag, untyped=untyped)

@@ -166,3 +166,22 @@ def test_load_vocabs_bad_file_names_it(tmp_path, content):
         path.write_text(content, encoding="utf-8")
     with pytest.raises(SeqlabError, match="vocabs.json: cannot read vocabularies"):
         load_vocabs(path)
+
+
+# The caps embedding's ids, pinned: a trained tagger's weights are indexed by them, so no word may
+# change class (the classifier itself is features.orthographic.capitalization).
+PINNED_CAPS_IDS = {
+    "": 6, ".": 6, "--": 6, "$": 6, "\u2014": 6, "'": 6,
+    "EU": 1, "U.S.": 1, "I": 1, "1ST": 1, "AT&T": 1, "\u00c9TAT": 1, "ΣΑ": 1, "N'T": 1,
+    "cat": 2, "1980s": 2, "(1)": 2, "1+1": 2, "%5": 2, "\u00a35": 2, "\u00bd": 2, "x\u00b2": 2, "\u00b2": 2,
+    "\u4e2d\u6587": 2, "\u01c5": 2, "stra\u00dfe": 2, "0*": 2, "1)266": 2, "+0.9;+23.6": 2, "n't": 2,
+    "Label-making": 3, "McDonald": 3, "\u00c9mile": 3, "O'Neill": 3, "U.S.-led": 3, "Mr.": 3,
+    "iPhone": 4, "'Tis": 4, "(Reuters": 4, "eBay": 4, "1st-Half": 4, "\u00e9COLE": 4,
+    "1,234": 5, "-0.5": 5, "+0.05": 5, "5%": 5, "1996-08-22": 5, "10:30": 5, "1/2": 5, "7": 5,
+    "\u0661\u0662": 5, "5\n": 5, "-5-": 5,
+}
+
+
+@pytest.mark.parametrize("word, expected", sorted(PINNED_CAPS_IDS.items()))
+def test_caps_ids_are_pinned(word, expected):
+    assert capitalization(word) == expected

@@ -1,4 +1,4 @@
-"""features.corpus: CoNLL-style tokenisation, Liang's cleaning, number shapes, streaming and writing corpora."""
+"""features.corpus: Liang's cleaning, number shapes, streaming and writing corpora."""
 from __future__ import annotations
 
 import gzip
@@ -7,8 +7,6 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from features.base import FeatureFileError
 from features.corpus import (
@@ -17,8 +15,6 @@ from features.corpus import (
     is_clean,
     normalize_number,
     read_corpus,
-    split_sentences,
-    tokenize_conll,
     write_corpus,
 )
 
@@ -27,72 +23,6 @@ def data_root() -> Path:
     """$SEQLAB_DATA, else ../shared/data beside the repository root."""
     env = os.environ.get("SEQLAB_DATA")
     return Path(env) if env else Path(__file__).resolve().parents[2].parent / "shared" / "data"
-
-
-@pytest.mark.parametrize(
-    "text, tokens",
-    [
-        ("Mr. Smith's dog didn't bark", ["Mr.", "Smith", "'s", "dog", "did", "n't", "bark"]),
-        ("He can't go", ["He", "ca", "n't", "go"]),
-        ("DON'T you’re", ["DO", "N'T", "you", "’re"]),
-        ("I'm sure they'll", ["I", "'m", "sure", "they", "'ll"]),
-        ("the U.S.-led forces in the U.S. and", ["the", "U.S.-led", "forces", "in", "the", "U.S.", "and"]),
-        ("a two-year-old boy", ["a", "two-year-old", "boy"]),
-        ("rose 1,234.5 on 1996-08-22 at 12:30", ["rose", "1,234.5", "on", "1996-08-22", "at", "12:30"]),
-        ("AT&T and O'Neill", ["AT&T", "and", "O'Neill"]),
-        ("(Reuters) -- wait...", ["(", "Reuters", ")", "--", "wait", "..."]),
-        ("J. Smith of Acme Inc. said", ["J.", "Smith", "of", "Acme", "Inc.", "said"]),
-        ("$5 or 3.5% in Jan. or Sept.", ["$", "5", "or", "3.5", "%", "in", "Jan.", "or", "Sept", "."]),
-        ("the '80s", ["the", "'", "80s"]),
-        ("Zürich, said:", ["Zürich", ",", "said", ":"]),
-        # CoNLL-2003 splits the period off an abbreviation that ends the line
-        ("Acme Inc.", ["Acme", "Inc", "."]),
-        ("in the U.S.", ["in", "the", "U.S", "."]),
-        ("vitamin C.", ["vitamin", "C", "."]),
-    ],
-)
-def test_tokenize_conll(text, tokens):
-    assert tokenize_conll(text) == tokens
-
-
-@pytest.mark.parametrize(
-    "text, sentences",
-    [
-        ("He came. She left.", [["He", "came", "."], ["She", "left", "."]]),
-        ('He said "no." Then he left.', [["He", "said", '"', "no", ".", '"'], ["Then", "he", "left", "."]]),
-        ("Mr. Smith came. Really? Yes!", [["Mr.", "Smith", "came", "."], ["Really", "?"], ["Yes", "!"]]),
-        ('He left. "We won," she said.', [["He", "left", "."], ['"', "We", "won", ",", '"', "she", "said", "."]]),
-        ("BAHIA COCOA REVIEW . Showers continued.", [["BAHIA", "COCOA", "REVIEW", "."], ["Showers", "continued", "."]]),
-        ("(The end.) Next one.", [["(", "The", "end", ".", ")"], ["Next", "one", "."]]),
-        ("Wait... Go on.", [["Wait", "..."], ["Go", "on", "."]]),
-        # no split: lower-case or a digit after the mark, no space, or an abbreviation (documented limit)
-        ("It rose 5.3 pct. the end.", [["It", "rose", "5.3", "pct", ".", "the", "end", "."]]),
-        ("Item 1. 2 more.", [["Item", "1", ".", "2", "more", "."]]),
-        ("end.Next", [["end", ".", "Next"]]),
-        ("in the U.S. The end.", [["in", "the", "U.S.", "The", "end", "."]]),
-        ("", []),
-        ("   ", []),
-    ],
-)
-def test_split_sentences(text, sentences):
-    assert split_sentences(text) == sentences
-
-
-TEXT = st.text(alphabet=st.sampled_from(list("aZq09.,'’-?!\"()$&%:/ \t\nÉé…")), max_size=60)
-
-
-@settings(max_examples=150, deadline=None)
-@given(TEXT)
-def test_tokens_keep_every_non_space_character(text):
-    tokens = tokenize_conll(text)
-    assert "".join(tokens) == "".join(text.split())
-    assert all(token and not any(c.isspace() for c in token) for token in tokens)
-    assert [t for s in split_sentences(text) for t in s] == tokens
-
-
-def test_split_sentences_rejects_non_text():
-    with pytest.raises(TypeError, match="text must be str, but got list"):
-        split_sentences(["a", "b"])  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

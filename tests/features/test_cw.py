@@ -188,12 +188,11 @@ def test_nearest_ranks_by_cosine():
         emb.nearest("e")
 
 
-@pytest.mark.parametrize("text, where, message", [  # the wording of features.embeddings.read_vectors
+@pytest.mark.parametrize("text, where, message", [  # the wording of features.vectors.read_vectors
     ("2 3\nthe 1 2 3\ncat 1 2\n", 3, r"expected a word and 3 values \(as declared in the header\), but got 2 values"),
     ("the 1 2 3\ncat 1 x 3\n", 2, r"expected a number, but got 'x'"),
     ("the 1 2 3\ncat 1 2 3 4\n", 2, r"expected a word and 3 values \(as on line 1\), but got 4 values"),
     ("3 2\nthe 1 2\ncat 3 4\n", 1, r"the header declares 3 vectors, but the file has 2"),
-    ("the 1 2\ncat 3 4\nthe 5 6\n", 3, r"duplicate word 'the' \(first on line 1\)"),
     ("the 1 nan\n", 1, r"expected a finite number, but got 'nan'"),
     ("lonely\n", 1, r"expected a word and its values, but got 'lonely'"),
 ])
@@ -202,6 +201,13 @@ def test_malformed_files_name_the_file_and_line(tmp_path, text, where, message):
     path.write_text(text, encoding="utf-8")
     with pytest.raises(FeatureFileError, match=rf"bad\.txt:{where}: {message}"):
         Embeddings.load(path)
+
+
+def test_a_duplicate_word_keeps_its_first_vector(tmp_path):
+    path = tmp_path / "dup.txt"
+    path.write_text("the 1 2\ncat 3 4\nthe 5 6\n", encoding="utf-8")
+    emb = Embeddings.load(path)
+    assert emb.words == ["the", "cat"] and emb.matrix[0].tolist() == [1, 2]
 
 
 def test_an_empty_file_is_an_error(tmp_path):

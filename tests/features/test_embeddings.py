@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import logging
 import math
 import os
 import subprocess
@@ -13,7 +14,8 @@ import numpy as np
 import pytest
 
 from features.base import DiscreteExtractor, FeatureFileError, SentenceTransformer
-from features.embeddings import EmbeddingFeatures, detect_format
+from features.embeddings import EmbeddingFeatures
+from features.vectors import detect_format
 from features.scaling import scale_embeddings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -130,7 +132,6 @@ BAD_TURIAN = [
     ("the 1 2 3\ncat 1 x 3\n", r"t\.txt:2: expected a number, but got 'x'"),
     ("the 1 2 3\ncat 1 nan 3\n", r"t\.txt:2: expected a finite number, but got 'nan'"),
     ("the 1 2 3\ncat 1 1e99 3\n", r"t\.txt:2: expected a finite number, but got '1e99'"),
-    ("the 1 2 3\ncat 1 2 3\nthe 4 5 6\n", r"t\.txt:3: duplicate word 'the' \(first on line 1\)"),
     ("the 1 2 3\n\ncat 1 2 3\n", r"t\.txt:2: empty line"),
     ("the 1 2 3\ncat\t1\t2\t3\n", r"t\.txt:2: .*fields must be separated by single spaces"),
     ("the 1 2 3\ncat  1 2 3\n", r"t\.txt:2: .*single spaces"),
@@ -162,7 +163,6 @@ BAD_WORD2VEC = [
     ("3 2\na 1 2\nb 3 4 5\nc 5 6\n", r"w\.txt:3: expected a word and 2 values .*but got 3"),
     ("3 2\na 1 2\nb 3 x\nc 5 6\n", r"w\.txt:3: expected a number, but got 'x'"),
     ("5 2\na 1 2\nb 3 4\n", r"w\.txt:1: the header declares 5 vectors, but the file has 2"),
-    ("3 2\na 1 2\nb 3 4\na 5 6\n", r"w\.txt:4: duplicate word 'a' \(first on line 2\)"),
     ("2 2\na 1 2\nb inf 4\n", r"w\.txt:3: expected a finite number, but got 'inf'"),
     (b"2 2\na 1 2\n\xff 3 4\n", r"w\.txt:3: not UTF-8 text"),
 ]
@@ -185,7 +185,7 @@ def test_forced_word2vec_needs_a_header(tmp_path):
         (lambda p: EmbeddingFeatures.load(write(p / "e.txt", "")), ValueError, r"e\.txt: the file is empty"),
         (lambda p: EmbeddingFeatures.load(p / "nope.txt"), FileNotFoundError, r"embedding file not found: .*nope\.txt"),
         (lambda p: EmbeddingFeatures.load(write(p / "t.txt", TURIAN), fmt="glov"), ValueError,
-         "fmt must be one of auto, word2vec, turian, glove, but got 'glov'"),
+         "unknown vector format 'glov': expected one of auto, glove, turian, word2vec, fasttext_vec, word2vec_bin; did you mean 'glove'"),
         (lambda p: EmbeddingFeatures(["a"], RAW), ValueError,
          "words and vectors must match, but got 1 words and 5 rows"),
         (lambda p: EmbeddingFeatures(["a", "a"], RAW[:2]), ValueError, "'a' occurs more than once"),
@@ -201,8 +201,16 @@ def test_other_errors(tmp_path, call, error, message):
 def test_missing_gensim_gives_an_install_hint(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "gensim.models", None)
     with pytest.raises(ImportError, match="pip install gensim"):
-        EmbeddingFeatures.load(write(tmp_path / "w.txt", word2vec_text()))
-    assert EmbeddingFeatures.load(write(tmp_path / "t.txt", TURIAN)).dim == 3  # the Turian layout needs no gensim
+        EmbeddingFeatures.load(write(tmp_path / "w.bin", "2 3\n"), fmt="word2vec_bin")
+    assert EmbeddingFeatures.load(write(tmp_path / "t.txt", TURIAN)).dim == 3  # text layouts need no gensim
+    assert EmbeddingFeatures.load(write(tmp_path / "w.txt", word2vec_text())).dim > 0
+
+
+def test_a_duplicate_word_keeps_its_first_vector(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="features.vectors"):
+        emb = EmbeddingFeatures.load(write(tmp_path / "t.txt", "the 1 2 3\ncat 1 2 3\nthe 4 5 6\n"), scale=None)
+    assert emb.words == ["the", "cat"] and emb.lookup("the").tolist() == [1, 2, 3]
+    assert "t.txt:3: duplicate word 'the' (first on line 1)" in caplog.text
 
 
 def test_sklearn_adapter():

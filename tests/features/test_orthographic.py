@@ -1,6 +1,8 @@
 """features.orthographic: Turian, Bergstra & Bengio (2009) spelling features and POS one-hot vectors."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -58,6 +60,11 @@ def test_word_type(word, kind):
         (".", "noAlphaNum"),
         ("--", "noAlphaNum"),
         ("1,234", "numeric"),
+        ("-0.5", "numeric"),
+        ("5%", "numeric"),
+        ("1996-08-22", "numeric"),
+        ("(1)", "allLower"),  # digits but not a number as written
+        ("£5", "allLower"),
         ("cat", "allLower"),
         ("1980s", "allLower"),
         ("EU", "allUpper"),
@@ -82,14 +89,14 @@ def test_word_type_and_capitalization_follow_their_per_character_definitions(wor
     definitions, written here character by character with str methods."""
     symbols = [char_type(c) for c in word]
     assert word_type(word) == "".join(s for i, s in enumerate(symbols) if i == 0 or symbols[i - 1] != s)
-    if not any(c.isalnum() for c in word):
-        want = "noAlphaNum"
-    elif not any(c.isalpha() for c in word):
+    if re.fullmatch(r"[+-]?[\d.,:/-]*\d[\d.,:/-]*%?\n?", word):
         want = "numeric"
+    elif not any(c.isalnum() for c in word):
+        want = "noAlphaNum"
+    elif word.isupper():
+        want = "allUpper"
     elif not any(c.isupper() for c in word):
         want = "allLower"
-    elif not any(c.islower() for c in word):
-        want = "allUpper"
     else:
         want = "upperFirst" if word[0].isupper() else "upperNotFirst"
     assert capitalization(word) == want
@@ -105,7 +112,7 @@ def test_length_bucket(n, name):
 def test_feature_dicts_need_no_fit():
     assert OrthographicFeatures().feature_dicts(["Label-making", "(1)", "EU"]) == [
         {"first": "A", "length": "10+", "type": "Aa-a", "cap": "upperFirst"},
-        {"first": "(", "length": "3", "type": "(n)", "cap": "numeric"},
+        {"first": "(", "length": "3", "type": "(n)", "cap": "allLower"},
         {"first": "A", "length": "2", "type": "A", "cap": "allUpper"},
     ]
 
@@ -126,7 +133,7 @@ def test_array_one_hot_blocks():
     assert active(orth, ["Label-making", "iPhone", "£5"]) == [
         {"first=A", "length=10+", "type=Aa-a", "cap=upperFirst"},
         {"first=a", "length=5-6", "type=<unk>", "cap=upperNotFirst"},  # aAa not seen in training
-        {"first=<unk>", "length=2", "type=<unk>", "cap=numeric"},  # nor a first character £
+        {"first=<unk>", "length=2", "type=<unk>", "cap=allLower"},  # nor a first character £
     ]
 
 

@@ -1,4 +1,4 @@
-"""Pretrained vectors: every format round-trips, selection rules, and errors that name file and line.
+"""features.vectors, the one word-vector reader: every format round-trips, selection rules, and errors that name file and line.
 
 Fixtures are written into tmp_path in the real formats: by gensim (word2vec text and
 binary, GloVe without header, gzipped), in fastText's own ``.vec`` layout, and as tiny
@@ -15,9 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from seqlab.data import pretrained
-from seqlab.data.pretrained import FORMATS, PretrainedVectors, load_vectors, select_vectors
-from seqlab.core.errors import DataFormatError, SeqlabError
+from features.base import FeatureError, FeatureFileError
+from features.vectors import FORMATS, READ_FORMATS, PretrainedVectors, load_vectors, read_vectors, select_vectors
 from seqlab.core.paths import data_root
 
 WORDS = ["the", "Paris", "paris", "london", "cat", "é-ville", "2024"]
@@ -72,9 +71,9 @@ def glove(tmp_path) -> PretrainedVectors:
     return load_vectors(write_vectors(tmp_path / "tiny.glove.txt", "glove"), "glove")
 
 
-def test_formats_match_loaders():
+def test_formats():
     assert FORMATS == ("glove", "word2vec", "word2vec_bin", "fasttext_vec", "fasttext_bin")
-    assert set(pretrained._LOADERS) == set(FORMATS)
+    assert set(READ_FORMATS) == set(FORMATS) - {"fasttext_bin"} | {"auto", "turian"}
 
 
 @pytest.mark.parametrize("suffix", ["", ".gz"])
@@ -96,9 +95,11 @@ def test_lookup_returns_a_copy(glove):
     np.testing.assert_allclose(glove.lookup("cat"), VECTORS[WORDS.index("cat")])
 
 
-def test_duplicate_words_keep_the_first(tmp_path):
+def test_duplicate_words_keep_the_first(tmp_path, caplog):
     path = write_text(tmp_path / "dup.txt", "a 1 2\nb 3 4\na 5 6\n")
-    vectors = load_vectors(path, "glove")
+    with caplog.at_level(logging.WARNING, logger="features.vectors"):
+        vectors = load_vectors(path, "glove")
+    assert "dup.txt:3: duplicate word 'a' (first on line 1); keeping the first vector" in caplog.text
     assert len(vectors) == 2
     np.testing.assert_array_equal(vectors.lookup("a"), [1, 2])
 
@@ -112,13 +113,13 @@ def test_zero_vector_written_in_full_is_fine(tmp_path):
 def test_truncated_word2vec_bin(tmp_path):
     path = write_vectors(tmp_path / "cut.bin", "word2vec_bin")
     path.write_bytes(path.read_bytes()[:-10])
-    with pytest.raises(SeqlabError, match=r"cut\.bin: cannot read word2vec binary vectors .*truncated"):
+    with pytest.raises(FeatureError, match=r"cut\.bin: cannot read word2vec binary vectors .*truncated"):
         load_vectors(path, "word2vec_bin")
 
 
 def test_logs_what_was_loaded(tmp_path, caplog):
     path = write_vectors(tmp_path / "tiny.txt", "word2vec")
-    with caplog.at_level(logging.INFO, logger="seqlab.data.pretrained"):
+    with caplog.at_level(logging.INFO, logger="features.vectors"):
         load_vectors(path, "word2vec")
     assert f"loaded {len(WORDS)} word2vec vectors of dim 4 from {path}" in caplog.text
 
@@ -181,25 +182,25 @@ def test_select_rejects_a_single_string(glove):
         select_vectors(glove, "cat")
 
 
-# (file name, content, fmt, line, message pattern); line None: a SeqlabError without a line.
+# (file name, content, fmt, line, message pattern); line None: a FeatureError without a line.
 MALFORMED = [
     ("short.txt", "a 1 2 3\nb 4 5\n", "glove", 2, r"expected a word and 3 values \(as on line 1\), but got 2"),
     ("long.txt", "a 1 2 3\nb 4 5 6 7\n", "glove", 2, r"expected a word and 3 values .*got 4"),
     ("one.txt", "a 1 2 3\nb 4\n", "glove", 2, r"expected a word and 3 values .*got 1"),  # gensim broadcasts it
-    ("word.txt", "a 1 2 3\nb 4 x 6\n", "glove", 2, r"expected a number, got 'x'"),
-    ("nan.txt", "a 1 2 3\nb 4 nan 6\n", "glove", 2, r"expected a finite number, got 'nan'"),
+    ("word.txt", "a 1 2 3\nb 4 x 6\n", "glove", 2, r"expected a number, but got 'x'"),
+    ("nan.txt", "a 1 2 3\nb 4 nan 6\n", "glove", 2, r"expected a finite number, but got 'nan'"),
     ("spaces.txt", "a 1 2 3\nb 4  5\n", "glove", 2, r"got ''; fields must be separated by single spaces"),
-    ("tabs.txt", "a\t1\t2\nb\t3\t4\n", "glove", 1, r"got 0 values .*; fields must be separated by single spaces"),
-    ("blank.txt", "a 1 2 3\n\nb 4 5 6\n", "glove", 2, r"expected a word and 3 values .*got 0"),
+    ("tabs.txt", "a\t1\t2\nb\t3\t4\n", "glove", 1, r"expected a word and its values, but got 'a\\t1\\t2'; fields must be separated by single spaces"),
+    ("blank.txt", "a 1 2 3\n\nb 4 5 6\n", "glove", 2, r"empty line \(expected a word and its values\)"),
     ("header.txt", "2 3\na 1 2 3\nb 4 5 6\n", "glove", 1, r"header '2 3'.*fmt='word2vec'"),
     ("latin1.txt", "a 1 2 3\n\xe9t\xe9 4 5 6\n", "glove", 2, r"not UTF-8 text"),
-    ("noheader.vec", "a 1 2 3\n", "word2vec", 1, r"expected a header '<count> <dim>', got 'a 1 2 3'.*fmt='glove'"),
+    ("noheader.vec", "a 1 2 3\n", "word2vec", 1, r"expected a header '<count> <dim>', but got 'a 1 2 3'.*fmt='glove'"),
     ("dim.vec", "2 4\na 1 2 3\nb 4 5 6\n", "fasttext_vec", 2, r"4 values \(as declared in the header\), but got 3"),
-    ("count.vec", "3 3\na 1 2 3\nb 4 5 6\n", "word2vec", 1, r"header declares 3 vectors, but the file has only 2"),
+    ("count.vec", "3 3\na 1 2 3\nb 4 5 6\n", "word2vec", 1, r"header declares 3 vectors, but the file has 2"),
     ("empty.txt", "", "glove", None, r"empty.txt: the file is empty"),
     ("empty.vec", "", "word2vec", None, r"empty.vec: the file is empty"),
     ("header-only.vec", "0 3\n", "word2vec", None, r"header-only.vec: the file holds no word vectors"),
-    ("glove.bin", "a 1 2 3\n", "word2vec_bin", 1, r"expected a header .*got 'a 1 2 3'.*fmt='glove'"),
+    ("glove.bin", "a 1 2 3\n", "word2vec_bin", 1, r"expected a header .*but got 'a 1 2 3'.*fmt='glove'"),
     ("w2v.bin", "2 3\na 1 2 3\nb 4 5 6\n", "word2vec_bin", 2, r"word2vec text, not binary.*fmt='word2vec'"),
     ("text.bin", "a 1 2 3\n", "fasttext_bin", None, r"text.bin: not a fastText \.bin model"),
 ]
@@ -209,26 +210,27 @@ MALFORMED = [
 def test_malformed_files(tmp_path, name, content, fmt, line, pattern):
     path = tmp_path / name
     path.write_bytes(content.encode("latin-1" if name.startswith("latin1") else "utf-8"))
-    with pytest.raises(SeqlabError, match=pattern) as caught:
+    with pytest.raises(FeatureError, match=pattern) as caught:
         load_vectors(path, fmt)
     assert str(path) in str(caught.value)
     if line is not None:
-        assert isinstance(caught.value, DataFormatError) and caught.value.line == line
+        assert isinstance(caught.value, FeatureFileError) and caught.value.line == line
         assert str(caught.value).startswith(f"{path}:{line}: ")
 
 
 def test_malformed_line_in_gzipped_file(tmp_path):
     path = tmp_path / "bad.txt.gz"
     path.write_bytes(gzip.compress(b"a 1 2 3\nb 4 5 6\nc 7 8\n"))
-    with pytest.raises(DataFormatError, match=r"bad\.txt\.gz:3: expected a word and 3 values"):
+    with pytest.raises(FeatureFileError, match=r"bad\.txt\.gz:3: expected a word and 3 values"):
         load_vectors(path, "glove")
 
 
 @pytest.mark.parametrize("fmt", TEXT_FORMATS + ("fasttext_bin",))
 def test_corrupt_gzip(tmp_path, fmt):
     path = tmp_path / "corrupt.gz"
-    path.write_bytes(gzip.compress(b"2 3\na 1 2 3\nb 4 5 6\n")[:-12])  # cut off mid-stream
-    with pytest.raises(SeqlabError, match=r"corrupt\.gz: cannot (read|decompress)"):
+    written = write_vectors(tmp_path / "vectors", "glove" if fmt == "fasttext_bin" else fmt).read_bytes()
+    path.write_bytes(gzip.compress(written)[:-12])  # cut off mid-stream
+    with pytest.raises(FeatureError, match=r"corrupt\.gz(:\d+)?: cannot (read|decompress)"):
         load_vectors(path, fmt)
 
 
@@ -244,16 +246,30 @@ def test_corrupt_gzip(tmp_path, fmt):
     ],
 )
 def test_bad_arguments(tmp_path, path, fmt, pattern):
-    with pytest.raises(SeqlabError, match=pattern):
+    with pytest.raises(FeatureError, match=pattern):
         load_vectors(tmp_path / path, fmt)
 
 
-@pytest.mark.parametrize(("module", "fmt"), [("gensim.models", "glove"), ("fasttext", "fasttext_bin")])
+@pytest.mark.parametrize(("module", "fmt"), [("gensim.models", "word2vec_bin"), ("fasttext", "fasttext_bin")])
 def test_missing_dependency_has_install_hint(tmp_path, monkeypatch, module, fmt):
     monkeypatch.setitem(sys.modules, module, None)  # makes `import module` fail
     path = write_text(tmp_path / "any", "a 1 2\n")
-    with pytest.raises(SeqlabError, match=f"pip install {module.split('.')[0]}"):
+    with pytest.raises(ImportError, match=f"pip install {module.split('.')[0]}") as caught:
         load_vectors(path, fmt)
+    assert isinstance(caught.value, FeatureError)  # shown without a traceback by seqlab
+
+
+@pytest.mark.parametrize("fmt", ["glove", "word2vec", "fasttext_vec"])
+def test_text_formats_need_no_gensim(tmp_path, monkeypatch, fmt):
+    path = write_vectors(tmp_path / "v.txt", fmt)
+    monkeypatch.setitem(sys.modules, "gensim.models", None)
+    monkeypatch.setitem(sys.modules, "gensim", None)
+    assert len(load_vectors(path, fmt)) == len(WORDS)
+
+
+def test_header_line_in_a_glove_file_read_as_auto_is_a_vector_line(tmp_path):
+    words, matrix = read_vectors(write_text(tmp_path / "v.txt", "a 1 2\nb 3 4\n"))
+    assert words == ["a", "b"] and matrix.dtype == np.float32
 
 
 @pytest.mark.slow

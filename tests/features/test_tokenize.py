@@ -1,4 +1,5 @@
-"""Tests for seqlab.data.tokenize: CoNLL-2003 conventions, offsets, and a round trip on real data."""
+"""Tests for features.tokenize: CoNLL-2003 conventions, offsets, the offset-free corpus form, and a round
+trip on real data."""
 from __future__ import annotations
 
 import itertools
@@ -11,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqlab.data.tokenize import Token, iter_sentences, parse_abbreviations, split_sentences, tokenize
-from seqlab.core.errors import DataFormatError
+from features.base import FeatureFileError
+from features.tokenize import Token, iter_sentences, parse_abbreviations, sentence_words, split_sentences, tokenize
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(os.environ.get("SEQLAB_DATA", REPO_ROOT.parent / "shared" / "data"))
@@ -212,18 +213,89 @@ def test_non_str_input_is_rejected(call, message: str) -> None:
     ],
 )
 def test_bad_abbreviation_list_names_file_and_line(listing: str, message: str) -> None:
-    with pytest.raises(DataFormatError, match=re.escape(message)):
+    with pytest.raises(FeatureFileError, match=re.escape(message)):
         parse_abbreviations(listing, source="abbrev.txt")
 
 
 def shipped_abbreviations() -> dict[str, str]:
-    path = resources.files("seqlab").joinpath("resources/abbreviations.txt")
+    path = resources.files("features").joinpath("resources/abbreviations.txt")
     return parse_abbreviations(path.read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize("abbreviation", sorted(shipped_abbreviations()))
 def test_every_shipped_abbreviation_keeps_its_period(abbreviation: str) -> None:
     assert texts(f"see {abbreviation} here") == ["see", abbreviation, "here"]
+
+
+# --- the offset-free form used to read large corpora (features.corpus) ----------------------
+
+@pytest.mark.parametrize(
+    "text, tokens",
+    [
+        ("Mr. Smith's dog didn't bark", ["Mr.", "Smith", "'s", "dog", "did", "n't", "bark"]),
+        ("He can't go", ["He", "ca", "n't", "go"]),
+        ("DON'T you’re", ["DO", "N'T", "you", "’re"]),  # negation split in any case
+        ("I'm sure they'll", ["I", "'m", "sure", "they", "'ll"]),
+        ("the U.S.-led forces in the U.S. and", ["the", "U.S.-led", "forces", "in", "the", "U.S.", "and"]),
+        ("a two-year-old boy", ["a", "two-year-old", "boy"]),
+        ("rose 1,234.5 on 1996-08-22 at 12:30", ["rose", "1,234.5", "on", "1996-08-22", "at", "12:30"]),
+        ("AT&T and O'Neill", ["AT&T", "and", "O'Neill"]),
+        ("(Reuters) -- wait...", ["(", "Reuters", ")", "--", "wait", "..."]),
+        ("J. Smith of Acme Inc. said", ["J.", "Smith", "of", "Acme", "Inc.", "said"]),
+        ("$5 or 3.5% in Jan. or Sept.", ["$", "5", "or", "3.5", "%", "in", "Jan.", "or", "Sept", "."]),
+        ("the '80s", ["the", "'", "80s"]),
+        ("Zürich, said:", ["Zürich", ",", "said", ":"]),
+        # CoNLL-2003 splits the period off an abbreviation that ends the line
+        ("Acme Inc.", ["Acme", "Inc", "."]),
+        ("in the U.S.", ["in", "the", "U.S", "."]),
+        ("vitamin C.", ["vitamin", "C", "."]),
+    ],
+)
+def test_corpus_words(text, tokens):
+    assert [word for sentence in sentence_words(text) for word in sentence] == tokens
+
+
+@pytest.mark.parametrize(
+    "text, sentences",
+    [
+        ("He came. She left.", [["He", "came", "."], ["She", "left", "."]]),
+        ('He said "no." Then he left.', [["He", "said", '"', "no", ".", '"'], ["Then", "he", "left", "."]]),
+        ("Mr. Smith came. Really? Yes!", [["Mr.", "Smith", "came", "."], ["Really", "?"], ["Yes", "!"]]),
+        ('He left. "We won," she said.', [["He", "left", "."], ['"', "We", "won", ",", '"', "she", "said", "."]]),
+        ("BAHIA COCOA REVIEW . Showers continued.", [["BAHIA", "COCOA", "REVIEW", "."], ["Showers", "continued", "."]]),
+        ("(The end.) Next one.", [["(", "The", "end", ".", ")"], ["Next", "one", "."]]),
+        ("Wait... Go on.", [["Wait", "..."], ["Go", "on", "."]]),
+        # no split before a lower-case word; a digit opens a sentence; no space: one token (like VOWG.F)
+        ("It rose 5.3 pct. the end.", [["It", "rose", "5.3", "pct", ".", "the", "end", "."]]),
+        ("Item 1. 2 more.", [["Item", "1", "."], ["2", "more", "."]]),
+        ("end.Next", [["end.Next"]]),
+        # after a plain abbreviation, a typical sentence opener starts a new sentence
+        ("in the U.S. The end.", [["in", "the", "U.S", "."], ["The", "end", "."]]),
+        ("", []),
+        ("   ", []),
+    ],
+)
+def test_corpus_sentences(text, sentences):
+    assert sentence_words(text) == sentences
+    assert [[tok.text for tok in s] for s in split_sentences(text)] == sentences
+
+
+TEXT = st.text(alphabet=st.sampled_from(list("aZq09.,'’-?!\"()$&%:/ \t\nÉé…")), max_size=60)
+
+
+@settings(max_examples=150, deadline=None)
+@given(TEXT)
+def test_corpus_words_keep_every_non_space_character(text):
+    tokens = [word for sentence in sentence_words(text) for word in sentence]
+    assert "".join(tokens) == "".join(text.split())
+    assert all(token and not any(c.isspace() for c in token) for token in tokens)
+    assert [[tok.text for tok in s] for s in split_sentences(text)] == sentence_words(text)
+
+
+def test_corpus_words_reject_non_text():
+    with pytest.raises(TypeError, match="text must be str, but got list"):
+        sentence_words(["a", "b"])  # type: ignore[arg-type]
+
 
 
 # --- real data: CoNLL-2003 round trip -------------------------------------------------------

@@ -2,7 +2,7 @@
 
 CoNLL-2003 English (Tjong Kim Sang & De Meulder, 2003) is Reuters newswire tokenized much
 like the Penn Treebank: punctuation, brackets and ``"`` are split off; ``'s`` and ``n't``
-and the other clitics are split (``do n't``, ``ca n't``); abbreviations, dotted acronyms
+and the other clitics are split, in any case (``do n't``, ``ca n't``, ``DO N'T``); abbreviations, dotted acronyms
 and initials keep their period (``Mr.``, ``U.S.``, ``J.``); hyphenated words, numbers,
 dates and times stay whole (``two-year-old``, ``1,234.56``, ``1996-08-22``, ``1:54.342``);
 ``%`` and currency signs (``$``, ``C$``, ``US$``) are tokens of their own; a leading
@@ -21,12 +21,12 @@ Sentences end at ``.``, ``?``, ``!`` or an ellipsis (with any closing quotes and
 before an upper-case word, a digit, an opening quote or bracket or a bullet dash; after an
 abbreviation only before a typical sentence opener (``The``, ``He``, ...) or a quote, and
 never after a title or month (``Mr.``, ``Gen.``, ``Jan.``; the ``prefix`` entries of
-``seqlab/resources/abbreviations.txt``). A blank line and the end of the text end one too.
+``features/resources/abbreviations.txt``). A blank line and the end of the text end one too.
 
 Every token is a slice of the input: ``text[tok.start:tok.end] == tok.text``, tokens are
 in order and do not overlap, and only whitespace lies between them. Curly quotes and
 apostrophes are treated like their ASCII forms but never rewritten. The measured match with
-CoNLL-2003 is in tests/data/test_tokenize.py.
+CoNLL-2003 is in tests/features/test_tokenize.py.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 
-from seqlab.core.errors import DataFormatError
+from features.base import FeatureFileError
 
 ABBREVIATION_KINDS = ("prefix", "plain")
 
@@ -71,12 +71,6 @@ class Token:
     end: int
 
 
-@dataclass(frozen=True)
-class _Rules:
-    pattern: re.Pattern[str]
-    prefixes: frozenset[str]
-
-
 def parse_abbreviations(text: str, source: str = "abbreviations.txt") -> dict[str, str]:
     """Parse an abbreviation list (``ABBREV KIND`` per line, ``#`` comments) into {abbrev: kind}."""
     table: dict[str, str] = {}
@@ -85,29 +79,41 @@ def parse_abbreviations(text: str, source: str = "abbreviations.txt") -> dict[st
         if not fields:
             continue
         if len(fields) != 2:
-            raise DataFormatError(source, number, f"expected 'ABBREVIATION KIND', but got {raw!r}")
+            raise FeatureFileError(source, number, f"expected 'ABBREVIATION KIND', but got {raw!r}")
         abbrev, kind = fields
         if kind not in ABBREVIATION_KINDS:
-            raise DataFormatError(source, number, f"kind must be one of {ABBREVIATION_KINDS}, but got {kind!r}")
+            raise FeatureFileError(source, number, f"kind must be one of {ABBREVIATION_KINDS}, but got {kind!r}")
         if not abbrev.endswith(".") or len(abbrev) < 2:
-            raise DataFormatError(source, number, f"abbreviation must end with '.', but got {abbrev!r}")
+            raise FeatureFileError(source, number, f"abbreviation must end with '.', but got {abbrev!r}")
         table[abbrev] = kind
     return table
 
 
-def _build_pattern(abbreviations: Iterable[str]) -> re.Pattern[str]:
+_APOSTROPHES = ("'", "\u2019")
+
+
+def _build_pattern(abbreviations: Iterable[str], *, links: bool = True, clitics: bool = True,
+                   negations: bool = True) -> re.Pattern[str]:
+    """The token pattern, as ``(whitespace before)(token)`` pairs for ``findall``.
+
+    ``links`` (URLs, e-mail addresses), ``clitics`` and ``negations`` (``do|n't``) add the
+    alternatives that only text holding ``@``/``://``/``www.``, an apostrophe or ``n't`` can
+    match: leaving them out where they cannot match gives the same tokens, faster.
+    """
     listed = "|".join(re.escape(a) for a in sorted(abbreviations, key=len, reverse=True))
     letter = r"[^\W\d_]"
     apostrophe = "['\u2019]"
     clitic = rf"(?i:{apostrophe}(?:s|re|ve|ll|d|m)|n{apostrophe}t)(?!\w)"
+    url = r"""(?:https?|ftp)://[^\s<>"\u201c\u201d]*[^\s<>"\u201c\u201d.,;:!?)\]'\u2019]
+        | www\.[^\s<>"\u201c\u201d]*[^\s<>"\u201c\u201d.,;:!?)\]'\u2019]
+        | [\w.+-]*\w@\w[\w-]*(?:\.\w[\w-]*)+ |"""
+    negation = rf"\w+?(?=(?i:n{apostrophe}t)(?!\w)) |"                # do|n't, ca|n't, DO|N'T
+    clitics_ = rf"(?<=[\w.)]){clitic} | (?<!\S){clitic}(?!\S) |"        # 's 're 've 'll 'd 'm n't
     return re.compile(
         rf"""
-        (?:https?|ftp)://[^\s<>"\u201c\u201d]*[^\s<>"\u201c\u201d.,;:!?)\]'\u2019]  # URL
-        | www\.[^\s<>"\u201c\u201d]*[^\s<>"\u201c\u201d.,;:!?)\]'\u2019]
-        | [\w.+-]*\w@\w[\w-]*(?:\.\w[\w-]*)+                          # e-mail
-        | \w+?(?=n{apostrophe}t(?!\w))                                 # do|n't, ca|n't
-        | (?<=[\w.)]){clitic} | (?<!\S){clitic}(?!\S)                 # 's 're 've 'll 'd 'm n't
-        | (?<!\w)(?={letter}[\w.]{{0,6}}\.)(?:{listed})                 # listed abbreviation ...
+        (\s*)(
+        {url if links else ""} {negation if negations else ""} {clitics_ if clitics else ""}
+          (?<!\w)(?={letter}[\w.]{{0,6}}\.)(?:{listed})                 # listed abbreviation ...
           (?:(?:-\w+)+|(?![\w.]))                                      # ... or Gen.-led
         | (?:{letter}\.){{2,}}(?:(?:-\w+)+|(?![\w.]))                  # U.S. a.m. U.S.-led
         | [A-Z]\.(?![\w.])                                             # initial
@@ -121,21 +127,43 @@ def _build_pattern(abbreviations: Iterable[str]) -> re.Pattern[str]:
           (?:-(?![-\w]))?                                              # 6-
           (?:\+(?![\w+]))?                                             # AA+
         | \S                                                           # anything else
-        """,
+        )""",
         re.VERBOSE,
     )
 
 
+@dataclass(frozen=True)
+class _Rules:
+    """The shipped abbreviation list: every entry, and those of kind ``prefix``."""
+
+    abbreviations: tuple[str, ...]
+    prefixes: frozenset[str]
+
+
 @functools.cache
 def _rules() -> _Rules:
-    path = resources.files("seqlab").joinpath("resources/abbreviations.txt")
+    path = resources.files("features").joinpath("resources/abbreviations.txt")
     table = parse_abbreviations(path.read_text(encoding="utf-8"), source=str(path))
     prefixes = frozenset(a for a, kind in table.items() if kind == "prefix")
-    return _Rules(pattern=_build_pattern(table), prefixes=prefixes)
+    return _Rules(abbreviations=tuple(table), prefixes=prefixes)
 
 
-_LIST_MARKER = re.compile(r"\s*(\d{1,3}[.=])(?!\S)")
+@functools.cache
+def _pattern(links: bool, clitics: bool, negations: bool) -> re.Pattern[str]:
+    return _build_pattern(_rules().abbreviations, links=links, clitics=clitics, negations=negations)
+
+
+def _pattern_for(text: str) -> re.Pattern[str]:
+    """The token pattern without the alternatives that cannot match in ``text`` (a cheap scan)."""
+    links = "@" in text or "://" in text or "www." in text
+    clitics = "'" in text or "\u2019" in text
+    negations = clitics and any(n in text for n in ("n'", "N'", "n\u2019", "N\u2019"))
+    return _pattern(links, clitics, negations)
+
+
+_LIST_MARKER = re.compile(r"(\s*)(\d{1,3}[.=])(?!\S)")
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
+_TERMINAL_CHARS = frozenset(".?!\u2026")
 
 
 def _check_str(value: object, what: str) -> None:
@@ -143,15 +171,19 @@ def _check_str(value: object, what: str) -> None:
         raise TypeError(f"{what} must be str, but got {type(value).__name__}")
 
 
-def _raw_tokens(text: str, pattern: re.Pattern[str]) -> list[Token]:
-    tokens = []
+def _scan(text: str) -> tuple[list[str], list[str]]:
+    """The tokens of ``text`` and the whitespace before each (``""``: attached to the one before)."""
+    pairs: list[tuple[str, str]] = []
     pos = 0
     marker = _LIST_MARKER.match(text)
     if marker:
-        tokens.append(Token(marker.group(1), marker.start(1), marker.end(1)))
-        pos = marker.end(1)
-    tokens.extend(Token(m.group(), m.start(), m.end()) for m in pattern.finditer(text, pos))
-    return tokens
+        pairs.append(marker.groups())  # type: ignore[arg-type]
+        pos = marker.end()
+    pairs.extend(_pattern_for(text).findall(text, pos))
+    if not pairs:
+        return [], []
+    spaces, words = zip(*pairs)
+    return list(words), list(spaces)
 
 
 def _is_abbreviation(word: str) -> bool:
@@ -159,78 +191,115 @@ def _is_abbreviation(word: str) -> bool:
     return len(word) > 1 and word[-1] == "." and word[-2].isalpha()
 
 
-def _closes(tokens: list[Token], j: int) -> bool:
+def _closes(words: list[str], spaces: list[str], j: int) -> bool:
     """Whether token ``j``, after a sentence-final mark, still belongs to that sentence.
 
     A closer attached to the token before it does (``."``, ``.)``); so does a quote standing
     alone between spaces or at the end (``wars. " Israel``), as CoNLL-2003 puts it there.
     """
-    tok = tokens[j]
-    if tok.text not in CLOSERS:
+    word = words[j]
+    if word not in CLOSERS:
         return False
-    if tok.start == tokens[j - 1].end:
+    if not spaces[j]:
         return True
-    return tok.text in QUOTES and (j + 1 == len(tokens) or tokens[j + 1].start > tok.end)
+    return word in QUOTES and (j + 1 == len(words) or bool(spaces[j + 1]))
 
 
-def _ends_sentence(tokens: list[Token], i: int, prefixes: frozenset[str]) -> int:
+def _ends_sentence(words: list[str], spaces: list[str], i: int, prefixes: frozenset[str]) -> int:
     """If a sentence ends at token ``i`` (plus its closers), return the index after it, else 0."""
-    word = tokens[i].text
+    word = words[i]
     abbreviation = _is_abbreviation(word)
     if word not in TERMINALS and not abbreviation:
         return 0
     j = i + 1
-    while j < len(tokens) and _closes(tokens, j):
+    while j < len(words) and _closes(words, spaces, j):
         j += 1
-    if j == len(tokens):
+    if j == len(words):
         return j
-    following = tokens[j]
-    if following.start == tokens[j - 1].end:
+    if not spaces[j]:
         return 0
-    first = following.text[0]
+    following = words[j]
+    first = following[0]
     if abbreviation:
         if word in prefixes:
             return 0
-        return j if first in QUOTE_OPENERS or following.text in SENTENCE_STARTERS else 0
-    if first.isupper() or first.isdigit() or first in OPENERS or following.text in BULLETS:
+        return j if first in QUOTE_OPENERS or following in SENTENCE_STARTERS else 0
+    if first.isupper() or first.isdigit() or first in OPENERS or following in BULLETS:
         return j
     return 0
 
 
-def _sentence(tokens: list[Token]) -> list[Token]:
-    """CoNLL-2003 splits the period off a sentence-final abbreviation: ``U.S.`` -> ``U.S`` ``.``."""
-    last = len(tokens) - 1
-    while last > 0 and tokens[last].text in QUOTES:
+def _bounds(text: str, words: list[str], spaces: list[str]) -> list[tuple[int, int]]:
+    """``(begin, end)`` token indices of the sentences; only tokens ending in ``.?!…`` and
+    paragraph breaks are looked at, so the loop is over candidates, not every token."""
+    n = len(words)
+    candidates = [i for i, w in enumerate(words) if w[-1] in _TERMINAL_CHARS]
+    breaks: set[int] = set()
+    if "\n" in text:
+        breaks = {k - 1 for k in range(1, n) if "\n" in spaces[k] and _PARAGRAPH_BREAK.search(spaces[k])}
+        candidates = sorted(set(candidates) | breaks)
+    prefixes = _rules().prefixes
+    bounds: list[tuple[int, int]] = []
+    begin = 0
+    for i in candidates:
+        if i < begin:
+            continue
+        end = _ends_sentence(words, spaces, i, prefixes) if words[i][-1] in _TERMINAL_CHARS else 0
+        if not end and i in breaks:
+            end = i + 1
+        if end:
+            bounds.append((begin, end))
+            begin = end
+    if begin < n:
+        bounds.append((begin, n))
+    return bounds
+
+
+def _final_abbreviation(words: list[str], begin: int, end: int) -> int:
+    """The index of a sentence-final abbreviation (before closing quotes) in ``[begin, end)``, or -1.
+
+    CoNLL-2003 splits its period off: ``U.S.`` -> ``U.S`` ``.``.
+    """
+    last = end - 1
+    while last > begin and words[last] in QUOTES:
         last -= 1
-    tok = tokens[last]
-    if not _is_abbreviation(tok.text):
-        return tokens
-    split = [Token(tok.text[:-1], tok.start, tok.end - 1), Token(".", tok.end - 1, tok.end)]
-    return tokens[:last] + split + tokens[last + 1 :]
+    return last if _is_abbreviation(words[last]) else -1
+
+
+def sentence_words(text: str) -> list[list[str]]:
+    """The sentences of a paragraph as lists of token strings: :func:`split_sentences` without
+    offsets, for streaming large corpora (no :class:`Token` objects are built)."""
+    _check_str(text, "text")
+    words, spaces = _scan(text)
+    sentences = []
+    for begin, end in _bounds(text, words, spaces):
+        sentence = words[begin:end]
+        last = _final_abbreviation(words, begin, end)
+        if last >= 0:
+            sentence[last - begin : last - begin + 1] = [words[last][:-1], "."]
+        sentences.append(sentence)
+    return sentences
 
 
 def split_sentences(text: str) -> list[list[Token]]:
     """Split a paragraph (or a line) into sentences of tokens; a blank line also ends a sentence."""
     _check_str(text, "text")
-    rules = _rules()
-    tokens = _raw_tokens(text, rules.pattern)
-    sentences: list[list[Token]] = []
-    begin = 0
-    i = 0
-    while i < len(tokens):
-        end = 0
-        if tokens[i].text[-1] in ".?!\u2026":
-            end = _ends_sentence(tokens, i, rules.prefixes)
-        if not end and i + 1 < len(tokens) and tokens[i + 1].start - tokens[i].end > 1:
-            if _PARAGRAPH_BREAK.search(text, tokens[i].end, tokens[i + 1].start):
-                end = i + 1
-        if end:
-            sentences.append(_sentence(tokens[begin:end]))
-            begin = i = end
-        else:
-            i += 1
-    if begin < len(tokens):
-        sentences.append(_sentence(tokens[begin:]))
+    words, spaces = _scan(text)
+    tokens: list[Token] = []
+    pos = 0
+    for word, space in zip(words, spaces):
+        pos += len(space)
+        tokens.append(Token(word, pos, pos + len(word)))
+        pos += len(word)
+    sentences = []
+    for begin, end in _bounds(text, words, spaces):
+        sentence = tokens[begin:end]
+        last = _final_abbreviation(words, begin, end)
+        if last >= 0:
+            tok = tokens[last]
+            split = [Token(tok.text[:-1], tok.start, tok.end - 1), Token(".", tok.end - 1, tok.end)]
+            sentence[last - begin : last - begin + 1] = split
+        sentences.append(sentence)
     return sentences
 
 
