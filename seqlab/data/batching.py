@@ -15,6 +15,9 @@ import torch
 
 from seqlab.data.vocab import Vocab, WordVocab, capitalization
 
+#: Longer words are clipped to their first and last MAX_WORD_CHARS / 2 characters for the char BiLSTM.
+MAX_WORD_CHARS = 40
+
 FeatureFn = Callable[[Sequence[str]], np.ndarray]  # word types -> (n, dim) fixed vectors
 
 
@@ -72,7 +75,6 @@ def encode(
     features: FeatureFn | None = None,
     discrete: Callable[[Sequence[str]], np.ndarray] | None = None,
     columns: Mapping[str, Sequence[Sequence[str]]] | None = None,
-    max_word_chars: int = 40,
 ) -> Encoded:
     """Encode tokenised sentences (and optionally their labels) into id matrices.
 
@@ -80,8 +82,6 @@ def encode(
     together with its values in those columns, and ``features`` is called as
     ``features(words, {column: values})`` with one entry per type.
     """
-    if max_word_chars < 1:
-        raise ValueError(f"max_word_chars must be at least 1, but got {max_word_chars}")
     words_vocab = vocabs["words"]
     if not isinstance(words_vocab, WordVocab):
         raise TypeError(f"vocabs['words'] must be a WordVocab, but got {type(words_vocab).__name__}")
@@ -100,7 +100,7 @@ def encode(
         type_features=None,
         type_strings=type_list,
     )
-    encoded.type_chars, encoded.type_char_lengths = _char_table(type_list, vocabs["chars"], max_word_chars)
+    encoded.type_chars, encoded.type_char_lengths = _char_table(type_list, vocabs["chars"], MAX_WORD_CHARS)
     if features is not None:
         table = np.asarray(features(type_list[1:]) if columns is None else
                            features(type_list[1:], {c: v[1:] for c, v in type_columns.items()}), dtype=np.float32)

@@ -26,9 +26,8 @@ class Tagger(nn.Module):
     when given, replaces it on the encoder's output (0 gives Lample et al.'s input-only dropout).
     """
 
-    def __init__(self, embedder: nn.Module, encoder: nn.Module, decoder: nn.Module, num_tags: int,
-                 dropout: float | nn.Module = 0.5, projection: nn.Module | None = None,
-                 output_dropout: float | nn.Module | None = None) -> None:
+    def __init__(self, embedder: nn.Module, encoder: nn.Module, decoder: nn.Module, projection: nn.Module,
+                 dropout: float | nn.Module = 0.5, output_dropout: float | nn.Module | None = None) -> None:
         super().__init__()
         if embedder.output_dim != encoder.input_dim:
             raise ValueError(
@@ -39,9 +38,8 @@ class Tagger(nn.Module):
         self.decoder = decoder
         self.dropout = _as_module(dropout)
         self.output_dropout = self.dropout if output_dropout is None else _as_module(output_dropout)
-        # the output layer: linear by default, or e.g. a QuadraticLayer (Turian et al. 2009 §3)
-        self.projection = projection if projection is not None else nn.Linear(encoder.output_dim, num_tags)
-        self.num_tags = num_tags
+        # the output layer O: linear, or e.g. a QuadraticLayer (Turian et al. 2009 §3), encoder states -> label scores
+        self.projection = projection
 
     def emissions(self, batch: Batch) -> torch.Tensor:
         tokens = self.dropout(self.embedder(batch))  # shape: (B, T, D)

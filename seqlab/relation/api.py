@@ -94,7 +94,7 @@ class RelationModel:
         if any(e.label is None for e in examples):
             raise SeqlabError(f"{path}: has sentences without labels; evaluation needs a labelled file "
                               f"(e.g. TEST_FILE_FULL.TXT); classify labels unlabelled ones")
-        return evaluate_examples(self.model, examples, encode(examples, self.vocabs), self.labels,
+        return evaluate_examples(self.model, encode(examples, self.vocabs), self.labels,
                                  batch_size=batch_size, device=self.device,
                                  answers=Path(answers) if answers else None)
 

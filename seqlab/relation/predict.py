@@ -5,7 +5,7 @@ from pathlib import Path
 
 import torch
 
-from seqlab.data.semeval import RelationExample, write_answers
+from seqlab.data.semeval import write_answers
 from seqlab.core.errors import SeqlabError
 from seqlab.models.relation import RelationClassifier
 from seqlab.relation.build import RelationData, batches
@@ -25,15 +25,16 @@ def predict_probabilities(model: RelationClassifier, data: RelationData, *, batc
     return out
 
 
-def evaluate_examples(model: RelationClassifier, examples: list[RelationExample], data: RelationData,
-                      labels: list[str], *, batch_size: int = 200, device: torch.device | str = "cpu",
-                      answers: Path | None = None) -> SemEvalResult:
-    """Predict, optionally write an answer file, and score with the official measure."""
+def evaluate_examples(model: RelationClassifier, data: RelationData, labels: list[str], *, batch_size: int = 200,
+                      device: torch.device | str = "cpu", answers: Path | None = None) -> SemEvalResult:
+    """Predict the labelled sentences of ``data``, optionally write an answer file, and score with the
+    official measure against their gold labels."""
     probs = predict_probabilities(model, data, batch_size=batch_size, device=device)
     predicted = [labels[i] for i in probs.argmax(dim=-1).tolist()]
     if answers is not None:
         write_answers(answers, data.ids, predicted)
-    key = {e.id: e.label for e in examples if e.label}
-    if len(key) != len(examples):
+    gold = data.labels.tolist()
+    if any(g < 0 for g in gold):
         raise SeqlabError("cannot score: some sentences have no gold label")
+    key = {sid: labels[g] for sid, g in zip(data.ids, gold)}
     return score_answers(dict(zip(data.ids, predicted)), key)

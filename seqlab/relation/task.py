@@ -91,7 +91,7 @@ class RelationTask:
 
     def evaluate(self, model: nn.Module, split: str, out_dir: Path | None = None) -> Score:
         answers = out_dir / f"{split}.answers.txt" if out_dir is not None else None
-        result = evaluate_examples(model, self.splits[split], self.data[split], self.vocabs["labels"].itos,
+        result = evaluate_examples(model, self.data[split], self.vocabs["labels"].itos,
                                    batch_size=self.config.train.eval_batch_size, device=self.device, answers=answers)
         if out_dir is not None:
             with atomic_open(out_dir / f"{split}.report.txt") as out:

@@ -81,8 +81,7 @@ def build_tagger(
     projection = build_projection(encoder.output_dim, len(labels), m)
     drop = LockedDropout if m.dropout_mode == "locked" else nn.Dropout
     output_dropout = None if m.output_dropout is None else drop(m.output_dropout)
-    tagger = Tagger(embedder, encoder, decoder, len(labels), drop(m.dropout), projection=projection,
-                    output_dropout=output_dropout)
+    tagger = Tagger(embedder, encoder, decoder, projection, drop(m.dropout), output_dropout=output_dropout)
     if m.forget_bias is not None:
         set_forget_bias(tagger, m.forget_bias)
     return tagger

@@ -1,11 +1,15 @@
 """Tests for seqlab.data.batching: encoding, padding, masks, char tables and batch iteration."""
 from __future__ import annotations
 
+from unittest import mock
+
 from collections import Counter
 
 import numpy as np
 import pytest
 import torch
+
+from seqlab.data import batching
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -133,17 +137,13 @@ def test_features_table_rows_line_up_with_types():
 def test_long_words_are_clipped_keeping_both_ends(max_chars, word, kept):
     sentences = [[word, "z"]]
     vocabs = vocabs_for(sentences)
-    data = encode(sentences, vocabs, max_word_chars=max_chars)
+    with mock.patch.object(batching, "MAX_WORD_CHARS", max_chars):
+        data = encode(sentences, vocabs)
     batch = make_batch(data, torch.tensor([0]))
     assert decode_chars(batch, vocabs, int(batch.type_index[0, 0])) == kept
     assert int(batch.char_lengths[int(batch.type_index[0, 0])]) == len(kept) <= max_chars
     assert decode_chars(batch, vocabs, int(batch.type_index[0, 1])) == "z"
     assert data.type_chars.shape[1] == len(kept)
-
-
-def test_max_word_chars_must_be_positive():
-    with pytest.raises(ValueError, match="max_word_chars must be at least 1, but got 0"):
-        encode([["abc"]], vocabs_for([["abc"]]), max_word_chars=0)
 
 
 def many_sentences(n: int = 57) -> list[list[str]]:
@@ -237,7 +237,8 @@ words = st.text(alphabet="abcXYZ19-.", min_size=1, max_size=8)
 @settings(max_examples=40, deadline=None)
 def test_batches_of_random_sentences(sentences, batch_size, max_chars):
     vocabs = vocabs_for(sentences)
-    data = encode(sentences, vocabs, features=features, max_word_chars=max_chars)
+    with mock.patch.object(batching, "MAX_WORD_CHARS", max_chars):
+        data = encode(sentences, vocabs, features=features)
     seen = []
     for batch in iterate(data, batch_size, shuffle=False):
         seen.extend(batch.indices.tolist())

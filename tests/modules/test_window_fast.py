@@ -45,8 +45,9 @@ def make_tagger(architecture: str, filters: int, *, sqrt: bool = True, chars: bo
     with torch.no_grad():
         encoder.pad.normal_()  # a learned, non-zero padding vector
     out_filters = output_filters(architecture, filters)
-    projection = QuadraticLayer(encoder.output_dim, len(LABELS), out_filters, sqrt=sqrt) if out_filters else None
-    model = Tagger(embedder, encoder, SoftmaxDecoder(len(LABELS)), len(LABELS), 0.5, projection=projection)
+    projection = QuadraticLayer(encoder.output_dim, len(LABELS), out_filters, sqrt=sqrt) if out_filters else \
+        nn.Linear(encoder.output_dim, len(LABELS))
+    model = Tagger(embedder, encoder, SoftmaxDecoder(len(LABELS)), projection, 0.5)
     return model.eval(), vocabs
 
 
