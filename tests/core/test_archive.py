@@ -271,7 +271,7 @@ def test_loading_refuses_a_pickle_that_would_run_code(tmp_path: Path, name: str,
     marker = tmp_path / "marker"
     torch.save({"weight": torch.zeros(2), "evil": _Payload(marker)}, tmp_path / name)
     refused = rf"{name}: refused: a seqlab model file holds only tensors and plain values, and this one holds " \
-              r"tests.test_archive._touch; it was not loaded, since loading it could run code$"
+              r"tests.core.test_archive._touch; it was not loaded, since loading it could run code$"
     with pytest.raises(SeqlabError, match=refused) as err:
         load(tmp_path)
     assert "\n" not in str(err.value) and "weights_only" not in str(err.value)  # no advice to load it unsafely
@@ -282,7 +282,7 @@ def test_loading_refuses_a_pickle_that_would_run_code(tmp_path: Path, name: str,
 
 def test_loading_refuses_an_arbitrary_object(tmp_path: Path):
     torch.save({"weight": torch.zeros(2), "extra": _Plain()}, tmp_path / archive.WEIGHTS)
-    refused = r"refused: .* this one holds tests.test_archive._Plain; it was not loaded"
+    refused = r"refused: .* this one holds tests.core.test_archive._Plain; it was not loaded"
     with pytest.raises(SeqlabError, match=refused):
         archive.load_weights(tmp_path)
 

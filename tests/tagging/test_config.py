@@ -6,7 +6,7 @@ from seqlab.tagging.config import Config, dump_config, load_config
 from seqlab.core.errors import ConfigError, SeqlabError
 from seqlab.core.paths import resolve_data_path
 
-CONFIGS = sorted(p for p in (Path(__file__).parents[1] / "configs").glob("*.yaml")
+CONFIGS = sorted(p for p in (Path(__file__).parents[2] / "configs").glob("*.yaml")
                  if "\ntask: relation" not in "\n" + p.read_text())  # relation configs: tests/test_relation_config.py
 
 MINIMAL = """
@@ -96,7 +96,7 @@ def test_dot_paths_are_relative_to_the_working_directory(tmp_path, monkeypatch):
         resolve_data_path("./runs/no.txt", key="model.features[0].path")
 
 
-WINDOW = Path(__file__).parents[1] / "configs" / "conll00_itwwo_q4.yaml"
+WINDOW = Path(__file__).parents[2] / "configs" / "conll00_itwwo_q4.yaml"
 
 
 def test_set_reaches_an_item_of_a_list_by_index():

@@ -19,8 +19,8 @@ pytest.importorskip("fasttext")
 from features.ls import LSVectors  # noqa: E402
 from features.ls_build import LSOptions, build_ls  # noqa: E402
 
-NER = Path(__file__).parent / "fixtures" / "ner"
-LS = Path(__file__).parent / "fixtures" / "ls"
+NER = Path(__file__).parents[1] / "fixtures" / "ner"
+LS = Path(__file__).parents[1] / "fixtures" / "ls"
 TINY = LSOptions(dim=8, min_count=1, epochs=5, bucket=100_000)
 
 
@@ -68,7 +68,7 @@ def test_config_accepts_ls_and_refuses_a_dim():
 
 def test_shipped_ls_configs():
     for name, hidden, lr in (("conll03_ls", 128, 0.009), ("ontonotes_ls", 256, 0.013)):
-        config = load_config(Path(__file__).parents[1] / "configs" / f"{name}.yaml")
+        config = load_config(Path(__file__).parents[2] / "configs" / f"{name}.yaml")
         (feature,) = config.model.features
         assert feature.type == "ls" and feature.path.startswith("./runs/ls/")
         assert (config.model.hidden, config.train.lr, config.data.tag_scheme) == (hidden, lr, "bilou")
@@ -121,7 +121,7 @@ def test_a_tagger_trains_with_ls_and_reloads_with_the_same_vectors(monkeypatch, 
 
 def test_training_fails_fast_on_a_missing_artefact(monkeypatch, tmp_path):
     monkeypatch.setenv("SEQLAB_DATA", str(tmp_path / "no_data_here"))  # nothing is read before the check
-    config = load_config(Path(__file__).parents[1] / "configs" / "conll03_ls.yaml")
+    config = load_config(Path(__file__).parents[2] / "configs" / "conll03_ls.yaml")
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SeqlabError, match=r"LS vectors './runs/ls/fewnerd_ls100' do not exist yet.*\n  seqlab features "
                                           r"ls build --typed .*--out ./runs/ls/fewnerd_ls100$"):

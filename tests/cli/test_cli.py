@@ -18,7 +18,7 @@ from seqlab.cli import main
 from seqlab.tagging.config import load_config
 from tests.conftest import forget_new_log_handlers
 
-NER = Path(__file__).parent / "fixtures" / "ner"
+NER = Path(__file__).parents[1] / "fixtures" / "ner"
 TINY = NER / "tiny.yaml"
 FAST = ["--set", "train.epochs=1", "--set", "train.threads=1"]
 LABEL = re.compile(r"^(O|[IB]-(PER|LOC|ORG|MISC))$")

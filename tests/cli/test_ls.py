@@ -12,7 +12,7 @@ from seqlab.cli.ls import DEFAULT_TYPED, build_command
 
 pytest.importorskip("fasttext")
 
-LS = Path(__file__).parent / "fixtures" / "ls"
+LS = Path(__file__).parents[1] / "fixtures" / "ls"
 TINY = ["--dim", "8", "--min-count", "1", "--epochs", "5", "--bucket", "100000", "--quiet"]
 
 

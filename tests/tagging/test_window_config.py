@@ -8,8 +8,8 @@ import pytest
 from seqlab.tagging.config import load_config
 from seqlab.core.errors import ConfigError
 
-WINDOW = Path(__file__).parent / "fixtures" / "chunk" / "window.yaml"
-CONFIGS = Path(__file__).parents[1] / "configs"
+WINDOW = Path(__file__).parents[1] / "fixtures" / "chunk" / "window.yaml"
+CONFIGS = Path(__file__).parents[2] / "configs"
 TABLE1 = ["conll00_io_q16.yaml", "conll00_iwo_q4.yaml", "conll00_itwo_q2.yaml", "conll00_itwwo_q4.yaml"]
 
 

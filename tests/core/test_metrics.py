@@ -27,7 +27,7 @@ from seqlab.core.metrics import (
     token_accuracy,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures" / "metrics"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "metrics"
 
 # iob1.txt, by sentence (gold chunks | predicted chunks | correct):
 #   EU/ORG German/MISC British/MISC | EU/ORG German/MISC British/LOC          | EU, German

@@ -17,7 +17,7 @@ from seqlab.cli.tag import write_documents
 from seqlab.tagging.api import SequenceTagger
 from seqlab.tasks import train
 
-NER = Path(__file__).parent / "fixtures" / "ner"
+NER = Path(__file__).parents[1] / "fixtures" / "ner"
 TYPES = ("PER", "LOC", "ORG", "MISC")
 FILE_LABEL = re.compile(r"^(O|[IB]-(PER|LOC|ORG|MISC))$")  # the fixture's file scheme is IOB1
 MARK = re.compile(r"\[(?:PER|LOC|ORG|MISC) (.*?)\]")
