@@ -32,10 +32,12 @@ _LAZY = {  # torch is imported on first use, so `import seqlab` stays cheap
 }
 
 
-def load(path: str | Path, device: "str | torch.device" = "auto") -> "Union[SequenceTagger, RelationModel]":
-    """A trained model from the run directory ``seqlab train`` wrote (``--output``): a :class:`SequenceTagger`
-    for a tagging run, a :class:`RelationModel` for a relation run. ``device``: ``auto`` (the GPU when there
-    is one), ``cpu``, ``cuda`` or ``cuda:N``. Weights load with ``torch.load(weights_only=True)``."""
+def load(path: str | Path | None = None, device: "str | torch.device" = "auto") -> "Union[SequenceTagger, RelationModel]":
+    """A trained model: a run directory ``seqlab train`` wrote (``--output``), a ``.seqlab`` file
+    (``seqlab package``), or an installed model's short name; with no argument, the English NER model
+    installed with seqlab (``en-ner-conll03``). Returns a :class:`SequenceTagger` for a tagging model, a
+    :class:`RelationModel` for a relation model. ``device``: ``auto`` (the GPU when there is one), ``cpu``,
+    ``cuda`` or ``cuda:N``. Weights load with ``torch.load(weights_only=True)``."""
     from seqlab.tasks import load as load_any
 
     return load_any(path, device)

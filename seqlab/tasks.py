@@ -71,11 +71,33 @@ def train(config: Any, out_dir: str | Path, *, resume: bool = False, progress: b
     return train_task(TASKS.get(config.task, "task")().prepare, config, out_dir, resume=resume, progress=progress)
 
 
-def load(path: str | Path, device: torch.device | str = "auto") -> Any:
-    """A trained model of any task from its run directory (see :func:`seqlab.load`)."""
-    run_dir = Path(path)
+#: Models installed with the package, by short name (files in seqlab/resources/models/).
+MODELS = {"en-ner-conll03": "en-ner-conll03.seqlab"}
+DEFAULT_MODEL = "en-ner-conll03"
+
+
+def model_path(name: str | Path | None) -> Path:
+    """Where a model is: a run directory, a ``.seqlab`` file, or the installed model of a short name
+    (None: the default English NER model)."""
+    if name is None or str(name) in MODELS:
+        installed = Path(__file__).parent / "resources" / "models" / MODELS[str(name or DEFAULT_MODEL)]
+        if not installed.is_file():
+            raise SeqlabError(f"the installed model {name or DEFAULT_MODEL!r} is missing from {installed.parent} "
+                              "(reinstall seqlab)")
+        return installed
+    return Path(name)
+
+
+def load(path: str | Path | None = None, device: torch.device | str = "auto") -> Any:
+    """A trained model of any task: a run directory, a ``.seqlab`` file or an installed model's short name
+    (see :func:`seqlab.load`)."""
+    from seqlab.core.package import unpack
+
+    run_dir = model_path(path)
+    if run_dir.is_file():
+        run_dir = unpack(run_dir)
     if not (run_dir / archive.CONFIG).is_file():
-        raise SeqlabError(f"{run_dir}: not a seqlab run directory (no {archive.CONFIG}); "
-                          "pass the --output folder of a training run")
+        raise SeqlabError(f"{run_dir}: not a seqlab model (no {archive.CONFIG}); pass the --output folder of a "
+                          f"training run, a .seqlab file, or one of the installed models {sorted(MODELS)}")
     spec = task_of(read_mapping(run_dir / archive.CONFIG), run_dir / archive.CONFIG)
     return spec.load(run_dir, device)

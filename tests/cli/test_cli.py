@@ -225,12 +225,12 @@ BAD_INPUTS = {
     "run exists": (lambda t, r: ["train", str(TINY), "--output", str(r)], r"already holds a run; use --resume"),
     "resume a non-run": (lambda t, r: ["train", "--resume", str(t)], r"config\.yaml' does not exist"),
     "eval on a non-run": (
-        lambda t, r: ["eval", str(t), str(NER / "dev.txt")], r"not a seqlab run directory \(no config\.yaml\)"),
+        lambda t, r: ["eval", str(t), str(NER / "dev.txt")], r"not a seqlab model \(no config\.yaml\)"),
     "eval a missing file": (lambda t, r: ["eval", str(r), str(t / "none.txt")], r"none\.txt: no such file"),
     "eval a malformed file": (lambda t, r: ["eval", str(r), str(bad_conll(t))], r"bad\.txt:3: expected 4 columns"),
     "tag a missing file": (lambda t, r: ["tag", str(r), str(t / "none.txt")], r"none\.txt: no such file"),
     "tag with a non-run": (
-        lambda t, r: ["tag", str(t), str(NER / "dev.txt")], r"not a seqlab run directory"),
+        lambda t, r: ["tag", str(t), str(NER / "dev.txt")], r"not a seqlab model"),
     "score a malformed file": (
         lambda t, r: ["score", "conll", str(bad_prediction(t))], r"pred\.txt:2: expected 3 columns"),
     "score a missing file": (lambda t, r: ["score", "conll", str(t / "none.txt")], r"none\.txt: no such file"),

@@ -103,7 +103,7 @@ def test_explain_writes_heat_maps_and_latent_types(run_dir, tmp_path):
 @pytest.mark.parametrize("argv, stdin, message", [
     (["classify", "{run}", "-"], "The cat sat.\n", "<stdin>:1: expected exactly one <e1> tag"),
     (["classify", "{run}", "{fixture}/absent.txt"], None, "absent.txt: no such file"),
-    (["classify", "{fixture}", "-"], "", "not a seqlab run directory"),
+    (["classify", "{fixture}", "-"], "", "not a seqlab model"),
     (["eval", "{run}", "{fixture}/test_sentences.txt"], None, "has sentences without labels"),
     (["score", "semeval", "{fixture}/test_key.txt", "{fixture}/train.txt"], None, "train.txt:1: expected 'ID<TAB>LABEL'"),
     (["train", "{fixture}/tiny.yaml", "--set", "model.latent_type=2"], None, "did you mean 'latent_types'?"),

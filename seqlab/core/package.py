@@ -1,0 +1,178 @@
+"""Portable model files: one ``.seqlab`` file holding everything a trained model needs to load.
+
+``seqlab package RUN --out NAME.seqlab`` writes a zip archive of
+
+* ``manifest.json``: format and version, seqlab's version, the task, the sha256 of every other member,
+  the training data and the run's scores;
+* ``config.yaml`` (feature paths rewritten to members of the file), ``vocabs.json``, ``features.json``;
+* ``model.pt``: the best weights, tensors only (``torch.load(weights_only=True)``);
+* ``files/<i>/...``: every file a token feature reads at load time (Brown paths, word vectors, an LS folder).
+
+Loading checks the format and every checksum before anything is read, so a truncated, altered or foreign
+file is refused with one line naming what failed; the verified members are unpacked once into
+``$SEQLAB_CACHE/models/<sha256 of the file>/`` (a temporary folder when the cache is off), which is then an
+ordinary run directory: the next load of the same file reads from there.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any, Iterator
+
+import yaml
+
+from seqlab.core import archive
+from seqlab.core.atomic import atomic_open
+from seqlab.core.errors import SeqlabError
+
+FORMAT = "seqlab-model"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+SUFFIX = ".seqlab"
+_RUN_MEMBERS = (archive.CONFIG, archive.VOCABS, archive.FEATURES, archive.WEIGHTS)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _feature_files(tree: dict[str, Any], run_dir: Path) -> Iterator[tuple[str, Path]]:
+    """(member prefix, file or folder on disk) for every token feature that reads one; rewrites the config
+    tree's paths to the members they become."""
+    from seqlab.core.paths import resolve_data_path
+
+    for i, feature in enumerate((tree.get("model") or {}).get("features") or ()):
+        value = feature.get("path")
+        if not value:
+            continue
+        source = resolve_data_path(value, key=f"model.features[{i}].path")
+        if not source.exists():
+            raise SeqlabError(f"{run_dir}: model.features[{i}].path {value!r} ({source}) does not exist, so it "
+                              "cannot be packaged; give the file (SEQLAB_DATA) it was trained with")
+        prefix = f"files/{i}/{source.name}"
+        feature["path"] = prefix
+        yield prefix, source
+
+
+def _members(run_dir: Path) -> dict[str, bytes]:
+    """The archive's members (manifest excluded), as bytes."""
+    if not (run_dir / archive.WEIGHTS).is_file():
+        raise SeqlabError(f"{run_dir}: no {archive.WEIGHTS} (is it a finished seqlab run directory?)")
+    tree = yaml.safe_load((run_dir / archive.CONFIG).read_text(encoding="utf-8"))
+    members: dict[str, bytes] = {}
+    for prefix, source in list(_feature_files(tree, run_dir)):
+        files = sorted(p for p in source.rglob("*") if p.is_file()) if source.is_dir() else [source]
+        for file in files:
+            inner = prefix if file == source else f"{prefix}/{file.relative_to(source).as_posix()}"
+            members[inner] = file.read_bytes()
+    members[archive.CONFIG] = yaml.safe_dump(tree, sort_keys=False).encode("utf-8")
+    for name in _RUN_MEMBERS[1:]:
+        if (run_dir / name).is_file():
+            members[name] = (run_dir / name).read_bytes()
+    return members
+
+
+def _manifest(run_dir: Path, members: dict[str, bytes]) -> dict[str, Any]:
+    from seqlab import __version__
+
+    tree = yaml.safe_load(members[archive.CONFIG])
+    metrics_path = run_dir / archive.METRICS
+    metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.is_file() else {}
+    scores = {split: metrics[split].get("f1", metrics[split].get("official_f1"))
+              for split in ("dev", "test") if isinstance(metrics.get(split), dict)}
+    return {"format": FORMAT, "format_version": FORMAT_VERSION, "seqlab_version": __version__,
+            "task": tree.get("task", "tagging"), "training_data": tree.get("data", {}),
+            "scores": scores, "best_epoch": metrics.get("best_epoch"),
+            "members": {name: _sha256(data) for name, data in sorted(members.items())}}
+
+
+def package(run_dir: str | Path, out: str | Path) -> dict[str, Any]:
+    """Write the model of ``run_dir`` as one ``.seqlab`` file at ``out`` (atomically); returns its manifest."""
+    run_dir, out = Path(run_dir), Path(out)
+    if not (run_dir / archive.CONFIG).is_file():
+        raise SeqlabError(f"{run_dir}: not a seqlab run directory (no {archive.CONFIG})")
+    if out.is_dir():
+        raise SeqlabError(f"--out {out}: is a directory; give a file name such as {out / run_dir.name}{SUFFIX}")
+    members = _members(run_dir)
+    manifest = _manifest(run_dir, members)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_open(out, "wb") as handle, zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(MANIFEST, json.dumps(manifest, indent=2))
+        for name, data in sorted(members.items()):
+            zf.writestr(name, data)
+    return manifest
+
+
+def read_manifest(path: str | Path) -> dict[str, Any]:
+    """The manifest of a ``.seqlab`` file, after checking its format, version and every member's checksum."""
+    path = Path(path)
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return _verified(zf, path)
+    except (zipfile.BadZipFile, EOFError) as err:
+        raise SeqlabError(f"{path}: not a seqlab model file, or a truncated one ({err})") from None
+    except OSError as err:
+        raise SeqlabError(f"{path}: cannot be read: {err.strerror or err}") from None
+
+
+def _verified(zf: zipfile.ZipFile, path: Path) -> dict[str, Any]:
+    if MANIFEST not in zf.namelist():
+        raise SeqlabError(f"{path}: not a seqlab model file (no {MANIFEST})")
+    try:
+        manifest = json.loads(zf.read(MANIFEST))
+    except ValueError as err:
+        raise SeqlabError(f"{path}: {MANIFEST} is not valid JSON ({err})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise SeqlabError(f"{path}: not a seqlab model file ({MANIFEST} does not say format {FORMAT!r})")
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise SeqlabError(f"{path}: model file format version {manifest.get('format_version')!r}; this seqlab "
+                          f"reads version {FORMAT_VERSION} (made by seqlab {manifest.get('seqlab_version')})")
+    listed = manifest.get("members") or {}
+    for name in sorted(set(zf.namelist()) - {MANIFEST} - set(listed)):
+        raise SeqlabError(f"{path}: member {name!r} is not in the manifest (the file was altered)")
+    for name, digest in listed.items():
+        if name not in zf.namelist():
+            raise SeqlabError(f"{path}: member {name!r} is missing (the file was altered or truncated)")
+        if _sha256(zf.read(name)) != digest:
+            raise SeqlabError(f"{path}: member {name!r} fails its sha256 check (the file was altered or corrupted)")
+    return manifest
+
+
+def unpack(path: str | Path) -> Path:
+    """Verify a ``.seqlab`` file and unpack it into a run directory (cached by the file's sha256); returns it."""
+    from features.vector_cache import cache_root
+
+    path = Path(path)
+    if not path.is_file():
+        raise SeqlabError(f"{path}: no such model file")
+    data = path.read_bytes()
+    root = cache_root()
+    target = (root / "models" / _sha256(data)) if root is not None else Path(tempfile.mkdtemp(prefix="seqlab-model-"))
+    if (target / archive.CONFIG).is_file():
+        return target
+    read_manifest(path)
+    if root is not None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=target.parent if root is not None else None))
+    try:
+        with zipfile.ZipFile(path) as zf:
+            zf.extractall(staging)
+        tree = yaml.safe_load((staging / archive.CONFIG).read_text(encoding="utf-8"))
+        for feature in (tree.get("model") or {}).get("features") or ():
+            if feature.get("path"):
+                feature["path"] = str(target / feature["path"])  # absolute: read from the unpacked copy
+        (staging / archive.CONFIG).write_text(yaml.safe_dump(tree, sort_keys=False), encoding="utf-8")
+        if root is None:
+            shutil.rmtree(target)
+        os.replace(staging, target)  # atomic: another process either sees the whole folder or none
+    except OSError as err:
+        shutil.rmtree(staging, ignore_errors=True)
+        if (target / archive.CONFIG).is_file():  # another process unpacked it first
+            return target
+        raise SeqlabError(f"{path}: cannot unpack into {target}: {err.strerror or err}") from None
+    return target
