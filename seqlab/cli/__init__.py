@@ -12,7 +12,7 @@ import sys
 from typing import Sequence
 
 from features.base import FeatureError
-from seqlab.cli import features, package, relation, score, tag, train
+from seqlab.cli import features, package, relation, score, serve, tag, train
 from seqlab.core.errors import SeqlabError
 from seqlab.core.summarize import add_parser as add_summarize_parser
 from seqlab.tagging.sweep import add_parser as add_sweep_parser
@@ -30,6 +30,7 @@ def parser() -> argparse.ArgumentParser:
     relation.add_parsers(sub, score_formats)  # classify, explain, score semeval
     features.add_parser(sub)
     package.add_parsers(sub)
+    serve.add_parser(sub)
     add_sweep_parser(sub)
     add_summarize_parser(sub)
     return p

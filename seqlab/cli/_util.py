@@ -56,8 +56,9 @@ def _file_lines(path: Path) -> Iterator[str]:
         yield from utf8_lines(handle, str(path))
 
 
-def load_model(model_dir: str, kind: type | None = None, verb: str = "") -> Any:
-    """``seqlab.load(model_dir)``, refusing a model of another kind than ``kind`` with a clear message."""
+def load_model(model_dir: str | None, kind: type | None = None, verb: str = "") -> Any:
+    """``seqlab.load(model_dir)`` (None: the installed default model), refusing a model of another kind than
+    ``kind`` with a clear message."""
     import seqlab
 
     model = seqlab.load(model_dir)

@@ -38,11 +38,21 @@ def write_documents(documents: Iterable[Document], out: TextIO, fmt: str) -> Non
         out.flush()
 
 
+def _is_model(name: str) -> bool:
+    from seqlab.tasks import MODELS
+
+    path = Path(name)
+    return name in MODELS or (path / "config.yaml").is_file() or (path.is_file() and path.suffix == ".seqlab")
+
+
 def cmd_tag(args: argparse.Namespace) -> int:
     from seqlab.tagging.api import SequenceTagger
 
-    tagger = load_model(args.model_dir, SequenceTagger, "tag")
-    lines, _ = input_lines(args.file)
+    model, file = args.model, args.file
+    if file is None and model is not None and not _is_model(model):  # `seqlab tag FILE`: the installed model
+        model, file = None, model
+    tagger = load_model(model, SequenceTagger, "tag")
+    lines, _ = input_lines(file)
     write_documents(tagger.tag_many(lines, batch_size=args.batch_size), sys.stdout, args.format)
     return 0
 
@@ -53,7 +63,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not Path(args.file).is_file():
         raise SeqlabError(f"{args.file}: no such file")
     model = load_model(args.model_dir)
-    default = Path(args.model_dir) / "eval" / Path(args.file).name
+    where = Path(args.model_dir) if Path(args.model_dir).is_dir() else Path.cwd()  # a model file: here
+    default = where / "eval" / Path(args.file).name
     if isinstance(model, RelationModel):
         if args.post_viterbi:
             raise SeqlabError("--post-viterbi applies to softmax taggers, not to relation classifiers")
@@ -73,15 +84,19 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e = sub.add_parser("eval", help="score a trained model on a labelled CoNLL file (SemEval file for relation runs)")
     e.add_argument("model_dir")
     e.add_argument("file")
-    e.add_argument("--output", help="where to write token/gold/pred columns (default MODEL_DIR/eval/FILE.pred.txt)")
+    e.add_argument("--output", help="where to write token/gold/pred columns (default MODEL_DIR/eval/FILE.pred.txt, "
+                                    "or ./eval/ for a model file)")
     e.add_argument("--batch-size", type=positive_int, default=100)
     e.add_argument("--post-viterbi", action="store_true",
                    help="softmax taggers: decode by Viterbi over the per-token probabilities, under the tag "
                         "scheme's allowed transitions (Turian et al. 2009)")
     e.set_defaults(func=cmd_eval)
 
-    g = sub.add_parser("tag", help="tag raw text (one paragraph per line)")
-    g.add_argument("model_dir")
+    g = sub.add_parser("tag", help="tag raw text (one paragraph per line)",
+                       description="seqlab tag [MODEL] [FILE]: with no MODEL, the English NER model installed with "
+                                   "seqlab (en-ner-conll03, trained on CoNLL-2003) tags FILE.")
+    g.add_argument("model", nargs="?", help="a run directory, a .seqlab file or an installed model's name "
+                                            "(default: en-ner-conll03)")
     g.add_argument("file", nargs="?", help="text file, or - / nothing for standard input")
     g.add_argument("--format", choices=("conll", "jsonl", "inline"), default="conll")
     g.add_argument("--batch-size", type=positive_int, default=64)
