@@ -108,15 +108,16 @@ class SequenceTagger:
                                         next(predictions)) for s in p.sentences]
             yield Document(p.text, sentences)
 
-    def tag_tokens(self, sentences: Sequence[Sequence[str]], *, scheme: str | None = None,
-                   batch_size: int = 100) -> list[Sentence]:
+    def tag_tokens(self, sentences: Sequence[Sequence[str]], *, scheme: str | None = None, batch_size: int = 100,
+                   columns: dict[str, list[list[str]]] | None = None) -> list[Sentence]:
         """Tag pre-tokenised sentences; labels in ``scheme`` (iob1, iob2, bioes, bilou; default: the scheme of
-        the model's training files). Offsets are into the tokens joined by single spaces."""
+        the model's training files). Offsets are into the tokens joined by single spaces. A model that reads
+        other data columns (a windowed chunker's POS tags) gets them as ``columns={"pos": [[...], ...]}``."""
         scheme = (scheme or self.config.data.file_scheme).lower()
         if scheme not in SCHEME_NAMES:
             raise SeqlabError(f"scheme: expected one of {list(SCHEME_NAMES)}, got {scheme!r}")
         out = []
-        for tokens, prediction in zip(sentences, self._predict([list(s) for s in sentences], batch_size)):
+        for tokens, prediction in zip(sentences, self._predict([list(s) for s in sentences], batch_size, columns)):
             offsets, cursor = [], 0
             for token in tokens:
                 offsets.append((cursor, cursor + len(token)))
@@ -124,10 +125,11 @@ class SequenceTagger:
             out.append(self._sentence(" ".join(tokens), offsets, list(tokens), prediction, scheme))
         return out
 
-    def _predict(self, sentences: list[list[str]], batch_size: int) -> list[Prediction]:
+    def _predict(self, sentences: list[list[str]], batch_size: int,
+                 columns: dict[str, list[list[str]]] | None = None) -> list[Prediction]:
         if not sentences:
             return []
-        return self.predictor(self._encode(sentences), batch_size=batch_size, confidences=True)
+        return self.predictor(self._encode(sentences, columns), batch_size=batch_size, confidences=True)
 
     def _encode(self, sentences: list[list[str]], columns: dict[str, list[list[str]]] | None = None) -> Encoded:
         return encode(sentences, self.vocabs, **encode_options(self.features, columns))

@@ -112,3 +112,18 @@ def test_the_loaded_object_is_the_public_type(trained, monkeypatch):
     model = seqlab.load(run, "cpu")
     expected = seqlab.RelationModel if kind == "relation_classifier" else seqlab.SequenceTagger
     assert isinstance(model, expected) and not model.model.training
+
+
+def test_a_model_reading_pos_tags_them_from_columns_and_says_so_for_raw_text(tmp_path, monkeypatch):
+    """The windowed chunker configs read POS tags: tag_tokens takes them; raw text is a clear error."""
+    from seqlab.core.errors import SeqlabError
+
+    monkeypatch.setenv("SEQLAB_DATA", str(CHUNK))
+    with forget_new_log_handlers():
+        seqlab.train(CHUNK / "window.yaml", tmp_path / "run", overrides=("train.epochs=1",), progress=False)
+    chunker = seqlab.load(tmp_path / "run", "cpu")
+    sentences = [["He", "reckons", "the", "current", "account", "deficit"]]
+    tagged = chunker.tag_tokens(sentences, columns={"pos": [["PRP", "VBZ", "DT", "JJ", "NN", "NN"]]}, scheme="iob2")
+    assert len(tagged[0].labels) == 6 and all(label == "O" or label[:2] in ("B-", "I-") for label in tagged[0].labels)
+    with pytest.raises(SeqlabError, match=r"reads the data column\(s\) \['pos'\]"):
+        chunker.tag("He reckons the current account deficit will narrow.")
