@@ -11,6 +11,7 @@ three formats, ``eval`` prints ``evaluate``'s report (conlleval's, or the offici
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -21,9 +22,10 @@ from seqlab.core.errors import SeqlabError
 from seqlab.tagging.document import Document
 
 
-def write_documents(documents: Iterable[Document], out: TextIO, fmt: str) -> None:
-    """Write tagged documents (one per input line) in ``fmt``, flushing after each."""
-    for number, doc in enumerate(documents, start=1):
+def write_documents(documents: Iterable[Document], out: TextIO, fmt: str, numbers: Iterable[int] | None = None) -> None:
+    """Write tagged documents (one per input line; ``numbers``: their line numbers, 1, 2, ... by default) in
+    ``fmt``, flushing after each."""
+    for number, doc in zip(numbers if numbers is not None else itertools.count(1), documents):
         if fmt == "inline":
             out.write(doc.inline() + "\n")
         for sentence in doc.sentences if fmt != "inline" else ():
@@ -47,13 +49,22 @@ def _is_model(name: str) -> bool:
 
 def cmd_tag(args: argparse.Namespace) -> int:
     from seqlab.tagging.api import SequenceTagger
+    from seqlab.tagging.parallel import parse_shard, shard, tag_in_workers
 
     model, file = args.model, args.file
     if file is None and model is not None and not _is_model(model):  # `seqlab tag FILE`: the installed model
         model, file = None, model
-    tagger = load_model(model, SequenceTagger, "tag")
+    tagger = load_model(model, SequenceTagger, "tag")  # a bad model fails here, once, before any worker starts
     lines, _ = input_lines(file)
-    write_documents(tagger.tag_many(lines, batch_size=args.batch_size), sys.stdout, args.format)
+    index, count = parse_shard(args.shard) if args.shard else (0, 1)
+    numbered_a, numbered_b = itertools.tee(shard(lines, index, count))
+    texts = (line for _, line in numbered_a)
+    if args.workers > 1:
+        del tagger  # each worker loads its own copy
+        documents = tag_in_workers(model, texts, workers=args.workers, batch_size=args.batch_size)
+    else:
+        documents = tagger.tag_many(texts, batch_size=args.batch_size)
+    write_documents(documents, sys.stdout, args.format, (number for number, _ in numbered_b))
     return 0
 
 
@@ -100,4 +111,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     g.add_argument("file", nargs="?", help="text file, or - / nothing for standard input")
     g.add_argument("--format", choices=("conll", "jsonl", "inline"), default="conll")
     g.add_argument("--batch-size", type=positive_int, default=64)
+    g.add_argument("--workers", type=positive_int, default=1,
+                   help="worker processes, one torch thread each; output stays in input order")
+    g.add_argument("--shard", metavar="I/N", help="tag only lines whose number (from 0) is I modulo N: one of N "
+                                                  "jobs of an array (Slurm, Kubernetes)")
     g.set_defaults(func=cmd_tag)

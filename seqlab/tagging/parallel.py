@@ -1,0 +1,79 @@
+"""Bulk tagging on one machine: worker processes, one torch thread each, output in input order.
+
+``seqlab tag --workers N`` sends chunks of input lines to N processes that each load the model once;
+at most ``2 × N`` chunks are in flight, so memory stays bounded however long the input is, and documents
+come back in input order. ``--shard i/n`` keeps the lines whose number is ``i`` modulo ``n`` (counting
+from 0), so ``n`` jobs of an array (Slurm, Kubernetes) tag a corpus between them with no coordination.
+"""
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+from collections import deque
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from seqlab.core.errors import SeqlabError
+from seqlab.tagging.document import Document
+
+_MODEL: Any = None  # the model a worker process loaded (one per process)
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"i/n"`` → (i, n) with 0 ≤ i < n, or a clear error."""
+    index, sep, count = text.partition("/")
+    try:
+        i, n = int(index), int(count)
+    except ValueError:
+        raise SeqlabError(f"--shard: expected i/n such as 0/4, got {text!r}") from None
+    if not sep or n < 1 or not 0 <= i < n:
+        raise SeqlabError(f"--shard: expected i/n with 0 <= i < n, got {text!r}")
+    return i, n
+
+
+def shard(lines: Iterable[str], index: int, count: int) -> Iterator[tuple[int, str]]:
+    """(line number from 1, line) for the lines of shard ``index`` of ``count``."""
+    for number, line in enumerate(lines, start=1):
+        if (number - 1) % count == index:
+            yield number, line
+
+
+def _load(model: str | None) -> None:
+    import torch
+
+    import seqlab
+
+    global _MODEL
+    torch.set_num_threads(1)
+    _MODEL = seqlab.load(model, "cpu")
+
+
+def _tag(lines: list[str], batch_size: int) -> list[Document]:
+    return list(_MODEL.tag_many(lines, batch_size=batch_size))
+
+
+def tag_in_workers(model: str | Path | None, lines: Iterable[str], *, workers: int, batch_size: int = 64,
+                   chunk: int = 256) -> Iterator[Document]:
+    """Tag ``lines`` in ``workers`` processes, ``chunk`` lines a task; documents in input order."""
+    if workers < 1:
+        raise SeqlabError(f"--workers: expected a positive number of processes, got {workers}")
+    lines = iter(lines)
+    context = multiprocessing.get_context("spawn")  # a fresh interpreter: no forked torch thread pools
+    with context.Pool(workers, initializer=_load, initargs=(None if model is None else str(model),)) as pool:
+        pending: deque = deque()
+        chunks = iter(lambda: list(itertools.islice(lines, chunk)), [])
+        for part in chunks:
+            pending.append(pool.apply_async(_tag, (part, batch_size)))
+            if len(pending) >= 2 * workers:
+                yield from _result(pending.popleft())
+        while pending:
+            yield from _result(pending.popleft())
+
+
+def _result(job: Any) -> list[Document]:
+    try:
+        return job.get()
+    except SeqlabError:
+        raise
+    except Exception as err:  # a worker died or raised: say so in one line
+        raise SeqlabError(f"a tagging worker failed: {type(err).__name__}: {err}") from None
