@@ -3,10 +3,14 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from seqlab.cli._util import positive_int
 from seqlab.core import archive
 from seqlab.core.errors import SeqlabError
 from seqlab.core.strict import dump_config
@@ -26,9 +30,23 @@ def default_output(config_path: str) -> Path:
     return Path("runs") / f"{Path(config_path).stem}-{datetime.now():%Y%m%d-%H%M%S}"
 
 
+def launch(nproc: int, argv: list[str]) -> int:
+    """Run ``seqlab train`` with ``argv`` in ``nproc`` processes on this machine, through torchrun."""
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc),
+               "-m", "seqlab", "train", *argv]
+    log.info("launching %d training processes: %s", nproc, " ".join(command))
+    return subprocess.run(command, check=False).returncode
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     """``seqlab train CONFIG`` or ``seqlab train --resume RUN_DIR``."""
     from seqlab.tasks import read_config, train
+
+    if args.nproc > 1 and "WORLD_SIZE" not in os.environ:
+        argv = [a for a in ([args.config] if args.config else []) if a]
+        argv += [x for item in args.set for x in ("--set", item)]
+        argv += [x for key in ("output", "resume") if getattr(args, key) for x in (f"--{key}", getattr(args, key))]
+        return launch(args.nproc, argv + (["--quiet"] if args.quiet else []))
 
     if args.resume:
         run_dir = Path(args.resume)
@@ -52,7 +70,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     config = read_config(args.config, args.set)
     out = Path(args.output) if args.output else default_output(args.config)
     train(config, out, progress=not args.quiet)
-    print(f"run directory: {out}")
+    if os.environ.get("RANK", "0") == "0":  # under torchrun, rank 0 speaks for the job
+        print(f"run directory: {out}")
     return 0
 
 
@@ -80,4 +99,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="continue the run in RUN_DIR from its last checkpoint (--set train.epochs=N, or "
                         "train.patience=N, raises its limit: a finished run trains on)")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.add_argument("--nproc", type=positive_int, default=1,
+                   help="train data-parallel in N processes on this machine (torchrun; train.batch_size is per "
+                        "process); for several machines run torchrun yourself, see the README")
     t.set_defaults(func=cmd_train)

@@ -25,7 +25,9 @@ from seqlab.core.device import resolve_device
 from seqlab.core.errors import SeqlabError
 from seqlab.core.optim import build_optimizer
 from seqlab.core.strict import dump_config
-from seqlab.core.task import Task
+from seqlab.core.distributed import World, broadcast_float, data_parallel, init_world, rank_device, shard_batches
+from seqlab.core.distributed import shutdown
+from seqlab.core.task import BatchLoss, Task
 
 log = logging.getLogger("seqlab.train")
 
@@ -61,20 +63,25 @@ class Trainer:
     """The model, optimizer and data of one run; :meth:`fit` runs epochs until done."""
 
     def __init__(self, prepare: Prepare, config: Any, out_dir: Path, *, resume: bool = False,
-                 progress: bool = True) -> None:
-        self.config, self.out_dir, self.progress = config, out_dir, progress
+                 progress: bool = True, world: World | None = None) -> None:
+        self.config, self.out_dir, self.world = config, out_dir, world or World()
+        self.progress = progress and self.world.main
         t = config.train
         if t.threads:
             torch.set_num_threads(t.threads)
-        self.device = resolve_device(t.device)
+        self.device = rank_device(resolve_device(t.device), self.world)
         self.task = prepare(config, out_dir if resume else None, self.device)
         torch.manual_seed(t.seed)
         self.model = self.task.build_model()
+        if self.world.rank > 0:  # its own dropout masks; rank 0 draws as a single process would
+            torch.manual_seed(t.seed * 1000 + self.world.rank)
+        self.loss_module = data_parallel(self.model, self.task, self.world, self.device)
         self.optimizer, self.scheduler = build_optimizer(self.task.parameter_groups(), t)
         # Polyak-style weight averaging: dev is scored, and the best weights saved, from the moving average.
         self.averaged = AveragedModel(self.model, multi_avg_fn=get_ema_multi_avg_fn(t.ema)) if t.ema > 0 else None
         self.generator = torch.Generator().manual_seed(t.seed)
-        self.state: dict[str, Any] = {"epoch": 0, "best_f1": -1.0, "best_epoch": 0, "bad_epochs": 0, "history": []}
+        self.state: dict[str, Any] = {"epoch": 0, "best_f1": -1.0, "best_epoch": 0, "bad_epochs": 0, "history": [],
+                                      "world_size": self.world.size}
 
     # ------------------------------------------------------------ checkpoints
 
@@ -87,13 +94,17 @@ class Trainer:
 
     def load_checkpoint(self) -> None:
         self.state = archive.load_training_state(self.out_dir, self._parts(), self.generator, self.device)
+        saved = self.state.setdefault("world_size", 1)
+        if saved != self.world.size:
+            raise SeqlabError(f"--resume {self.out_dir}: the run was trained by {saved} process(es), and this is "
+                              f"{self.world.size}; resume it with {saved} (the batches each step sees depend on it)")
         log.info("resumed after epoch %d (best dev %s %.2f at epoch %d)", self.state["epoch"], self.task.measure,
                  self.state["best_f1"], self.state["best_epoch"])
 
     # ------------------------------------------------------------ epochs
 
     def _bar(self, epoch: int) -> tqdm:
-        total = self.task.split_sizes()["train"]
+        total = self.task.split_sizes()["train"] // self.world.size
         return tqdm(total=total, unit="sent", desc=f"epoch {epoch}", disable=not self.progress, leave=False,
                     mininterval=0.5 if sys.stderr.isatty() else 30.0)
 
@@ -103,10 +114,9 @@ class Trainer:
         bar = self._bar(epoch)
         total, seen, tokens, start = 0.0, 0, 0, time.perf_counter()
         params = [p for p in self.model.parameters() if p.requires_grad]
-        steps = math.ceil(self.task.split_sizes()["train"] / t.batch_size)
-        for step, batch in enumerate(self.task.training_batches(self.generator)):
-            out = self.task.loss(batch)
-            optimizer_step(out.loss, self.optimizer, params, t.clip, f"epoch {epoch}, step {step}")
+        steps = math.ceil(self.task.split_sizes()["train"] / t.batch_size / self.world.size)
+        for step, batch in enumerate(shard_batches(self.task.training_batches(self.generator), self.world)):
+            out = self.step(batch, params, f"epoch {epoch}, step {step}")
             if self.averaged is not None:
                 self.averaged.update_parameters(self.model)
             total += out.loss.item() * out.sentences
@@ -121,6 +131,12 @@ class Trainer:
         return {"loss": total / max(seen, 1), "train_seconds": elapsed, "sentences_per_second": seen / elapsed,
                 "tokens_per_second": tokens / elapsed}
 
+    def step(self, batch: Any, params: list[nn.Parameter], where: str) -> BatchLoss:
+        """One optimisation step on ``batch`` (gradients averaged over ranks when distributed)."""
+        loss = self.loss_module(batch)
+        optimizer_step(loss, self.optimizer, params, self.config.train.clip, where)
+        return getattr(self.loss_module, "module", self.loss_module).last
+
     @property
     def scored_model(self) -> nn.Module:
         """The weights that are evaluated and saved: the moving average when ``train.ema`` is on."""
@@ -134,19 +150,21 @@ class Trainer:
             if self.scheduler is not None:
                 self.scheduler.step()
             start = time.perf_counter()
-            dev = self.task.evaluate(self.scored_model, "dev")
-            stats.update(epoch=epoch, dev_f1=dev.value, dev_seconds=time.perf_counter() - start,
+            score = self.task.evaluate(self.scored_model, "dev").value if self.world.main else 0.0
+            score = broadcast_float(score, self.world)  # every rank takes rank 0's early-stopping decision
+            stats.update(epoch=epoch, dev_f1=score, dev_seconds=time.perf_counter() - start,
                          lr=self.optimizer.param_groups[0]["lr"])
-            improved = record_epoch(self.state, epoch, dev.value, stats)
-            if improved:
-                archive.save_weights(self.out_dir, self.scored_model)
-            self.save_checkpoint()
+            improved = record_epoch(self.state, epoch, score, stats)
+            if self.world.main:
+                if improved:
+                    archive.save_weights(self.out_dir, self.scored_model)
+                self.save_checkpoint()
             log.info("epoch %d: loss %.4f, dev %s %.2f%s, %.0f sent/s, %.1f s, lr %.5f", epoch, stats["loss"],
-                     self.task.measure, dev.value, " (best)" if improved else "", stats["sentences_per_second"],
+                     self.task.measure, score, " (best)" if improved else "", stats["sentences_per_second"],
                      stats["train_seconds"], stats["lr"])
         if self.state["bad_epochs"] >= t.patience:
             log.info("early stopping: no dev %s gain for %d epochs", self.task.measure, t.patience)
-        return self.finish()
+        return self.finish() if self.world.main else {}
 
     def finish(self) -> dict[str, Any]:
         """Reload the best weights, score dev and test once, write their predictions and metrics.json."""
@@ -180,6 +198,27 @@ def train(prepare: Prepare, config: Any, out_dir: str | Path, *, resume: bool = 
     """
     out_dir = Path(out_dir)
     archive.check_output(out_dir, resume)
+    world = init_world(resolve_device(config.train.device))
+    try:
+        if not world.main:
+            return _train_other_rank(prepare, config, out_dir, resume, world)
+        return _train_main(prepare, config, out_dir, resume, progress, world)
+    finally:
+        shutdown(world)
+
+
+def _train_other_rank(prepare: Prepare, config: Any, out_dir: Path, resume: bool, world: World) -> dict[str, Any]:
+    """A rank other than 0 trains its share and writes nothing (its log says only warnings)."""
+    logging.getLogger("seqlab").setLevel(logging.WARNING)
+    trainer = Trainer(prepare, config, out_dir, resume=resume, progress=False, world=world)
+    if resume:
+        trainer.load_checkpoint()
+    return trainer.fit()
+
+
+def _train_main(prepare: Prepare, config: Any, out_dir: Path, resume: bool, progress: bool,
+                world: World) -> dict[str, Any]:
+    """Rank 0 (or the one process): builds the run directory and writes everything in it."""
     first_new = None  # the outermost folder this call creates, if any
     for folder in (out_dir, *out_dir.parents):
         if folder.exists():
@@ -189,7 +228,7 @@ def train(prepare: Prepare, config: Any, out_dir: str | Path, *, resume: bool = 
     try:
         with archive.run_log(out_dir):
             log.info("run directory %s", out_dir)
-            trainer = Trainer(prepare, config, out_dir, resume=resume, progress=progress)
+            trainer = Trainer(prepare, config, out_dir, resume=resume, progress=progress, world=world)
     except BaseException:
         if first_new is not None:
             shutil.rmtree(first_new, ignore_errors=True)
@@ -202,5 +241,6 @@ def train(prepare: Prepare, config: Any, out_dir: str | Path, *, resume: bool = 
             trainer.task.save_run_files(out_dir)
         n_params = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
         sizes = "/".join(f"{n} {name}" for name, n in trainer.task.split_sizes().items())
-        log.info("device %s, %d trainable parameters, %s sentences", trainer.device, n_params, sizes)
+        log.info("device %s, %d trainable parameters, %s sentences%s", trainer.device, n_params, sizes,
+                 f", {world.size} processes" if world.distributed else "")
         return trainer.fit()
