@@ -12,6 +12,9 @@ Rounds alternate: seqlab, wcluster, seqlab, wcluster, ... Each side is a whole p
   (Python start-up, reading, counting, clustering, writing), whose JSON also gives the
   in-process ``seconds``/``cpu_seconds`` of :func:`features.brown.induce_brown`;
 * wcluster: ``wcluster --text PREFIX --c C --threads 1 --rand 1 --output_dir DIR``.
+  wcluster caches the indexed text beside its input (``PREFIX.int``, ``PREFIX.strdb``) and
+  reads that cache on later runs; the cache is deleted before every wcluster round, so
+  that, like seqlab, each round reads and indexes the text (``--keep-wcluster-cache``: no).
 
 Wall and CPU seconds (the children's user + system time) per round, medians, and seqlab
 over wcluster ratios (below 1: seqlab faster). AMI: both clusterings (the last round's
@@ -77,6 +80,8 @@ def main() -> None:
     p.add_argument("--clusters", type=int, default=100)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--work", type=Path, default=Path("/tmp/brown_vs_wcluster"))
+    p.add_argument("--keep-wcluster-cache", action="store_true",
+                   help="let wcluster reuse its PREFIX.int/.strdb cache after the first round")
     args = p.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     prefix = args.work / f"reuters_{args.words}.txt"
@@ -90,8 +95,12 @@ def main() -> None:
                   "--clusters", str(args.clusters), "--output", str(ours_paths)]
     wcluster_cmd = [args.wcluster, "--text", str(prefix), "--c", str(args.clusters), "--threads", "1",
                     "--rand", "1", "--output_dir", str(theirs_dir)]
+    caches = [Path(f"{prefix}.int"), Path(f"{prefix}.strdb")]
     wall, cpu, inner = [], [], []
     for _ in range(args.rounds):
+        if not args.keep_wcluster_cache:
+            for cache in caches:
+                cache.unlink(missing_ok=True)
         time.sleep(1.0)
         ours = run_process(seqlab_cmd, env=env, stdout_path=str(args.work / "seqlab.json"))
         inner.append(json.loads((args.work / "seqlab.json").read_text()))
@@ -103,7 +112,7 @@ def main() -> None:
     print(json.dumps({
         "benchmark": "brown_clustering_vs_wcluster", "scope": "whole process on both sides",
         "corpus": f"first {lines} lines of {args.corpus}", "tokens": tokens, "clusters": args.clusters,
-        "threads": 1, "rounds_count": args.rounds, "order": "per round: seqlab, wcluster",
+        "threads": 1, "rounds_count": args.rounds, "wcluster_cache_kept": args.keep_wcluster_cache, "order": "per round: seqlab, wcluster",
         "commands": {"seqlab": " ".join(seqlab_cmd[1:]), "wcluster": " ".join(wcluster_cmd)},
         "wall_seconds": summarise(wall, "seqlab", "wcluster"),
         "cpu_seconds": summarise(cpu, "seqlab", "wcluster"),
