@@ -14,7 +14,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -88,14 +88,3 @@ def run_process(cmd: Sequence[str], cwd: str | None = None, env: dict[str, str] 
     cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
     return {"wall_seconds": round(wall, 3), "cpu_seconds": round(cpu, 3)}
 
-
-def alternate(sides: dict[str, Callable[[], float]], rounds: int, pause: float = 0.5) -> list[dict[str, float]]:
-    """Run each side's measurement once per round, in the given order, ``rounds`` times."""
-    results = []
-    for _ in range(rounds):
-        row = {}
-        for name, fn in sides.items():
-            time.sleep(pause)
-            row[name] = fn()
-        results.append(row)
-    return results
