@@ -10,8 +10,8 @@ caches) runs before the rounds and is reported apart. Both go from token and POS
 to label strings, *feature extraction included*:
 
 * seqlab: :func:`seqlab.data.batching.encode` (every feature of each distinct (word, POS)
-  type) and :func:`seqlab.predict.predict` at ``--batch-size`` with the per-type tables of
-  :mod:`seqlab.modules.window_fast` and one :class:`~seqlab.modules.window_fast.Workspace`
+  type) and one :class:`seqlab.tagging.predict.Predictor` at ``--batch-size`` with the per-type
+  tables of :mod:`seqlab.modules.window_fast` and its :class:`~seqlab.modules.window_fast.Workspace`
   kept across runs (as ``benchmarks/window_speed.py``);
 * CRFsuite: ``examples/crfsuite_chunker.py``'s :class:`ChunkFeatures` (Sha & Pereira /
   Turian et al. 2010 templates, one dict per token) then ``Tagger.tag`` (Viterbi in C++).
@@ -39,14 +39,13 @@ from sidebyside import command_line, load_average, machine, package_version, sum
 
 def seqlab_surface():
     """Every seqlab import of this benchmark, in one place (module paths may move)."""
-    from seqlab import archive
     from seqlab.data.batching import encode
     from seqlab.data.dataset import read_split
-    from seqlab.modules.window_fast import Workspace
-    from seqlab.predict import predict
-    from seqlab.token_features import encode_options
+    from seqlab.tagging.api import SequenceTagger
+    from seqlab.tagging.features import encode_options
+    from seqlab.tagging.predict import Predictor
 
-    return archive.load_run, encode, read_split, Workspace, predict, encode_options
+    return SequenceTagger, encode, read_split, Predictor, encode_options
 
 
 def main() -> None:
@@ -58,24 +57,26 @@ def main() -> None:
     p.add_argument("--batch-size", type=int, default=100)
     args = p.parse_args()
     torch.set_num_threads(args.threads)
-    load_run, encode, read_split, Workspace, predict, encode_options = seqlab_surface()
+    SequenceTagger, encode, read_split, Predictor, encode_options = seqlab_surface()
     from crfsuite_chunker import ChunkFeatures, _pycrfsuite, read_sentences
 
     load_before = load_average()
     start = time.perf_counter()
-    config, vocabs, model, features = load_run(args.run)
+    seqlab_tagger = SequenceTagger.load(args.run, "cpu")
+    config, vocabs, model, features = (seqlab_tagger.config, seqlab_tagger.vocabs, seqlab_tagger.model,
+                                       seqlab_tagger.features)
     seqlab_load = time.perf_counter() - start
     test = read_split(config.data, "test")
     tokens = test.num_tokens
-    workspace = Workspace()
+    predictor = Predictor(model, vocabs["tags"], tables=True)  # keeps one workspace across runs
 
     def run_seqlab() -> list[list[str]]:
         data = encode(test.tokens, vocabs, **encode_options(features, test.columns))
-        results = predict(model, data, vocabs["tags"], batch_size=args.batch_size, workspace=workspace)
+        results = predictor(data, batch_size=args.batch_size)
         return [r.labels for r in results]
 
     test_file = config.data.test
-    from seqlab.paths import resolve_data_path  # the same file seqlab reads
+    from seqlab.core.paths import resolve_data_path  # the same file seqlab reads
 
     sentences = read_sentences(resolve_data_path(test_file, key="test"))
     if sum(len(s[0]) for s in sentences) != tokens or len(sentences) != len(test.tokens):

@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from tagger_speed import time_training  # noqa: E402
 
-from seqlab.core import archive  # noqa: E402
 from seqlab.data.batching import encode, iterate  # noqa: E402
 from seqlab.data.dataset import read_split  # noqa: E402
+from seqlab.tagging.api import SequenceTagger  # noqa: E402
 from seqlab.tagging.features import encode_options  # noqa: E402
 
 
@@ -46,7 +46,8 @@ def main() -> None:
     torch.set_num_threads(1)
     loaded, result = {}, {}
     for run in args.runs:
-        config, vocabs, model, features = archive.load_run(run)
+        tagger = SequenceTagger.load(run, "cpu")
+        config, vocabs, model, features = tagger.config, tagger.vocabs, tagger.model, tagger.features
         train = read_split(config.data, "train")
         start = time.process_time()
         data = encode(train.tokens, vocabs, tags=train.tags, **encode_options(features))

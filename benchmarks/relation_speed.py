@@ -21,28 +21,30 @@ def timed(fn):
     return result, time.perf_counter() - wall, time.process_time() - cpu
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", required=True)
     parser.add_argument("--file", required=True, help="a SemEval-format file")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=200)
     parser.add_argument("--train-sentences", type=int, default=1000)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
 
     from seqlab.data.semeval import read_semeval
-    from seqlab.relation.build import batches, build_optimizer, encode, model_inputs
-    from seqlab.relation.predict import load_relation_run, predict_probabilities
+    from seqlab.core.optim import build_optimizer
+    from seqlab.relation.api import RelationModel
+    from seqlab.relation.build import batches, encode, model_inputs
+    from seqlab.relation.predict import predict_probabilities
 
-    run = load_relation_run(args.run)
+    run = RelationModel.load(args.run, "cpu")
     examples, read_wall, read_cpu = timed(lambda: model_inputs(read_semeval(args.file), run.config.model))
     data, enc_wall, enc_cpu = timed(lambda: encode(examples, run.vocabs))
     _, pred_wall, pred_cpu = timed(lambda: predict_probabilities(run.model, data, batch_size=args.batch_size))
     n = len(examples)
 
     model = run.model.train()
-    optimizer = build_optimizer(model, run.config.train)
+    optimizer = build_optimizer([p for p in model.parameters() if p.requires_grad], run.config.train)[0]
     subset = encode(examples[: args.train_sentences], run.vocabs)
     gen = torch.Generator().manual_seed(1)
 

@@ -21,17 +21,18 @@ import time
 
 import torch
 
-from seqlab.core import archive
-from seqlab.tagging.build import build_optimizer
+from seqlab.core.optim import build_optimizer
 from seqlab.data.batching import encode, iterate
 from seqlab.data.dataset import read_split
+from seqlab.tagging.api import SequenceTagger
+from seqlab.tagging.build import parameter_groups
 from seqlab.tagging.features import encode_options
 from seqlab.tagging.predict import predict
 
 
 def time_training(model, config, data, sentences: int) -> dict[str, float]:
     model = copy.deepcopy(model).train()
-    optimizer, _ = build_optimizer(model, config.train)
+    optimizer, _ = build_optimizer(parameter_groups(model, config.train), config.train)
     params = [p for p in model.parameters() if p.requires_grad]
     generator = torch.Generator().manual_seed(0)
     seen = tokens = 0
@@ -73,7 +74,8 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
 
-    config, vocabs, model, features = archive.load_run(args.run)
+    tagger = SequenceTagger.load(args.run, "cpu")
+    config, vocabs, model, features = tagger.config, tagger.vocabs, tagger.model, tagger.features
     train = read_split(config.data, "train")
     test = read_split(config.data, "test")
     train_data = encode(train.tokens, vocabs, tags=train.tags, **encode_options(features))

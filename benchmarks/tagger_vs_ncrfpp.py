@@ -16,12 +16,12 @@ round by round (seqlab, NCRF++, seqlab, NCRF++, ...) at the same thread count:
   Viterbi on every batch), ``predict_check``, backward and SGD step (as its ``main.train``).
   Data are indexed beforehand on both sides. Both models keep training across rounds.
 * ``decode`` (in-process, models loaded): the CoNLL-2003 test set at batch ``--decode-batch``
-  from indexed sentences to label strings. seqlab: ``seqlab.predict.predict`` (sorted
+  from indexed sentences to label strings. seqlab: ``seqlab.tagging.predict.predict`` (sorted
   batches, inference mode). NCRF++: the loop of its ``main.evaluate`` without the F1
   scoring (batches in file order, ``batchify_with_label``, forward + Viterbi,
   ``recover_label``), as shipped, i.e. with autograd enabled; ``ncrfpp_no_grad`` is the same
   loop under ``torch.no_grad()``, a fairer variant than the tool itself runs.
-* ``whole_process``: wall and CPU seconds of ``python -m seqlab.cli eval RUN test.txt
+* ``whole_process``: wall and CPU seconds of ``python -m seqlab eval RUN test.txt
   --batch-size 100`` against NCRF++'s ``python main.py --config decode.config`` (batch 100)
   on the same test sentences, start-up, loading, decoding, scoring and writing included;
   both with OMP_NUM_THREADS/MKL_NUM_THREADS set to ``--threads``.
@@ -53,28 +53,31 @@ from sidebyside import (  # noqa: E402
 
 def seqlab_surface():
     """Every seqlab import of this benchmark, in one place (module paths may move)."""
-    from seqlab import archive
-    from seqlab.build import build_optimizer
+    from seqlab.core.optim import build_optimizer
     from seqlab.data.batching import encode, iterate
     from seqlab.data.dataset import read_split
-    from seqlab.predict import predict
-    from seqlab.token_features import encode_options
+    from seqlab.tagging.api import SequenceTagger
+    from seqlab.tagging.build import parameter_groups
+    from seqlab.tagging.features import encode_options
+    from seqlab.tagging.predict import predict
 
-    return archive.load_run, build_optimizer, encode, iterate, read_split, predict, encode_options
+    return SequenceTagger, build_optimizer, parameter_groups, encode, iterate, read_split, predict, encode_options
 
 
 class SeqlabSide:
     def __init__(self, run: str) -> None:
-        load_run, build_optimizer, encode, iterate, read_split, predict, encode_options = seqlab_surface()
+        (SequenceTagger, build_optimizer, parameter_groups, encode, iterate, read_split, predict,
+         encode_options) = seqlab_surface()
         self.iterate, self.predict = iterate, predict
-        self.config, self.vocabs, model, features = load_run(run)
+        tagger = SequenceTagger.load(run, "cpu")
+        self.config, self.vocabs, model, features = tagger.config, tagger.vocabs, tagger.model, tagger.features
         train = read_split(self.config.data, "train")
         test = read_split(self.config.data, "test")
         self.train_data = encode(train.tokens, self.vocabs, tags=train.tags, **encode_options(features))
         self.test_data = encode(test.tokens, self.vocabs, **encode_options(features))
         self.model = model
         self.train_model = copy.deepcopy(model).train()
-        self.optimizer, _ = build_optimizer(self.train_model, self.config.train)
+        self.optimizer, _ = build_optimizer(parameter_groups(self.train_model, self.config.train), self.config.train)
         self.params = [p for p in self.train_model.parameters() if p.requires_grad]
         self.generator = torch.Generator().manual_seed(0)
         self.batches = self._batches()
@@ -285,7 +288,7 @@ def main() -> None:
         test_file = args.test_file or str(Path("/work/shared/data/conll2003/test.txt"))
         out_dir = Path("/tmp/tagger_vs_ncrfpp")
         out_dir.mkdir(parents=True, exist_ok=True)
-        seqlab_cmd = [sys.executable, "-m", "seqlab.cli", "eval", args.run, test_file,
+        seqlab_cmd = [sys.executable, "-m", "seqlab", "eval", args.run, test_file,
                       "--batch-size", str(args.decode_batch), "--output", str(out_dir / "seqlab_test.pred.txt")]
         ncrfpp_cmd = [sys.executable, "main.py", "--config", args.ncrfpp_decode_config]
         rounds, cpu_rounds = [], []

@@ -29,19 +29,19 @@ import time
 
 import torch
 
-from seqlab.core import archive
-from seqlab.tagging.build import build_optimizer
+from seqlab.core.optim import build_optimizer
 from seqlab.data.batching import encode, iterate
 from seqlab.data.dataset import read_split, read_splits
-from seqlab.modules.window_fast import Workspace
-from seqlab.tagging.predict import predict
+from seqlab.tagging.api import SequenceTagger
+from seqlab.tagging.build import parameter_groups
 from seqlab.tagging.features import encode_options
+from seqlab.tagging.predict import Predictor
 
 
 def time_training(model, config, data, sentences: int) -> dict[str, float]:
     """One epoch (or ``sentences`` of it, extrapolated) with the run's optimizer and batch size."""
     model = copy.deepcopy(model).train()
-    optimizer, _ = build_optimizer(model, config.train)
+    optimizer, _ = build_optimizer(parameter_groups(model, config.train), config.train)
     generator = torch.Generator().manual_seed(0)
     seen = tokens = 0
     start, cpu = time.perf_counter(), time.process_time()
@@ -69,12 +69,12 @@ def time_tagging(model, vocabs, features, split, batch_size: int, repeats: int,
     """
     tokens = split.num_tokens
     best_total = best_features = best_cpu = best_feature_cpu = float("inf")
-    workspace, first = Workspace(), None
+    predictor, first = Predictor(model, vocabs["tags"], tables=tables), None  # one workspace, reused by every run
     for _ in range(repeats + 1):  # the first run warms up
         start, cpu = time.perf_counter(), time.process_time()
         data = encode(split.tokens, vocabs, **encode_options(features, split.columns))
         encoded, encoded_cpu = time.perf_counter(), time.process_time()
-        results = predict(model, data, vocabs["tags"], batch_size=batch_size, tables=tables, workspace=workspace)
+        results = predictor(data, batch_size=batch_size)
         done = time.perf_counter()
         if len(results) != len(split.tokens):
             raise RuntimeError(f"tagged {len(results)} sentences of {len(split.tokens)}")
@@ -91,7 +91,7 @@ def time_tagging(model, vocabs, features, split, batch_size: int, repeats: int,
             "tokens_per_second": round(tokens / best_total, 1), "tokens_per_cpu_second": round(tokens / best_cpu, 1)}, [r.labels for r in results]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--run", required=True, help="a trained windowed-tagger run directory")
     p.add_argument("--threads", type=int, default=1)
@@ -100,12 +100,13 @@ def main() -> None:
     p.add_argument("--batch-sizes", type=int, nargs="+", default=[100, 1000])
     p.add_argument("--plain", action="store_true",
                    help="also time the plain forward pass (no per-type tables) and check both give the same labels")
-    args = p.parse_args()
+    args = p.parse_args(argv)
     if args.repeats < 1:
         p.error(f"--repeats must be at least 1 (runs timed after the first), not {args.repeats}")
     torch.set_num_threads(args.threads)
     start = time.perf_counter()
-    config, vocabs, model, features = archive.load_run(args.run)
+    tagger = SequenceTagger.load(args.run, "cpu")
+    config, vocabs, model, features = tagger.config, tagger.vocabs, tagger.model, tagger.features
     load_seconds = time.perf_counter() - start
     splits = read_splits(config.data)
     train = splits["train"]

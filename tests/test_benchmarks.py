@@ -1,0 +1,89 @@
+"""benchmarks/*.py: every script starts and parses its options against this tree's seqlab, and the tagger and
+relation speed scripts print JSON on tiny models trained here from the fixtures."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import seqlab
+from tests.conftest import FIXTURES, forget_new_log_handlers
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS = ROOT / "benchmarks"
+SCRIPTS = sorted(p.name for p in BENCHMARKS.glob("*.py"))
+NER, SEMEVAL = FIXTURES / "ner", FIXTURES / "semeval"
+
+
+def run_script(name: str, *args: str, data: Path | None = None) -> subprocess.CompletedProcess:
+    """``python benchmarks/NAME ARGS`` from the repository root, importing seqlab from this tree."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+               OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    if data is not None:
+        env["SEQLAB_DATA"] = str(data)
+    return subprocess.run([sys.executable, str(BENCHMARKS / name), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_the_script_list_is_not_empty():
+    assert {"tagger_speed.py", "relation_speed.py", "window_speed.py"} <= set(SCRIPTS)
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_help(name):
+    done = run_script(name, "--help")
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("name", ["chunker_vs_crfsuite.py", "tagger_vs_ncrfpp.py"])
+def test_seqlab_surface_imports(name):
+    """These scripts import seqlab only when they run (in ``seqlab_surface``): every name must resolve."""
+    spec = importlib.util.spec_from_file_location(f"benchmark_{name[:-3]}", BENCHMARKS / name)
+    module = importlib.util.module_from_spec(spec)
+    path = list(sys.path)
+    try:
+        spec.loader.exec_module(module)  # puts benchmarks/ (and examples/) on sys.path, as when run
+        assert all(callable(thing) for thing in module.seqlab_surface())
+    finally:
+        sys.path[:] = path
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("benchmark_runs")
+    with pytest.MonkeyPatch.context() as mp, forget_new_log_handlers():
+        mp.setenv("SEQLAB_DATA", str(NER))
+        seqlab.train(NER / "tiny.yaml", out / "tagger", overrides=("train.epochs=1", "train.threads=1"),
+                     progress=False)
+        mp.setenv("SEQLAB_DATA", str(SEMEVAL))
+        seqlab.train(SEMEVAL / "tiny.yaml", out / "relation", overrides=("train.epochs=1",), progress=False)
+    return {"tagger": out / "tagger", "relation": out / "relation"}
+
+
+def test_tagger_speed_prints_json(runs):
+    done = run_script("tagger_speed.py", "--run", str(runs["tagger"]), "--threads", "1", "--train-sentences", "1",
+                      "--batch-sizes", "1", "--repeats", "1", data=NER)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["run"] == str(runs["tagger"]) and result["threads"] == 1
+    assert result["train"]["sentences"] >= 1 and result["train"]["sentences_per_second"] > 0
+    assert [d["batch_size"] for d in result["decode"]] == [1] and result["decode"][0]["tokens_per_second"] > 0
+    assert result["peak_rss_mb"] > 0
+
+
+def test_relation_speed_prints_json(runs):
+    test_file = SEMEVAL / "test.txt"
+    done = run_script("relation_speed.py", "--run", str(runs["relation"]), "--file", str(test_file),
+                      "--threads", "1", "--batch-size", "1", "--train-sentences", "1", data=SEMEVAL)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["run"], result["file"], result["batch_size"]) == (str(runs["relation"]), str(test_file), 1)
+    assert result["sentences"] > 0
+    for key in ("read_and_tokenize_sentences_per_second", "encode_sentences_per_second",
+                "classify_sentences_per_second", "train_sentences_per_second", "train_epoch_seconds_7200_sentences"):
+        assert result[key]["wall"] > 0 and result[key]["cpu"] > 0
