@@ -1,7 +1,7 @@
 """The same code path on a GPU: every model trains on ``cuda`` and agrees with the CPU.
 
 The CUDA tests skip, with their reason, on a machine without a GPU (CI runs on CPU); run them where
-``torch.cuda.is_available()`` with ``python -m pytest -q tests/test_device.py``. What they check:
+``torch.cuda.is_available()`` with ``python -m pytest -q tests/core/test_device.py``. What they check:
 the CRF's log-likelihood, Viterbi paths and marginals equal the CPU's; a tagger, a windowed tagger and
 the relation classifier train a few epochs on the GPU, their losses falling; a run trained on the GPU
 loads on the CPU (``weights_only``) and predicts exactly what the GPU model predicts.
