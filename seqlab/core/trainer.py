@@ -186,14 +186,24 @@ def train(prepare: Prepare, config: Any, out_dir: str | Path, *, resume: bool = 
             break
         first_new = folder
     out_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        with archive.run_log(out_dir):
-            log.info("run directory %s", out_dir)
-            trainer = Trainer(prepare, config, out_dir, resume=resume, progress=progress)
-    except BaseException:
-        if first_new is not None:
-            shutil.rmtree(first_new, ignore_errors=True)
-        raise
+    with archive.run_lock(out_dir):
+        archive.check_output(out_dir, resume)  # again: another run may have written a checkpoint meanwhile
+        freed = archive.remove_stale_temp_files(out_dir)
+        try:
+            with archive.run_log(out_dir):
+                log.info("run directory %s", out_dir)
+                if freed:
+                    log.info("removed %.1f MB of temporary files that interrupted writes left behind", freed / 1e6)
+                trainer = Trainer(prepare, config, out_dir, resume=resume, progress=progress)
+        except BaseException:
+            if first_new is not None:
+                shutil.rmtree(first_new, ignore_errors=True)
+            raise
+        return _run(trainer, config, out_dir, resume)
+
+
+def _run(trainer: Trainer, config: Any, out_dir: Path, resume: bool) -> dict[str, Any]:
+    """Restore the checkpoint (or write what loading a new run needs), then train to the end."""
     with archive.run_log(out_dir):
         if resume:
             trainer.load_checkpoint()

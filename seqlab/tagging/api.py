@@ -61,11 +61,7 @@ class SequenceTagger:
         vocabs = archive.load_vocabs(run_dir)
         features = load_token_features(config.model.features, state=archive.load_feature_state(run_dir))
         model = build_tagger(config, vocabs, token_features=features)
-        try:
-            model.load_state_dict(archive.load_weights(run_dir, device))
-        except RuntimeError as err:
-            raise SeqlabError(f"{run_dir / archive.WEIGHTS}: weights do not fit the model its config describes "
-                              f"(trained with another seqlab version?): {str(err).splitlines()[0]}") from None
+        archive.load_state(model, archive.load_weights(run_dir, device), run_dir / archive.WEIGHTS)
         return cls(config, vocabs, features, model.to(device).eval())
 
     @property
