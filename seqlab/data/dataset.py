@@ -49,6 +49,9 @@ def read_split(config: DataConfig, name: str, path: str | Path | None = None) ->
         tags.append(convert(labels, config.tag_scheme))
         for c in others:
             columns[c].append(list(sentence[c]))
+    if not tokens:
+        where = f"data.{name}: {path}" if name in ("train", "dev", "test") else str(path)
+        raise SeqlabError(f"{where}: no sentences (the file is empty, or holds only blank and -DOCSTART- lines)")
     return Split(name, path, tokens, file_tags, tags, columns)
 
 

@@ -193,7 +193,39 @@ def bad_yaml(tmp_path: Path) -> Path:
     return path
 
 
+def empty_file(tmp_path: Path) -> Path:
+    path = tmp_path / "empty.txt"
+    path.write_text("-DOCSTART- -X- -X- O\n\n", encoding="utf-8")
+    return path
+
+
+def duplicate_key_yaml(tmp_path: Path) -> Path:
+    path = tmp_path / "twice.yaml"
+    path.write_text(TINY.read_text(encoding="utf-8").replace("  epochs: 3\n", "  epochs: 3\n  epochs: 5\n"),
+                    encoding="utf-8")
+    return path
+
+
+def binary_yaml(tmp_path: Path) -> Path:
+    path = tmp_path / "binary.yaml"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    return path
+
+
 BAD_INPUTS = {
+    "a key given twice": (
+        lambda t, r: ["train", str(duplicate_key_yaml(t)), "--output", str(t / "x")],
+        r"twice\.yaml:21:3: not valid YAML: duplicate key 'epochs' \(first given on line 20\)"),
+    "a config that is not text": (
+        lambda t, r: ["train", str(binary_yaml(t)), "--output", str(t / "x")],
+        r"binary\.yaml: not valid UTF-8 \(byte 0x89 at offset 0\)"),
+    "an empty dev file": (
+        lambda t, r: ["train", str(TINY), *FAST, "--set", f"data.dev={empty_file(t)}", "--output", str(t / "x")],
+        r"data\.dev: .*empty\.txt: no sentences \(the file is empty, or holds only blank and -DOCSTART- lines\)"),
+    "an empty training file": (
+        lambda t, r: ["train", str(TINY), *FAST, "--set", f"data.train={empty_file(t)}", "--output", str(t / "x")],
+        r"data\.train: .*empty\.txt: no sentences"),
+    "eval an empty file": (lambda t, r: ["eval", str(r), str(empty_file(t))], r"empty\.txt: no sentences"),
     "unknown --set key": (
         lambda t, r: ["train", str(TINY), "--set", "model.hiden=3", "--output", str(t / "x")],
         r"model\.hiden: unknown key; did you mean 'hidden'\?"),
