@@ -5,6 +5,7 @@ import io
 import json
 import logging
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -197,3 +198,17 @@ def test_bytes_that_are_not_utf8_name_the_line(run_dir, tmp_path, monkeypatch, c
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err == f"seqlab: error: {name}:3: not valid UTF-8 (byte 0xff at column 12)\n"
+
+
+def test_decomposed_text_is_tagged_like_composed_text_with_offsets_into_it(run_dir):
+    nfc = "EU rejects German call to boycott British lamb. Péter Blackburn saw the Montréal Commission."
+    nfd = unicodedata.normalize("NFD", nfc)
+    tagger = SequenceTagger.load(run_dir)
+    composed, decomposed = tagger.tag(nfc), tagger.tag(nfd)
+    assert [s.tokens for s in decomposed.sentences] == [s.tokens for s in composed.sentences]
+    assert "Montréal" in decomposed.sentences[-1].tokens
+    assert [s.labels for s in decomposed.sentences] == [s.labels for s in composed.sentences]
+    a = [span for s in composed.sentences for span in s.spans]
+    b = [span for s in decomposed.sentences for span in s.spans]
+    assert a and [(x.label, unicodedata.normalize("NFC", x.text)) for x in b] == [(x.label, x.text) for x in a]
+    assert all(nfd[x.start:x.end] == x.text for x in b)
