@@ -9,6 +9,8 @@ text, pre-tokenised sentences or a labelled file::
 """
 from __future__ import annotations
 
+import logging
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
@@ -32,12 +34,43 @@ from seqlab.tagging.features import TokenFeatures, encode_options, load_token_fe
 from seqlab.tagging.predict import Prediction, Predictor
 
 
+log = logging.getLogger("seqlab")
+
+#: A "sentence" of raw text longer than this many tokens (a line without sentence ends, a table, a word list)
+#: is tagged in pieces of at most this many: tagging cost and memory grow with a sentence's length, and no
+#: training sentence of CoNLL-2003 or OntoNotes comes near it.
+MAX_SENTENCE_TOKENS = 256
+
+
 @dataclass
 class _Pending:
-    """A text waiting in :meth:`SequenceTagger.tag_many`'s batch: the text and its tokenised sentences."""
+    """A text waiting in :meth:`SequenceTagger.tag_many`: its tokenised sentences and those tagged so far."""
 
     text: str
     sentences: list[list[Token]]
+    tagged: list[Sentence | None]
+    remaining: int  # sentences not tagged yet
+
+    @property
+    def done(self) -> bool:
+        return self.remaining == 0
+
+
+def cap_length(sentences: list[list[Token]], limit: int, where: str) -> list[list[Token]]:
+    """``sentences`` with each one longer than ``limit`` tokens cut into pieces of at most ``limit``
+    (with a warning naming ``where``)."""
+    if all(len(s) <= limit for s in sentences):
+        return sentences
+    longest = max(len(s) for s in sentences)
+    log.warning("%s: a sentence of %d tokens is tagged in pieces of at most %d tokens", where, longest, limit)
+    return [s[i:i + limit] for s in sentences for i in range(0, len(s), limit)]
+
+
+def _ready(waiting: deque[_Pending]) -> Iterator[Document]:
+    """Yield (and drop) the texts at the front of ``waiting`` whose sentences are all tagged."""
+    while waiting and waiting[0].done:
+        pending = waiting.popleft()
+        yield Document(pending.text, pending.tagged)  # type: ignore[arg-type]
 
 
 class SequenceTagger:
@@ -81,28 +114,37 @@ class SequenceTagger:
 
     def tag_many(self, texts: Iterable[str], *, batch_size: int = 64) -> Iterator[Document]:
         """Tag texts (e.g. the lines of a file) as a stream: ``batch_size`` sentences are decoded at a time,
-        and a document is yielded as soon as its batch is done, in input order; memory stays bounded."""
-        pending: list[_Pending] = []
-        count = 0
-        for text in texts:
+        within a text and across texts, and a document is yielded as soon as all its sentences are done, in
+        input order. Memory stays bounded by the batch and the longest text: a sentence longer than
+        :data:`MAX_SENTENCE_TOKENS` tokens is tagged in pieces (with a warning)."""
+        waiting: deque[_Pending] = deque()  # texts not yet yielded, in input order
+        queue: list[tuple[_Pending, int]] = []  # (text, sentence index) of sentences not yet tagged
+        for number, text in enumerate(texts, start=1):
             if not isinstance(text, str):
                 raise SeqlabError(f"tag_many: expected strings, got {type(text).__name__}")
             text = text.rstrip("\r\n")
             sentences = split_sentences(text) if text.strip() else []
-            pending.append(_Pending(text, sentences))
-            count += len(sentences)
-            if count >= batch_size:
-                yield from self._tag_pending(pending, batch_size)
-                pending, count = [], 0
-        yield from self._tag_pending(pending, batch_size)
+            sentences = cap_length(sentences, MAX_SENTENCE_TOKENS, f"text {number}")
+            pending = _Pending(text, sentences, [None] * len(sentences), len(sentences))
+            waiting.append(pending)
+            for index in range(len(sentences)):
+                queue.append((pending, index))
+                if len(queue) >= batch_size:
+                    self._tag_queue(queue, batch_size)
+                    queue = []
+                    yield from _ready(waiting)
+            yield from _ready(waiting)
+        self._tag_queue(queue, batch_size)
+        yield from _ready(waiting)
 
-    def _tag_pending(self, pending: list[_Pending], batch_size: int) -> Iterator[Document]:
-        flat = [[t.text for t in s] for p in pending for s in p.sentences]
-        predictions = iter(self._predict(flat, batch_size))
-        for p in pending:
-            sentences = [self._sentence(p.text, [(t.start, t.end) for t in s], [t.text for t in s],
-                                        next(predictions)) for s in p.sentences]
-            yield Document(p.text, sentences)
+    def _tag_queue(self, queue: list[tuple[_Pending, int]], batch_size: int) -> None:
+        """Tag the queued sentences, storing each result in its text's ``tagged`` list."""
+        flat = [[t.text for t in p.sentences[i]] for p, i in queue]
+        for (p, i), prediction in zip(queue, self._predict(flat, batch_size)):
+            tokens = p.sentences[i]
+            p.tagged[i] = self._sentence(p.text, [(t.start, t.end) for t in tokens], [t.text for t in tokens],
+                                         prediction)
+            p.remaining -= 1
 
     def tag_tokens(self, sentences: Sequence[Sequence[str]], *, scheme: str | None = None,
                    batch_size: int = 100) -> list[Sentence]:

@@ -212,3 +212,42 @@ def test_decomposed_text_is_tagged_like_composed_text_with_offsets_into_it(run_d
     b = [span for s in decomposed.sentences for span in s.spans]
     assert a and [(x.label, unicodedata.normalize("NFC", x.text)) for x in b] == [(x.label, x.text) for x in a]
     assert all(nfd[x.start:x.end] == x.text for x in b)
+
+
+def test_a_long_line_is_tagged_in_batches_of_sentences(run_dir, monkeypatch):
+    tagger = SequenceTagger.load(run_dir)
+    line = " ".join([LINES[0], LINES[3].strip(), LINES[5]] * 30)  # 120 sentences on one line
+    one_by_one = [s for sentence in split_sentences(line)
+                  for s in tagger.tag(line[sentence[0].start:sentence[-1].end]).sentences]
+    sizes = []
+    predict = SequenceTagger._predict
+
+    def spy(self, sentences, batch_size):
+        sizes.append(len(sentences))
+        return predict(self, sentences, batch_size)
+
+    monkeypatch.setattr(SequenceTagger, "_predict", spy)
+    texts = ["short line.", line, "Peter Blackburn said so."]
+    first = next(tagger.tag_many(texts, batch_size=16))
+    assert first.text == "short line." and sizes == [16]  # yielded before the long line is done
+    sizes.clear()
+    docs = list(tagger.tag_many(texts, batch_size=16))
+    assert max(sizes) <= 16 and sum(sizes) == 1 + 120 + 1
+    assert [s.labels for s in docs[1].sentences] == [s.labels for s in one_by_one]
+    assert [s.tokens for s in docs[1].sentences] == [s.tokens for s in one_by_one]
+    assert [d.text for d in docs] == ["short line.", line, "Peter Blackburn said so."]
+
+
+def test_an_over_long_sentence_is_tagged_in_pieces_with_a_warning(run_dir, caplog):
+    from seqlab.tagging.api import MAX_SENTENCE_TOKENS
+
+    words = ("EU rejects German call to boycott British lamb " * 80).split()  # 640 tokens, no sentence end
+    line = " ".join(words)
+    with caplog.at_level(logging.WARNING, logger="seqlab"):
+        doc = SequenceTagger.load(run_dir).tag(line)
+    assert [len(s.tokens) for s in doc.sentences] == [MAX_SENTENCE_TOKENS, MAX_SENTENCE_TOKENS,
+                                                     len(words) - 2 * MAX_SENTENCE_TOKENS]
+    assert [t for s in doc.sentences for t in s.tokens] == words
+    assert all(line[a:b] == t for s in doc.sentences for t, (a, b) in zip(s.tokens, s.offsets))
+    assert f"text 1: a sentence of {len(words)} tokens is tagged in pieces of at most {MAX_SENTENCE_TOKENS}" \
+        in caplog.text
