@@ -38,6 +38,7 @@ CONFIG, VOCABS, WEIGHTS, CHECKPOINT, METRICS, LOG = (
 FEATURES = "features.json"
 LOCK = ".lock"  # the advisory lock a training run holds; it records the holder's pid
 _UNSUPPORTED = re.compile(r"Unsupported global: GLOBAL ([\w.]+)")  # how torch names what it refused
+_UNSUPPORTED_NEWER = re.compile(r"unsupported GLOBAL ([\w.]+)")  # torch 2.13: "load unsupported GLOBAL posix.system"
 _UNPICKLER = re.compile(r"WeightsUnpickler error:\s*(.+?)\s*(?:\n|$)")
 
 
@@ -145,6 +146,9 @@ def save_weights(run_dir: Path, model: torch.nn.Module) -> None:
 def _load(path: Path, device: torch.device | str) -> Any:
     if not path.is_file():
         raise SeqlabError(f"{path}: no such file (is {path.parent} a seqlab run directory?)")
+    if path.stat().st_size == 0:
+        raise SeqlabError(f"{path}: an empty file (0 bytes), not saved weights; a write into it was cut short, "
+                          f"or it was copied incompletely")
     try:
         return torch.load(path, map_location=device, weights_only=True)
     except Exception as err:
@@ -155,8 +159,9 @@ def _why_not_loaded(err: Exception) -> str:
     """torch.load's refusal in one line, without its advice to load the file unsafely."""
     text = str(err)
     if not (isinstance(err, pickle.UnpicklingError) and "Weights only load failed" in text):
-        return f"cannot load weights safely: {text}"  # e.g. a truncated zip archive
-    found = _UNSUPPORTED.search(text)
+        detail = text.strip().splitlines()[0].split(". ")[0].rstrip(".") if text.strip() else type(err).__name__
+        return f"cannot load weights: not a complete seqlab model file ({detail})"  # e.g. a truncated zip archive
+    found = _UNSUPPORTED.search(text) or _UNSUPPORTED_NEWER.search(text)
     if found:
         return (f"refused: a seqlab model file holds only tensors and plain values, and this one holds "
                 f"{found.group(1)}; it was not loaded, since loading it could run code")

@@ -212,7 +212,17 @@ def binary_yaml(tmp_path: Path) -> Path:
     return path
 
 
+def unseen_type(tmp_path: Path) -> Path:
+    path = tmp_path / "dev_foo.txt"
+    path.write_text((NER / "dev.txt").read_text(encoding="utf-8").replace("I-PER", "I-FOO"), encoding="utf-8")
+    return path
+
+
 BAD_INPUTS = {
+    "a dev type training never shows": (
+        lambda t, r: ["train", str(TINY), *FAST, "--set", f"data.dev={unseen_type(t)}", "--output", str(t / "x")],
+        r"data\.dev: .*dev_foo\.txt, sentence \d+: type 'FOO' never occurs in the training data \(.*train\.txt: "
+        r"LOC, MISC, ORG, PER\)"),
     "a key given twice": (
         lambda t, r: ["train", str(duplicate_key_yaml(t)), "--output", str(t / "x")],
         r"twice\.yaml:21:3: not valid YAML: duplicate key 'epochs' \(first given on line 20\)"),
