@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Iterator
 
+from seqlab.core.paths import require_file
 from seqlab.core.errors import DataFormatError, SeqlabError
 
 
@@ -46,8 +47,7 @@ def input_lines(file: str | None) -> tuple[Iterable[str], str]:
         raw = getattr(sys.stdin, "buffer", None)  # None when stdin was replaced by a text-only stream
         return (sys.stdin if raw is None else utf8_lines(raw, "<stdin>")), "<stdin>"
     path = Path(file)
-    if not path.is_file():
-        raise SeqlabError(f"{path}: no such file")
+    require_file(path)
     return _file_lines(path), str(path)
 
 

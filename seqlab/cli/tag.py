@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Iterable, TextIO
 
 from seqlab.cli._util import input_lines, load_model, positive_int
+from seqlab.core.paths import require_file
 from seqlab.core.errors import SeqlabError
 from seqlab.tagging.document import Document
 
@@ -50,8 +51,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     from seqlab.relation.api import RelationModel
 
-    if not Path(args.file).is_file():
-        raise SeqlabError(f"{args.file}: no such file")
+    require_file(args.file)
     model = load_model(args.model_dir)
     default = Path(args.model_dir) / "eval" / Path(args.file).name
     if isinstance(model, RelationModel):

@@ -402,3 +402,9 @@ def test_gensim_info_logging_is_quiet_unless_verbose(tmp_path, capsys):
         assert gensim_log.level == logging.WARNING
     finally:
         gensim_log.setLevel(logging.NOTSET)
+
+
+@pytest.mark.parametrize("verb", ["eval", "tag"])
+def test_a_folder_where_a_file_is_expected_is_named_as_a_folder(verb, run_dir, tmp_path, capsys):
+    assert main([verb, str(run_dir), str(tmp_path)]) == 2
+    assert single_error_line(capsys.readouterr().err) == f"seqlab: error: {tmp_path}: a folder, not a file"
