@@ -56,6 +56,20 @@ def _file_lines(path: Path) -> Iterator[str]:
         yield from utf8_lines(handle, str(path))
 
 
+def use_threads(threads: int) -> None:
+    """Run torch on ``threads`` CPU threads (``seqlab eval`` and ``tag`` default to 1: torch's own default,
+    one per core, oversubscribes a machine that is busy with anything else and makes timings erratic)."""
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+def add_threads_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--threads", type=positive_int, default=1,
+                        help="CPU threads for the model (default 1: steady on a shared machine; raise it on an "
+                             "idle one)")
+
+
 def load_model(model_dir: str, kind: type | None = None, verb: str = "") -> Any:
     """``seqlab.load(model_dir)``, refusing a model of another kind than ``kind`` with a clear message."""
     import seqlab

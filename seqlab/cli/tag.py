@@ -16,9 +16,10 @@ import sys
 from pathlib import Path
 from typing import Iterable, TextIO
 
-from seqlab.cli._util import input_lines, load_model, positive_int
+from seqlab.cli._util import add_threads_option, input_lines, load_model, positive_int, use_threads
 from seqlab.core.paths import require_file
 from seqlab.core.errors import SeqlabError
+from seqlab.tagging.config import SCHEME_NAMES
 from seqlab.tagging.document import Document
 
 
@@ -42,9 +43,10 @@ def write_documents(documents: Iterable[Document], out: TextIO, fmt: str) -> Non
 def cmd_tag(args: argparse.Namespace) -> int:
     from seqlab.tagging.api import SequenceTagger
 
+    use_threads(args.threads)
     tagger = load_model(args.model_dir, SequenceTagger, "tag")
     lines, _ = input_lines(args.file)
-    write_documents(tagger.tag_many(lines, batch_size=args.batch_size), sys.stdout, args.format)
+    write_documents(tagger.tag_many(lines, batch_size=args.batch_size, scheme=args.scheme), sys.stdout, args.format)
     return 0
 
 
@@ -52,6 +54,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from seqlab.relation.api import RelationModel
 
     require_file(args.file)
+    use_threads(args.threads)
     model = load_model(args.model_dir)
     default = Path(args.model_dir) / "eval" / Path(args.file).name
     if isinstance(model, RelationModel):
@@ -78,6 +81,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--post-viterbi", action="store_true",
                    help="softmax taggers: decode by Viterbi over the per-token probabilities, under the tag "
                         "scheme's allowed transitions (Turian et al. 2009)")
+    add_threads_option(e)
     e.set_defaults(func=cmd_eval)
 
     g = sub.add_parser("tag", help="tag raw text (one paragraph per line)")
@@ -85,4 +89,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     g.add_argument("file", nargs="?", help="text file, or - / nothing for standard input")
     g.add_argument("--format", choices=("conll", "jsonl", "inline"), default="conll")
     g.add_argument("--batch-size", type=positive_int, default=64)
+    g.add_argument("--scheme", choices=SCHEME_NAMES, default="iob2",
+                   help="tag scheme of the labels --format conll writes (default iob2: B- opens every entity)")
+    add_threads_option(g)
     g.set_defaults(func=cmd_tag)

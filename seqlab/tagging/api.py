@@ -108,15 +108,19 @@ class SequenceTagger:
 
     # ------------------------------------------------------------ tagging
 
-    def tag(self, text: str) -> Document:
-        """Split ``text`` into sentences and CoNLL-style tokens and tag it; offsets are into ``text``."""
-        return next(self.tag_many([text]))
+    def tag(self, text: str, *, scheme: str | None = None) -> Document:
+        """Split ``text`` into sentences and CoNLL-style tokens and tag it; offsets are into ``text``; labels
+        in ``scheme`` (iob1, iob2, bioes, bilou; default: the scheme of the model's training files)."""
+        return next(self.tag_many([text], scheme=scheme))
 
-    def tag_many(self, texts: Iterable[str], *, batch_size: int = 64) -> Iterator[Document]:
+    def tag_many(self, texts: Iterable[str], *, batch_size: int = 64, scheme: str | None = None
+                 ) -> Iterator[Document]:
         """Tag texts (e.g. the lines of a file) as a stream: ``batch_size`` sentences are decoded at a time,
         within a text and across texts, and a document is yielded as soon as all its sentences are done, in
         input order. Memory stays bounded by the batch and the longest text: a sentence longer than
-        :data:`MAX_SENTENCE_TOKENS` tokens is tagged in pieces (with a warning)."""
+        :data:`MAX_SENTENCE_TOKENS` tokens is tagged in pieces (with a warning). Labels are in ``scheme``, as
+        in :meth:`tag`."""
+        scheme = self._scheme(scheme)
         waiting: deque[_Pending] = deque()  # texts not yet yielded, in input order
         queue: list[tuple[_Pending, int]] = []  # (text, sentence index) of sentences not yet tagged
         for number, text in enumerate(texts, start=1):
@@ -130,29 +134,27 @@ class SequenceTagger:
             for index in range(len(sentences)):
                 queue.append((pending, index))
                 if len(queue) >= batch_size:
-                    self._tag_queue(queue, batch_size)
+                    self._tag_queue(queue, batch_size, scheme)
                     queue = []
                     yield from _ready(waiting)
             yield from _ready(waiting)
-        self._tag_queue(queue, batch_size)
+        self._tag_queue(queue, batch_size, scheme)
         yield from _ready(waiting)
 
-    def _tag_queue(self, queue: list[tuple[_Pending, int]], batch_size: int) -> None:
+    def _tag_queue(self, queue: list[tuple[_Pending, int]], batch_size: int, scheme: str) -> None:
         """Tag the queued sentences, storing each result in its text's ``tagged`` list."""
         flat = [[t.text for t in p.sentences[i]] for p, i in queue]
         for (p, i), prediction in zip(queue, self._predict(flat, batch_size)):
             tokens = p.sentences[i]
             p.tagged[i] = self._sentence(p.text, [(t.start, t.end) for t in tokens], [t.text for t in tokens],
-                                         prediction)
+                                         prediction, scheme)
             p.remaining -= 1
 
     def tag_tokens(self, sentences: Sequence[Sequence[str]], *, scheme: str | None = None,
                    batch_size: int = 100) -> list[Sentence]:
         """Tag pre-tokenised sentences; labels in ``scheme`` (iob1, iob2, bioes, bilou; default: the scheme of
         the model's training files). Offsets are into the tokens joined by single spaces."""
-        scheme = (scheme or self.config.data.file_scheme).lower()
-        if scheme not in SCHEME_NAMES:
-            raise SeqlabError(f"scheme: expected one of {list(SCHEME_NAMES)}, got {scheme!r}")
+        scheme = self._scheme(scheme)
         out = []
         for tokens, prediction in zip(sentences, self._predict([list(s) for s in sentences], batch_size)):
             offsets, cursor = [], 0
@@ -161,6 +163,13 @@ class SequenceTagger:
                 cursor += len(token) + 1
             out.append(self._sentence(" ".join(tokens), offsets, list(tokens), prediction, scheme))
         return out
+
+    def _scheme(self, scheme: str | None) -> str:
+        """``scheme`` checked, or the scheme of the model's training files."""
+        scheme = (scheme or self.config.data.file_scheme).lower()
+        if scheme not in SCHEME_NAMES:
+            raise SeqlabError(f"scheme: expected one of {list(SCHEME_NAMES)}, got {scheme!r}")
+        return scheme
 
     def _predict(self, sentences: list[list[str]], batch_size: int) -> list[Prediction]:
         if not sentences:

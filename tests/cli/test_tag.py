@@ -251,3 +251,44 @@ def test_an_over_long_sentence_is_tagged_in_pieces_with_a_warning(run_dir, caplo
     assert all(line[a:b] == t for s in doc.sentences for t, (a, b) in zip(s.tokens, s.offsets))
     assert f"text 1: a sentence of {len(words)} tokens is tagged in pieces of at most {MAX_SENTENCE_TOKENS}" \
         in caplog.text
+
+
+def test_tag_conll_writes_iob2_unless_another_scheme_is_asked_for(run_dir, tmp_path, capsys):
+    path = tmp_path / "in.txt"
+    path.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    labels = {}
+    for scheme in ("default", "iob1", "bilou"):
+        extra = [] if scheme == "default" else ["--scheme", scheme]
+        assert main(["tag", str(run_dir), str(path), *extra]) == 0
+        labels[scheme] = [line.split()[-1] for line in capsys.readouterr().out.splitlines() if line]
+    iob2 = labels["default"]
+    assert any(label.startswith("B-") for label in iob2)
+    assert all(not label.startswith("I-") or (i > 0 and iob2[i - 1][2:] == label[2:] and iob2[i - 1] != "O")
+               for i, label in enumerate(iob2))  # every entity opens with B-
+    assert spans(iob2) == spans(labels["iob1"]) == spans(labels["bilou"])
+    assert any(label.startswith("U-") or label.startswith("L-") for label in labels["bilou"])
+    from seqlab.cli import parser
+
+    assert "default iob2" in parser()._subparsers._group_actions[0].choices["tag"].format_help()
+
+
+@pytest.mark.parametrize("argv, threads", [([], 1), (["--threads", "3"], 3)])
+@pytest.mark.parametrize("verb", ["tag", "eval"])
+def test_tag_and_eval_use_one_thread_unless_told(run_dir, monkeypatch, capsys, verb, argv, threads):
+    import torch
+
+    calls = []
+    monkeypatch.setattr(torch, "set_num_threads", calls.append)
+    assert main([verb, str(run_dir), str(NER / "dev.txt"), *argv, "--output" if verb == "eval" else "--format",
+                 str(run_dir.parent / "pred.txt") if verb == "eval" else "conll"]) == 0
+    assert calls == [threads]
+
+
+def test_ctrl_c_while_tagging_does_not_talk_of_resuming(run_dir, monkeypatch, capsys):
+    def interrupted(self, texts, **kwargs):
+        raise KeyboardInterrupt
+        yield
+
+    monkeypatch.setattr(SequenceTagger, "tag_many", interrupted)
+    assert main(["tag", str(run_dir), str(NER / "dev.txt")]) == 130
+    assert capsys.readouterr().err == "\nseqlab: interrupted\n"
