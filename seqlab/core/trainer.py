@@ -94,8 +94,8 @@ class Trainer:
 
     def _bar(self, epoch: int) -> tqdm:
         total = self.task.split_sizes()["train"]
-        return tqdm(total=total, unit="sent", desc=f"epoch {epoch}", disable=not self.progress, leave=False,
-                    mininterval=0.5 if sys.stderr.isatty() else 30.0)
+        return tqdm(total=total, unit="sent", desc=f"epoch {epoch}/{self.config.train.epochs}",
+                    disable=not self.progress, leave=False, mininterval=0.5 if sys.stderr.isatty() else 30.0)
 
     def train_epoch(self, epoch: int) -> dict[str, float]:
         t = self.config.train
@@ -115,7 +115,8 @@ class Trainer:
             if step % 20 == 0 or step == steps - 1:
                 last = self.state["history"][-1]["dev_f1"] if self.state["history"] else float("nan")
                 bar.set_postfix(loss=f"{total / seen:.3f}", lr=f"{self.optimizer.param_groups[0]['lr']:.5f}",
-                                last_dev=f"{last:.2f}")
+                                last_dev=f"{last:.2f}", refresh=False)  # drawn at tqdm's own pace: a log
+                # that is not a terminal gets a line every 30 s, not one per 20 steps
         bar.close()
         elapsed = time.perf_counter() - start
         return {"loss": total / max(seen, 1), "train_seconds": elapsed, "sentences_per_second": seen / elapsed,

@@ -408,3 +408,13 @@ def test_gensim_info_logging_is_quiet_unless_verbose(tmp_path, capsys):
 def test_a_folder_where_a_file_is_expected_is_named_as_a_folder(verb, run_dir, tmp_path, capsys):
     assert main([verb, str(run_dir), str(tmp_path)]) == 2
     assert single_error_line(capsys.readouterr().err) == f"seqlab: error: {tmp_path}: a folder, not a file"
+
+
+def test_the_progress_bar_does_not_flood_a_log_that_is_not_a_terminal(tmp_path, capsys):
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["train", str(TINY), "--set", "train.epochs=2", "--set", "train.batch_size=1",
+                     "--set", "train.threads=1", "--output", str(tmp_path / "run")]) == 0
+    err = capsys.readouterr().err
+    draws = re.findall(r"epoch (\d)/2", err)
+    assert draws and len(draws) <= 2 * 2, err  # per epoch: the first draw and at most the closing one
+    assert "loss=" not in err  # the postfix waits for tqdm's own interval (30 s off a terminal)
