@@ -29,7 +29,8 @@ class Split:
 
 
 def read_split(config: DataConfig, name: str, path: str | Path | None = None) -> Split:
-    """Read split ``name`` (train, dev or test) of ``config``, or an explicit ``path`` in the same layout."""
+    """Read split ``name`` (train, dev or test) of ``config``, or an explicit ``path`` in the same layout;
+    ``data.limit`` keeps the first sentences of train, dev and test only."""
     if path is None:
         value = getattr(config, name)
         path = resolve_data_path(value, key=f"data.{name}")
@@ -37,7 +38,10 @@ def read_split(config: DataConfig, name: str, path: str | Path | None = None) ->
     tokens, file_tags, tags = [], [], []
     others = [c for c in config.columns if c not in (config.word_column, config.tag_column)]
     columns: dict[str, list[list[str]]] = {c: [] for c in others}
+    limit = config.limit if name in ("train", "dev", "test") else 0
     for sentence in read_conll(path, config.columns):
+        if limit and len(tokens) == limit:
+            break
         labels = sentence[config.tag_column]
         for offset, label in enumerate(labels):
             try:
