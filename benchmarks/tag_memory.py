@@ -5,6 +5,7 @@
 Two inputs are built in a scratch folder from the shared data (``$SEQLAB_DATA`` or ../shared/data):
 
 * ``single_line``: ``--bytes`` of Reuters text joined into ONE line (thousands of sentences on it);
+* ``no_sentence_end``: the same line without ``.``, ``!`` and ``?`` (one "sentence" of ~180k tokens);
 * ``wikipedia``: the first ``--lines`` non-blank lines of the 2014 English Wikipedia dump.
 
 Each is tagged by a fresh ``python -m seqlab.cli tag RUN FILE --format conll`` process whose output goes
@@ -50,6 +51,13 @@ def single_line(root: Path, size: int, out: Path) -> Path:
     return out
 
 
+def without_sentence_ends(line_file: Path, out: Path) -> Path:
+    """``line_file`` with its sentence-final marks removed: one over-long "sentence"."""
+    text = line_file.read_text(encoding="utf-8")
+    out.write_text(text.translate(str.maketrans("", "", ".!?")), encoding="utf-8")
+    return out
+
+
 def wikipedia_lines(root: Path, count: int, out: Path) -> Path:
     """The first ``count`` non-blank lines of the Wikipedia dump."""
     source = sorted((root / "unlabeled" / "wikipedia_en_2014").glob("enwiki2014_part_*.txt.gz"))[0]
@@ -89,7 +97,8 @@ def main() -> None:
     root = data_root()
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
-        inputs = {"single_line": single_line(root, args.bytes, folder / "single_line.txt"),
+        line = single_line(root, args.bytes, folder / "single_line.txt")
+        inputs = {"single_line": line, "no_sentence_end": without_sentence_ends(line, folder / "no_end.txt"),
                   "wikipedia": wikipedia_lines(root, args.lines, folder / "wikipedia.txt")}
         results = {name: measure(args.run, path, args.threads) for name, path in inputs.items()}
     print(json.dumps({"run": str(args.run), "threads": args.threads, "target_peak_rss_mb": 1024, **results},
