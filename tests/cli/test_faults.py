@@ -242,3 +242,34 @@ def test_stale_temporary_files_are_removed_on_the_next_start(run_dir, tmp_path, 
         assert main(["train", "--resume", str(copy), "--quiet"]) == 0
     assert not list(copy.glob(".*.tmp")) and (copy / "notes.tmp").exists()
     assert "removed 0.0 MB of temporary files" in caplog.text
+
+
+# ---------------------------------------------------------------- kill -9 and resume
+
+
+def _train_process(run: Path, *extra: str) -> subprocess.Popen:
+    env = {**os.environ, "SEQLAB_DATA": str(NER), "PYTHONPATH": str(Path(__file__).parents[2])}
+    return subprocess.Popen([sys.executable, "-m", "seqlab.cli", "train", *extra, "--quiet"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.slow  # three training processes: most of a minute on a busy machine
+def test_a_training_killed_mid_run_resumes_to_the_uninterrupted_result(tmp_path):
+    """kill -9 while the second epoch's checkpoint may be being written; the resumed run clears the
+    temporary file and ends bit-identical to a run never interrupted."""
+    settings = ["--set", "train.epochs=6", "--set", "train.threads=1", "--set", "train.batch_size=1"]
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    assert _train_process(whole, str(TINY), *settings, "--output", str(whole)).wait() == 0
+    process = _train_process(killed, str(TINY), *settings, "--output", str(killed))
+    while not (killed / archive.CHECKPOINT).exists() and process.poll() is None:
+        pass  # kill it as soon as the first epoch is checkpointed: it is writing the next one
+    process.kill()
+    process.wait()
+    (killed / ".checkpoint.pt.left-by-a-kill.tmp").write_bytes(b"\0" * 100)
+    resumed = _train_process(killed, "--resume", str(killed))
+    assert resumed.wait() == 0, resumed.stderr.read()
+    assert not list(killed.glob(".*.tmp"))
+    a, b = json.loads((whole / "metrics.json").read_text()), json.loads((killed / "metrics.json").read_text())
+    assert [e["loss"] for e in a["history"]] == [e["loss"] for e in b["history"]]
+    wa, wb = archive.load_weights(whole), archive.load_weights(killed)
+    assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
