@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -262,7 +263,7 @@ def test_a_training_killed_mid_run_resumes_to_the_uninterrupted_result(tmp_path)
     assert _train_process(whole, str(TINY), *settings, "--output", str(whole)).wait() == 0
     process = _train_process(killed, str(TINY), *settings, "--output", str(killed))
     while not (killed / archive.CHECKPOINT).exists() and process.poll() is None:
-        pass  # kill it as soon as the first epoch is checkpointed: it is writing the next one
+        time.sleep(0.005)  # kill it as soon as the first epoch is checkpointed: it is writing the next one
     process.kill()
     process.wait()
     (killed / ".checkpoint.pt.left-by-a-kill.tmp").write_bytes(b"\0" * 100)
