@@ -60,6 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return 0
     except OSError as err:  # a full disk, a read-only folder, ...: the files written atomically before are intact
+        log.debug("the OSError's traceback", exc_info=True)  # shown with -v
         if err.filename is None:
             _silence_stdout()  # a failed write to standard output fails again when Python flushes it at exit
         print(f"seqlab: error: {os_error_text(err)}", file=sys.stderr)
