@@ -177,7 +177,9 @@ def train(prepare: Prepare, config: Any, out_dir: str | Path, *, resume: bool = 
     Everything building reports (such as pretrained-vector coverage) goes to ``out_dir/train.log`` too. A
     resumed run restores its checkpoint; a new one first writes what loading the model needs. A new
     directory whose trainer cannot be built (bad data, a missing file) is removed again, so the same
-    ``--output`` can be used once the problem is fixed.
+    ``--output`` can be used once the problem is fixed. The run directory's lock (:func:`archive.run_lock`) is
+    held throughout, so a second training there is refused; temporary files that killed writes left behind
+    are removed first.
     """
     out_dir = Path(out_dir)
     archive.check_output(out_dir, resume)
