@@ -67,7 +67,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.post_viterbi:
         model.use_post_viterbi()
     output = Path(args.output) if args.output else default.with_name(default.name + ".pred.txt")
-    result = model.evaluate(args.file, output=output, batch_size=args.batch_size)
+    result = model.evaluate(args.file, output=output, batch_size=args.batch_size, scheme=args.scheme)
     sys.stdout.write(result.report_text + f"predictions written to {output}\n")
     return 0
 
@@ -81,6 +81,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--post-viterbi", action="store_true",
                    help="softmax taggers: decode by Viterbi over the per-token probabilities, under the tag "
                         "scheme's allowed transitions (Turian et al. 2009)")
+    e.add_argument("--scheme", choices=("auto", *SCHEME_NAMES), default="auto",
+                   help="tag scheme of the gold file; predictions are written and compared in it (default auto: "
+                        "detected from the file's tags, else the model's training scheme)")
     add_threads_option(e)
     e.set_defaults(func=cmd_eval)
 

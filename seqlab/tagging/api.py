@@ -22,7 +22,7 @@ from seqlab.core.device import resolve_device
 from seqlab.core.errors import SeqlabError
 from seqlab.data.batching import Encoded, encode
 from seqlab.data.dataset import Split, read_split
-from seqlab.data.schemes import convert
+from seqlab.data.schemes import convert, detect_scheme
 from features.tokenize import Token, split_sentences
 from seqlab.data.vocab import Vocab
 from seqlab.models.tagger import Tagger
@@ -189,14 +189,23 @@ class SequenceTagger:
     # ------------------------------------------------------------ evaluation
 
     def evaluate(self, data: str | Path | Split, *, output: str | Path | None = None,
-                 batch_size: int = 100) -> EvalResult:
+                 batch_size: int = 100, scheme: str | None = None) -> EvalResult:
         """Score the model on a labelled file laid out like its training data (or a split already read),
         with conlleval's measure; with ``output``, write ``token gold pred`` lines there (atomically).
+        Predictions are written and compared in ``scheme``, the gold file's tag scheme: by default the
+        scheme of the model's training files; ``"auto"`` detects it from the file's tags
+        (:func:`seqlab.data.schemes.detect_scheme`), so that an IOB2 file is not scored against IOB1 labels.
         ``result.f1`` is the span F1, ``result.to_dict()`` the report as data, ``str(result)`` conlleval's text."""
         split = data if isinstance(data, Split) else read_split(self.config.data, "eval", path=data)
+        if scheme == "auto":
+            try:
+                scheme = detect_scheme(split.file_tags) or self.config.data.file_scheme
+            except SeqlabError as err:
+                raise SeqlabError(f"{split.path}: {err}; name its scheme (--scheme)") from None
+        scheme = self._scheme(scheme)
         data = encode(split.tokens, self.vocabs, **encode_options(self.features, split.columns))
-        return evaluate_split(self.predictor, data, split, file_scheme=self.config.data.file_scheme,
-                              batch_size=batch_size, predictions=Path(output) if output else None)
+        return evaluate_split(self.predictor, data, split, file_scheme=scheme, batch_size=batch_size,
+                              predictions=Path(output) if output else None)
 
     def __repr__(self) -> str:
         return (f"SequenceTagger({self.config.model.encoder}-{self.config.model.decoder}, types={self.types}, "

@@ -418,3 +418,4 @@ def test_the_progress_bar_does_not_flood_a_log_that_is_not_a_terminal(tmp_path, 
     draws = re.findall(r"epoch (\d)/2", err)
     assert draws and len(draws) <= 2 * 2, err  # per epoch: the first draw and at most the closing one
     assert "loss=" not in err  # the postfix waits for tqdm's own interval (30 s off a terminal)
+

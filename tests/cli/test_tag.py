@@ -292,3 +292,29 @@ def test_ctrl_c_while_tagging_does_not_talk_of_resuming(run_dir, monkeypatch, ca
     monkeypatch.setattr(SequenceTagger, "tag_many", interrupted)
     assert main(["tag", str(run_dir), str(NER / "dev.txt")]) == 130
     assert capsys.readouterr().err == "\nseqlab: interrupted\n"
+
+
+def test_eval_on_an_iob2_gold_file_writes_and_scores_iob2(run_dir, tmp_path, capsys):
+    from seqlab.data.schemes import convert
+
+    rows = [line.split() for line in (NER / "dev.txt").read_text(encoding="utf-8").splitlines()]
+    sentences, current = [], []
+    for row in rows + [[]]:
+        if row and row[0] != "-DOCSTART-":
+            current.append(row)
+        elif current:
+            sentences.append(current)
+            current = []
+    iob2 = tmp_path / "dev_iob2.txt"
+    iob2.write_text("".join("".join(f"{' '.join(r[:-1])} {t}\n" for r, t in zip(s, convert([r[-1] for r in s], "iob2")))
+                            + "\n" for s in sentences), encoding="utf-8")
+    reports = {}
+    for name, path in (("iob1", NER / "dev.txt"), ("iob2", iob2)):
+        assert main(["eval", str(run_dir), str(path), "--output", str(tmp_path / f"{name}.pred")]) == 0
+        reports[name] = capsys.readouterr().out.splitlines()[1]  # the accuracy line
+    assert reports["iob1"] == reports["iob2"]
+    gold_pred = [line.split()[1:] for line in (tmp_path / "iob2.pred").read_text().splitlines() if line]
+    assert any(p.startswith("B-") for _, p in gold_pred) or all(p == "O" for _, p in gold_pred)
+    assert not any(p.startswith("I-") and (i == 0 or gold_pred[i - 1][1][2:] != p[2:]) for i, (_, p) in
+                   enumerate(gold_pred))
+    assert main(["eval", str(run_dir), str(iob2), "--scheme", "iob1", "--output", str(tmp_path / "x.pred")]) == 0
