@@ -84,11 +84,14 @@ def run_lock(run_dir: Path) -> Iterator[None]:
     fd = os.open(key / LOCK, os.O_RDWR | os.O_CREAT, 0o666)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    except BlockingIOError:
         holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
         os.close(fd)
         raise SeqlabError(f"{run_dir} is in use by another seqlab training (pid {holder}); wait for it to end "
                           "or stop it, or choose another --output") from None
+    except OSError as err:  # a file system without flock (some network mounts): go on unlocked, and say so
+        logging.getLogger("seqlab").warning("%s: cannot lock the run directory (%s); make sure no other training "
+                                            "uses it", run_dir, err.strerror)
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
     _HELD[key] = 1
