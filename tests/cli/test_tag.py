@@ -215,6 +215,8 @@ def test_decomposed_text_is_tagged_like_composed_text_with_offsets_into_it(run_d
 
 
 def test_a_long_line_is_tagged_in_batches_of_sentences(run_dir, monkeypatch):
+    from seqlab.tagging.api import POOL_BATCHES
+
     tagger = SequenceTagger.load(run_dir)
     line = " ".join([LINES[0], LINES[3].strip(), LINES[5]] * 30)  # 120 sentences on one line
     one_by_one = [s for sentence in split_sentences(line)
@@ -228,11 +230,12 @@ def test_a_long_line_is_tagged_in_batches_of_sentences(run_dir, monkeypatch):
 
     monkeypatch.setattr(SequenceTagger, "_predict", spy)
     texts = ["short line.", line, "Peter Blackburn said so."]
-    first = next(tagger.tag_many(texts, batch_size=16))
-    assert first.text == "short line." and sizes == [16]  # yielded before the long line is done
+    pool = 2 * POOL_BATCHES  # batches of 2 sentences, decoded POOL_BATCHES batches at a time
+    first = next(tagger.tag_many(texts, batch_size=2))
+    assert first.text == "short line." and sizes == [pool]  # yielded before the long line is done
     sizes.clear()
-    docs = list(tagger.tag_many(texts, batch_size=16))
-    assert max(sizes) <= 16 and sum(sizes) == 1 + 120 + 1
+    docs = list(tagger.tag_many(texts, batch_size=2))
+    assert max(sizes) <= pool and sum(sizes) == 1 + 120 + 1
     assert [s.labels for s in docs[1].sentences] == [s.labels for s in one_by_one]
     assert [s.tokens for s in docs[1].sentences] == [s.tokens for s in one_by_one]
     assert [d.text for d in docs] == ["short line.", line, "Peter Blackburn said so."]
