@@ -1,12 +1,14 @@
 """Read a config's labelled splits into tokens and labels."""
 from __future__ import annotations
 
+import dataclasses
+import logging
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from seqlab.tagging.config import DataConfig
-from seqlab.data.conll import read_conll
+from seqlab.data.conll import DOCSTART, read_conll
 from seqlab.data.schemes import convert, split_tag
 from seqlab.core.errors import DataFormatError, SeqlabError
 from seqlab.core.paths import resolve_data_path
@@ -57,6 +59,28 @@ def read_split(config: DataConfig, name: str, path: str | Path | None = None) ->
         where = f"data.{name}: {path}" if name in ("train", "dev", "test") else str(path)
         raise SeqlabError(f"{where}: no sentences (the file is empty, or holds only blank and -DOCSTART- lines)")
     return Split(name, path, tokens, file_tags, tags, columns)
+
+
+def file_layout(config: DataConfig, path: str | Path) -> DataConfig:
+    """``config`` with its columns fitted to a labelled file laid out otherwise than the training files: a file
+    of another width is read as ``token ... tag`` (the token first, the tag last), the common layout of public
+    NER files (``token TAG``). The width is that of the file's first token line; the reader checks the rest."""
+    path = Path(path)
+    width, number = 0, 0
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            fields = raw.split()
+            if fields and fields[0].decode("utf-8", "replace") != DOCSTART:
+                width = len(fields)
+                break
+    if width in (0, len(config.columns)):
+        return config
+    if width < 2:
+        raise DataFormatError(str(path), number, "expected a token and its tag (at least 2 columns), found 1")
+    names = (config.word_column, *(f"column{i}" for i in range(2, width)), config.tag_column)
+    logging.getLogger("seqlab").info("%s: %d columns, read as token ... tag (the model's files have %d: %s)",
+                                     path, width, len(config.columns), " ".join(config.columns))
+    return dataclasses.replace(config, columns=names)
 
 
 def hold_out(split: Split, count: int, seed: int) -> tuple[Split, Split]:

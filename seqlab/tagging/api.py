@@ -21,7 +21,8 @@ from seqlab.core import archive
 from seqlab.core.device import resolve_device
 from seqlab.core.errors import SeqlabError
 from seqlab.data.batching import Encoded, encode
-from seqlab.data.dataset import Split, read_split
+from seqlab.core.paths import require_file
+from seqlab.data.dataset import Split, file_layout, read_split
 from seqlab.data.schemes import convert, detect_scheme
 from features.tokenize import Token, split_sentences
 from seqlab.data.vocab import Vocab
@@ -196,13 +197,17 @@ class SequenceTagger:
 
     def evaluate(self, data: str | Path | Split, *, output: str | Path | None = None,
                  batch_size: int = 100, scheme: str | None = None) -> EvalResult:
-        """Score the model on a labelled file laid out like its training data (or a split already read),
+        """Score the model on a labelled file laid out like its training data, or as ``token ... tag`` (e.g.
+        ``token TAG``: :func:`seqlab.data.dataset.file_layout`), or on a split already read,
         with conlleval's measure; with ``output``, write ``token gold pred`` lines there (atomically).
         Predictions are written and compared in ``scheme``, the gold file's tag scheme: by default the
         scheme of the model's training files; ``"auto"`` detects it from the file's tags
         (:func:`seqlab.data.schemes.detect_scheme`), so that an IOB2 file is not scored against IOB1 labels.
         ``result.f1`` is the span F1, ``result.to_dict()`` the report as data, ``str(result)`` conlleval's text."""
-        split = data if isinstance(data, Split) else read_split(self.config.data, "eval", path=data)
+        if not isinstance(data, Split):
+            require_file(data)
+            data = read_split(file_layout(self.config.data, data), "eval", path=data)
+        split = data
         if scheme == "auto":
             try:
                 scheme = detect_scheme(split.file_tags) or self.config.data.file_scheme

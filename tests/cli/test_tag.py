@@ -321,3 +321,29 @@ def test_eval_on_an_iob2_gold_file_writes_and_scores_iob2(run_dir, tmp_path, cap
     assert not any(p.startswith("I-") and (i == 0 or gold_pred[i - 1][1][2:] != p[2:]) for i, (_, p) in
                    enumerate(gold_pred))
     assert main(["eval", str(run_dir), str(iob2), "--scheme", "iob1", "--output", str(tmp_path / "x.pred")]) == 0
+
+
+def test_eval_reads_a_two_column_token_tag_file(run_dir, tmp_path, capsys):
+    from seqlab.data.schemes import convert
+
+    sentences, current = [], []
+    for line in (NER / "dev.txt").read_text(encoding="utf-8").splitlines() + [""]:
+        fields = line.split()
+        if fields and fields[0] != "-DOCSTART-":
+            current.append(fields)
+        elif current:
+            sentences.append(current)
+            current = []
+    two = tmp_path / "two_columns.tsv"
+    two.write_text("-DOCSTART-\tO\n\n" + "".join(
+        "".join(f"{r[0]}\t{t}\n" for r, t in zip(s, convert([r[-1] for r in s], "iob2"))) + "\n" for s in sentences),
+        encoding="utf-8")
+    reports = []
+    for path in (NER / "dev.txt", two):
+        assert main(["eval", str(run_dir), str(path), "--output", str(tmp_path / "pred.txt")]) == 0
+        reports.append(capsys.readouterr().out.splitlines()[:2])
+    assert reports[0] == reports[1]
+    one = tmp_path / "one_column.txt"
+    one.write_text("EU\nrejects\n", encoding="utf-8")
+    assert main(["eval", str(run_dir), str(one)]) == 2
+    assert "one_column.txt:1: expected a token and its tag (at least 2 columns), found 1" in capsys.readouterr().err
