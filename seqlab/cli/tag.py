@@ -46,7 +46,9 @@ def cmd_tag(args: argparse.Namespace) -> int:
     use_threads(args.threads)
     tagger = load_model(args.model_dir, SequenceTagger, "tag")
     lines, _ = input_lines(args.file)
-    write_documents(tagger.tag_many(lines, batch_size=args.batch_size, scheme=args.scheme), sys.stdout, args.format)
+    documents = tagger.tag_many(lines, batch_size=args.batch_size, scheme=args.scheme,
+                                confidences=args.format == "jsonl")  # the only format that prints them
+    write_documents(documents, sys.stdout, args.format)
     return 0
 
 

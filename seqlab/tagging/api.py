@@ -117,13 +117,13 @@ class SequenceTagger:
         in ``scheme`` (iob1, iob2, bioes, bilou; default: the scheme of the model's training files)."""
         return next(self.tag_many([text], scheme=scheme))
 
-    def tag_many(self, texts: Iterable[str], *, batch_size: int = 64, scheme: str | None = None
-                 ) -> Iterator[Document]:
+    def tag_many(self, texts: Iterable[str], *, batch_size: int = 64, scheme: str | None = None,
+                 confidences: bool = True) -> Iterator[Document]:
         """Tag texts (e.g. the lines of a file) as a stream: ``batch_size`` sentences are decoded at a time,
         within a text (a long one :data:`POOL_BATCHES` batches at a time, sorted by length) and across texts,
         and a document is yielded as soon as all its sentences are done, in input order. Memory stays bounded by the batch and the longest text: a sentence longer than
         :data:`MAX_SENTENCE_TOKENS` tokens is tagged in pieces (with a warning). Labels are in ``scheme``, as
-        in :meth:`tag`."""
+        in :meth:`tag`; without ``confidences`` (a quarter faster) every span's confidence is 1.0."""
         scheme = self._scheme(scheme)
         waiting: deque[_Pending] = deque()  # texts not yet yielded, in input order
         queue: list[tuple[_Pending, int]] = []  # (text, sentence index) of sentences not yet tagged
@@ -138,20 +138,21 @@ class SequenceTagger:
             for index in range(len(sentences)):
                 queue.append((pending, index))
                 if len(queue) >= batch_size * POOL_BATCHES:  # a long text: decode its sentences a pool at a time
-                    self._tag_queue(queue, batch_size, scheme)
+                    self._tag_queue(queue, batch_size, scheme, confidences)
                     queue = []
                     yield from _ready(waiting)
             if len(queue) >= batch_size:  # between texts, a batch is enough: output keeps up with input
-                self._tag_queue(queue, batch_size, scheme)
+                self._tag_queue(queue, batch_size, scheme, confidences)
                 queue = []
             yield from _ready(waiting)
-        self._tag_queue(queue, batch_size, scheme)
+        self._tag_queue(queue, batch_size, scheme, confidences)
         yield from _ready(waiting)
 
-    def _tag_queue(self, queue: list[tuple[_Pending, int]], batch_size: int, scheme: str) -> None:
+    def _tag_queue(self, queue: list[tuple[_Pending, int]], batch_size: int, scheme: str,
+                   confidences: bool) -> None:
         """Tag the queued sentences, storing each result in its text's ``tagged`` list."""
         flat = [[t.text for t in p.sentences[i]] for p, i in queue]
-        for (p, i), prediction in zip(queue, self._predict(flat, batch_size)):
+        for (p, i), prediction in zip(queue, self._predict(flat, batch_size, confidences)):
             tokens = p.sentences[i]
             p.tagged[i] = self._sentence(p.text, [(t.start, t.end) for t in tokens], [t.text for t in tokens],
                                          prediction, scheme)
@@ -178,10 +179,10 @@ class SequenceTagger:
             raise SeqlabError(f"scheme: expected one of {list(SCHEME_NAMES)}, got {scheme!r}")
         return scheme
 
-    def _predict(self, sentences: list[list[str]], batch_size: int) -> list[Prediction]:
+    def _predict(self, sentences: list[list[str]], batch_size: int, confidences: bool = True) -> list[Prediction]:
         if not sentences:
             return []
-        return self.predictor(self._encode(sentences), batch_size=batch_size, confidences=True)
+        return self.predictor(self._encode(sentences), batch_size=batch_size, confidences=confidences)
 
     def _encode(self, sentences: list[list[str]], columns: dict[str, list[list[str]]] | None = None) -> Encoded:
         return encode(sentences, self.vocabs, **encode_options(self.features, columns))

@@ -224,9 +224,9 @@ def test_a_long_line_is_tagged_in_batches_of_sentences(run_dir, monkeypatch):
     sizes = []
     predict = SequenceTagger._predict
 
-    def spy(self, sentences, batch_size):
+    def spy(self, sentences, batch_size, confidences=True):
         sizes.append(len(sentences))
-        return predict(self, sentences, batch_size)
+        return predict(self, sentences, batch_size, confidences)
 
     monkeypatch.setattr(SequenceTagger, "_predict", spy)
     texts = ["short line.", line, "Peter Blackburn said so."]
@@ -347,3 +347,23 @@ def test_eval_reads_a_two_column_token_tag_file(run_dir, tmp_path, capsys):
     one.write_text("EU\nrejects\n", encoding="utf-8")
     assert main(["eval", str(run_dir), str(one)]) == 2
     assert "one_column.txt:1: expected a token and its tag (at least 2 columns), found 1" in capsys.readouterr().err
+
+
+def test_confidences_are_computed_only_for_jsonl(run_dir, monkeypatch, tmp_path, capsys):
+    from seqlab.tagging.predict import Predictor
+
+    asked = []
+    call = Predictor.__call__
+
+    def spy(self, data, *, batch_size=100, confidences=False):
+        asked.append(confidences)
+        return call(self, data, batch_size=batch_size, confidences=confidences)
+
+    monkeypatch.setattr(Predictor, "__call__", spy)
+    path = tmp_path / "in.txt"
+    path.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    for fmt in ("conll", "inline", "jsonl"):
+        asked.clear()
+        assert main(["tag", str(run_dir), str(path), "--format", fmt]) == 0
+        assert set(asked) == {fmt == "jsonl"}, fmt
+    capsys.readouterr()
