@@ -1,7 +1,7 @@
 """Fuzzing every reader of user input: each generated input gives a result or a ``SeqlabError`` that names the
 file (and, for a bad line, the line), never another exception.
 
-The CoNLL reader (and the dataset reader over it), the SemEval-2010 Task 8 reader, the YAML config loader, the
+The CoNLL reader (and the dataset reader over it, with ``seqlab eval``'s layout detection), the SemEval-2010 Task 8 reader, the YAML config loader, the
 raw-text tokenizer and both scorers (``seqlab score conll``'s prediction files, SemEval answer files) each get
 FEW examples in the default suite and MANY under ``--runslow`` (``pytest -m slow --runslow tests/test_fuzz.py``).
 Inputs are built from the pieces real files are made of (tags, separators, markers, keys), mixed with
@@ -22,7 +22,7 @@ from features.tokenize import SEPARATORS, split_sentences
 from seqlab.core.errors import DataFormatError, SeqlabError
 from seqlab.core.metrics import score_conll_file
 from seqlab.data.conll import read_conll
-from seqlab.data.dataset import read_split
+from seqlab.data.dataset import file_layout, read_split
 from seqlab.data.semeval import read_semeval
 from seqlab.relation.score import score_files
 from seqlab.tagging.config import DataConfig
@@ -81,7 +81,9 @@ def _conll(content: str | bytes) -> None:
     path = _write(content)
     try:
         list(read_conll(path, ("word", "pos", "chunk", "ner")))
-        read_split(DataConfig(train=str(path), dev=str(path)), "train")
+        config = DataConfig(train=str(path), dev=str(path))
+        read_split(config, "train")
+        read_split(file_layout(config, path), "eval", path=path)  # what seqlab eval reads: any width
     except SeqlabError as err:
         _named(err, path)
 
