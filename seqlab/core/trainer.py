@@ -142,12 +142,21 @@ class Trainer:
             if improved:
                 archive.save_weights(self.out_dir, self.scored_model)
             self.save_checkpoint()
-            log.info("epoch %d: loss %.4f, dev %s %.2f%s, %.0f sent/s, %.1f s, lr %.5f", epoch, stats["loss"],
+            log.info("epoch %d: loss %.4f, dev %s %.2f%s, %.0f sent/s, %.1f s, lr %.5f%s", epoch, stats["loss"],
                      self.task.measure, dev.value, " (best)" if improved else "", stats["sentences_per_second"],
-                     stats["train_seconds"], stats["lr"])
+                     stats["train_seconds"], stats["lr"], self._time_left(epoch))
         if self.state["bad_epochs"] >= t.patience:
             log.info("early stopping: no dev %s gain for %d epochs", self.task.measure, t.patience)
         return self.finish()
+
+    def _time_left(self, epoch: int) -> str:
+        """``; at most N min left (E of M epochs done)``: the epochs so far, timed, times those to go."""
+        left = self.config.train.epochs - epoch
+        if left <= 0:
+            return ""
+        seconds = [h["train_seconds"] + h["dev_seconds"] for h in self.state["history"]]
+        minutes = left * sum(seconds) / max(len(seconds), 1) / 60
+        return f"; at most {minutes:.0f} min left ({epoch} of {self.config.train.epochs} epochs done)"
 
     def finish(self) -> dict[str, Any]:
         """Reload the best weights, score dev and test once, write their predictions and metrics.json."""

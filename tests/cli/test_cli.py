@@ -92,6 +92,7 @@ def test_train_makes_a_run_directory(trained):
     log = (run / "train.log").read_text()
     assert re.search(r"pretrained vectors for \d+ of \d+ corpus word types", log)  # logged while building
     assert log.index("run directory") < log.index("pretrained vectors") < log.index("epoch 1:")
+    assert "min left" not in log  # one epoch: none to go
 
 
 def test_resume_of_a_finished_run_just_finishes_again(run_dir, tmp_path, capsys):
@@ -410,11 +411,12 @@ def test_a_folder_where_a_file_is_expected_is_named_as_a_folder(verb, run_dir, t
     assert single_error_line(capsys.readouterr().err) == f"seqlab: error: {tmp_path}: a folder, not a file"
 
 
-def test_the_progress_bar_does_not_flood_a_log_that_is_not_a_terminal(tmp_path, capsys):
+def test_the_progress_bar_does_not_flood_a_log_that_is_not_a_terminal(tmp_path, capsys, caplog):
     with contextlib.redirect_stdout(io.StringIO()):
         assert main(["train", str(TINY), "--set", "train.epochs=2", "--set", "train.batch_size=1",
                      "--set", "train.threads=1", "--output", str(tmp_path / "run")]) == 0
     err = capsys.readouterr().err
+    assert re.search(r"epoch 1: .*; at most \d+ min left \(1 of 2 epochs done\)", caplog.text)
     draws = re.findall(r"epoch (\d)/2", err)
     assert draws and len(draws) <= 2 * 2, err  # per epoch: the first draw and at most the closing one
     assert "loss=" not in err  # the postfix waits for tqdm's own interval (30 s off a terminal)
