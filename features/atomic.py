@@ -8,6 +8,7 @@ less the umask), not the private ``0o600`` of :func:`tempfile.mkstemp`.
 """
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from collections.abc import Iterator
@@ -35,6 +36,8 @@ def atomic_path(path: PathLike, suffix: str = ".tmp") -> Iterator[Path]:
     The caller writes the temporary file itself (and closes it) inside the block.
     """
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "a folder; expected the name of a file to write", str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
     os.close(fd)
@@ -43,6 +46,11 @@ def atomic_path(path: PathLike, suffix: str = ".tmp") -> Iterator[Path]:
         yield tmp
         tmp.chmod(0o666 & ~_UMASK)
         os.replace(tmp, path)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        if err.filename is None and err.errno is not None:  # a failed write (full disk) names no file: name it
+            raise OSError(err.errno, err.strerror, str(path)) from err
+        raise
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -23,15 +23,21 @@ abbreviation only before a typical sentence opener (``The``, ``He``, ...) or a q
 never after a title or month (``Mr.``, ``Gen.``, ``Jan.``; the ``prefix`` entries of
 ``features/resources/abbreviations.txt``). A blank line and the end of the text end one too.
 
-Every token is a slice of the input: ``text[tok.start:tok.end] == tok.text``, tokens are
-in order and do not overlap, and only whitespace lies between them. Curly quotes and
-apostrophes are treated like their ASCII forms but never rewritten. The measured match with
-CoNLL-2003 is in tests/features/test_tokenize.py.
+Text is tokenized in Unicode normal form NFC, so decomposed (NFD) text tokenizes like composed
+text (``Montre\u0301al`` is one token, ``Montréal``). A token's offsets are into the input as
+given: ``tok.text == unicodedata.normalize("NFC", text[tok.start:tok.end])``, which is the
+slice itself for NFC input (nearly all text). Tokens are in order and do not overlap, and only
+whitespace and the invisible separators of :data:`SEPARATORS` (a zero-width space, a stray
+byte-order mark) lie between them. Combining marks, joiners (ZWJ, soft hyphen), emoji modifiers
+and flag pairs stay with the character they belong to (a flag emoji is one token).
+Curly quotes and apostrophes are treated like their ASCII forms but never rewritten. The
+measured match with CoNLL-2003 is in tests/features/test_tokenize.py.
 """
 from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import resources
@@ -60,6 +66,20 @@ SENTENCE_STARTERS = frozenset(
     But And Or So Yet However Meanwhile Also Then Now Some Many Most Several Both All Each
     Although Though Because Despite What Who Why How Which""".split()
 )
+
+
+#: Invisible characters that separate tokens like a space (``str.isspace`` says they are not spaces).
+SEPARATORS = "\u200b\ufeff"  # zero-width space; zero-width no-break space (a byte-order mark in mid-text)
+_TO_SPACE = {ord(c): " " for c in SEPARATORS}
+#: Characters that join what is on both sides of them into one token.
+JOINERS = frozenset("\u200d\u00ad\u2060")  # zero-width joiner, soft hyphen, word joiner
+_REGIONAL = range(0x1F1E6, 0x1F200)  # regional indicators: two make a flag
+#: A cheap test for the characters :func:`_glue` looks at (marks, joiners, modifiers, flags, tags).
+_GLUE_HINT = re.compile(
+    "[\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed"
+    "\u0900-\u0dff\u0e31-\u0e4e\u0eb1-\u0ecd\u1ab0-\u1aff\u1dc0-\u1dff\u00ad\u200d\u2060\u20d0-\u20ff"
+    "\u302a-\u302f\u3099\u309a\ufe00-\ufe0f\ufe20-\ufe2f\U0001F1E6-\U0001F1FF\U0001F3FB-\U0001F3FF"
+    "\U000E0020-\U000E007F\U000E0100-\U000E01EF]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +203,81 @@ def _scan(text: str) -> tuple[list[str], list[str]]:
     if not pairs:
         return [], []
     spaces, words = zip(*pairs)
+    if not text.isascii() and _GLUE_HINT.search(text):
+        return _glue(list(words), list(spaces))
     return list(words), list(spaces)
+
+
+def _attaches(previous: str, word: str) -> bool:
+    """Whether ``word``, written right after ``previous``, belongs to the same token: it starts with a
+    combining mark, a joiner, a variation selector or an emoji modifier; ``previous`` ends with a joiner,
+    or with a mark and ``word`` goes on with letters; or the two complete a flag (regional indicators)."""
+    first, last = word[0], previous[-1]
+    if last in JOINERS or first in JOINERS or unicodedata.category(first) in ("Mn", "Mc", "Me"):
+        return True
+    if first.isalnum() and unicodedata.category(last) in ("Mn", "Mc", "Me"):
+        return True  # a word goes on after a mark that has no precomposed form (q̃al, Devanagari's virama)
+    if 0x1F3FB <= ord(first) <= 0x1F3FF or 0xE0020 <= ord(first) <= 0xE007F:  # skin tone; a subdivision flag's tags
+        return True
+    if ord(first) in _REGIONAL and ord(last) in _REGIONAL:
+        run = len(previous) - len(previous.rstrip("".join(map(chr, _REGIONAL))))
+        return run % 2 == 1  # the indicator before is still waiting for its partner
+    return False
+
+
+def _glue(words: list[str], spaces: list[str]) -> tuple[list[str], list[str]]:
+    """Join each token to the one before it where :func:`_attaches` says they are one."""
+    out_words, out_spaces = [words[0]], [spaces[0]]
+    for word, space in zip(words[1:], spaces[1:]):
+        if not space and _attaches(out_words[-1], word):
+            out_words[-1] += word
+        else:
+            out_words.append(word)
+            out_spaces.append(space)
+    return out_words, out_spaces
+
+
+@dataclass(frozen=True)
+class _Normalized:
+    """Text as the tokenizer reads it (NFC, invisible separators as spaces), with the way back: the
+    character ``i`` of ``text`` comes from ``[starts[i], ends[i])`` of the original (None: the same place)."""
+
+    text: str
+    starts: list[int] | None = None
+    ends: list[int] | None = None
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The original span of ``[start, end)`` of the normalized text."""
+        if self.starts is None or self.ends is None:
+            return start, end
+        return self.starts[start], self.ends[end - 1]
+
+
+def _normalize(text: str) -> _Normalized:
+    """NFC ``text`` with its :data:`SEPARATORS` as spaces; offsets map back by normalizing each run of a
+    character and the combining characters after it on its own (NFC never joins across such runs)."""
+    if any(c in text for c in SEPARATORS):
+        text = text.translate(_TO_SPACE)  # same length: offsets stay
+    if text.isascii() or unicodedata.is_normalized("NFC", text):
+        return _Normalized(text)
+    pieces, starts, ends = [], [], []
+    begin = 0
+    for i in range(1, len(text) + 1):
+        if i < len(text) and (unicodedata.combining(text[i]) or 0x1160 <= ord(text[i]) <= 0x11FF):
+            continue  # a combining mark (or a Hangul vowel or final jamo) joins the run
+        piece = unicodedata.normalize("NFC", text[begin:i])
+        pieces.append(piece)
+        if piece == text[begin:i]:  # unchanged: character by character
+            starts.extend(range(begin, i))
+            ends.extend(range(begin + 1, i + 1))
+        elif piece[0] == text[begin] and len(piece) > 1:  # only the marks changed: the base stays itself
+            starts.extend([begin] + [begin + 1] * (len(piece) - 1))
+            ends.extend([begin + 1] + [i] * (len(piece) - 1))
+        else:  # composed: each character stands for the whole run
+            starts.extend([begin] * len(piece))
+            ends.extend([i] * len(piece))
+        begin = i
+    return _Normalized("".join(pieces), starts, ends)
 
 
 def _is_abbreviation(word: str) -> bool:
@@ -270,6 +364,7 @@ def sentence_words(text: str) -> list[list[str]]:
     """The sentences of a paragraph as lists of token strings: :func:`split_sentences` without
     offsets, for streaming large corpora (no :class:`Token` objects are built)."""
     _check_str(text, "text")
+    text = _normalize(text).text
     words, spaces = _scan(text)
     sentences = []
     for begin, end in _bounds(text, words, spaces):
@@ -284,19 +379,20 @@ def sentence_words(text: str) -> list[list[str]]:
 def split_sentences(text: str) -> list[list[Token]]:
     """Split a paragraph (or a line) into sentences of tokens; a blank line also ends a sentence."""
     _check_str(text, "text")
-    words, spaces = _scan(text)
+    normal = _normalize(text)
+    words, spaces = _scan(normal.text)
     tokens: list[Token] = []
     pos = 0
     for word, space in zip(words, spaces):
         pos += len(space)
-        tokens.append(Token(word, pos, pos + len(word)))
+        tokens.append(Token(word, *normal.span(pos, pos + len(word))))
         pos += len(word)
     sentences = []
-    for begin, end in _bounds(text, words, spaces):
+    for begin, end in _bounds(normal.text, words, spaces):
         sentence = tokens[begin:end]
         last = _final_abbreviation(words, begin, end)
         if last >= 0:
-            tok = tokens[last]
+            tok = tokens[last]  # it ends in an ASCII period, which normalizing leaves in place
             split = [Token(tok.text[:-1], tok.start, tok.end - 1), Token(".", tok.end - 1, tok.end)]
             sentence[last - begin : last - begin + 1] = split
         sentences.append(sentence)

@@ -7,7 +7,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
+import os
 import sys
 from typing import Sequence
 
@@ -53,10 +55,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"seqlab: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("seqlab: interrupted (a training run can be continued with --resume)", file=sys.stderr)
+        hint = " (a training run can be continued with --resume)" if args.command == "train" else ""
+        print(f"\nseqlab: interrupted{hint}", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        _silence_stdout()
         return 0
+    except OSError as err:  # a full disk, a read-only folder, ...: the files written atomically before are intact
+        log.debug("the OSError's traceback", exc_info=True)  # shown with -v
+        if err.filename is None:
+            _silence_stdout()  # a failed write to standard output fails again when Python flushes it at exit
+        print(f"seqlab: error: {os_error_text(err)}", file=sys.stderr)
+        return 2
+
+
+def os_error_text(err: OSError) -> str:
+    """An ``OSError`` in one line: the file (or standard output) and the system's reason."""
+    where = err.filename if err.filename is not None else "standard output"
+    reason = err.strerror or str(err)
+    if err.errno == errno.ENOSPC:
+        reason += "; nothing was half-written: files are written whole or not at all"
+    return f"{where}: {reason}"
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null, so that flushing it at exit raises nothing more."""
+    if sys.stdout is not sys.__stdout__:  # replaced (captured in a test): nothing is flushed at exit
+        return
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout is not a real file (captured in tests)
+        pass
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Iterator
 
+from seqlab.core.paths import require_file
 from seqlab.core.errors import DataFormatError, SeqlabError
 
 
@@ -46,14 +47,27 @@ def input_lines(file: str | None) -> tuple[Iterable[str], str]:
         raw = getattr(sys.stdin, "buffer", None)  # None when stdin was replaced by a text-only stream
         return (sys.stdin if raw is None else utf8_lines(raw, "<stdin>")), "<stdin>"
     path = Path(file)
-    if not path.is_file():
-        raise SeqlabError(f"{path}: no such file")
+    require_file(path)
     return _file_lines(path), str(path)
 
 
 def _file_lines(path: Path) -> Iterator[str]:
     with open(path, "rb") as handle:
         yield from utf8_lines(handle, str(path))
+
+
+def use_threads(threads: int) -> None:
+    """Run torch on ``threads`` CPU threads (``seqlab eval`` and ``tag`` default to 1: torch's own default,
+    one per core, oversubscribes a machine that is busy with anything else and makes timings erratic)."""
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+def add_threads_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--threads", type=positive_int, default=1,
+                        help="CPU threads for the model (default 1: steady on a shared machine; raise it on an "
+                             "idle one)")
 
 
 def load_model(model_dir: str | None, kind: type | None = None, verb: str = "") -> Any:

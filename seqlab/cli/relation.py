@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from seqlab.cli._util import input_lines, load_model, positive_int
-from seqlab.core.errors import SeqlabError
+from seqlab.core.paths import require_file
 
 
 def classify(args: argparse.Namespace) -> int:
@@ -35,8 +35,7 @@ def explain(args: argparse.Namespace) -> int:
     from seqlab.relation.explain import explain_file
 
     model = load_model(args.model_dir, RelationModel, "explain")
-    if not Path(args.file).is_file():
-        raise SeqlabError(f"{args.file}: no such file")
+    require_file(args.file)
     written = explain_file(model, args.file, Path(args.out), sentences=args.sentences, top=args.top)
     for path in written:
         print(path)

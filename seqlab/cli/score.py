@@ -7,14 +7,14 @@ import sys
 from pathlib import Path
 
 from seqlab.cli._util import nonnegative_int, positive_int
+from seqlab.core.paths import require_file
 from seqlab.core.errors import SeqlabError
 
 
 def cmd_score(args: argparse.Namespace) -> int:
     from seqlab.core.metrics import score_conll_file
 
-    if not Path(args.file).is_file():
-        raise SeqlabError(f"{args.file}: no such file")
+    require_file(args.file)
     sys.stdout.write(score_conll_file(args.file))
     return 0
 
@@ -46,8 +46,7 @@ def _test_output(path: str, written: str) -> str:
         if not inside.is_file():
             raise SeqlabError(f"{path}: a directory without {written} (give a file, or a finished run's directory)")
         return str(inside)
-    if not Path(path).is_file():
-        raise SeqlabError(f"{path}: no such file")
+    require_file(path)
     return path
 
 

@@ -17,8 +17,10 @@ import sys
 from pathlib import Path
 from typing import Iterable, TextIO
 
-from seqlab.cli._util import input_lines, load_model, positive_int
+from seqlab.cli._util import add_threads_option, input_lines, load_model, positive_int, use_threads
+from seqlab.core.paths import require_file
 from seqlab.core.errors import SeqlabError
+from seqlab.tagging.config import SCHEME_NAMES
 from seqlab.tagging.document import Document
 
 
@@ -51,6 +53,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
     from seqlab.tagging.api import SequenceTagger
     from seqlab.tagging.parallel import parse_shard, shard, tag_in_workers
 
+    use_threads(args.threads)
     model, file = args.model, args.file
     if file is None and model is not None and not _is_model(model):  # `seqlab tag FILE`: the installed model
         model, file = None, model
@@ -59,11 +62,13 @@ def cmd_tag(args: argparse.Namespace) -> int:
     index, count = parse_shard(args.shard) if args.shard else (0, 1)
     numbered_a, numbered_b = itertools.tee(shard(lines, index, count))
     texts = (line for _, line in numbered_a)
+    options = {"batch_size": args.batch_size, "scheme": args.scheme,
+               "confidences": args.format == "jsonl"}  # the only format that prints them
     if args.workers > 1:
         del tagger  # each worker loads its own copy
-        documents = tag_in_workers(model, texts, workers=args.workers, batch_size=args.batch_size)
+        documents = tag_in_workers(model, texts, workers=args.workers, options=options)
     else:
-        documents = tagger.tag_many(texts, batch_size=args.batch_size)
+        documents = tagger.tag_many(texts, **options)
     write_documents(documents, sys.stdout, args.format, (number for number, _ in numbered_b))
     return 0
 
@@ -71,8 +76,8 @@ def cmd_tag(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     from seqlab.relation.api import RelationModel
 
-    if not Path(args.file).is_file():
-        raise SeqlabError(f"{args.file}: no such file")
+    require_file(args.file)
+    use_threads(args.threads)
     model = load_model(args.model_dir)
     where = Path(args.model_dir) if Path(args.model_dir).is_dir() else Path.cwd()  # a model file: here
     default = where / "eval" / Path(args.file).name
@@ -86,7 +91,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.post_viterbi:
         model.use_post_viterbi()
     output = Path(args.output) if args.output else default.with_name(default.name + ".pred.txt")
-    result = model.evaluate(args.file, output=output, batch_size=args.batch_size)
+    result = model.evaluate(args.file, output=output, batch_size=args.batch_size, scheme=args.scheme)
     sys.stdout.write(result.report_text + f"predictions written to {output}\n")
     return 0
 
@@ -101,6 +106,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--post-viterbi", action="store_true",
                    help="softmax taggers: decode by Viterbi over the per-token probabilities, under the tag "
                         "scheme's allowed transitions (Turian et al. 2009)")
+    e.add_argument("--scheme", choices=("auto", *SCHEME_NAMES), default="auto",
+                   help="tag scheme of the gold file; predictions are written and compared in it (default auto: "
+                        "detected from the file's tags, else the model's training scheme)")
+    add_threads_option(e)
     e.set_defaults(func=cmd_eval)
 
     g = sub.add_parser("tag", help="tag raw text (one paragraph per line)",
@@ -115,4 +124,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="worker processes, one torch thread each; output stays in input order")
     g.add_argument("--shard", metavar="I/N", help="tag only lines whose number (from 0) is I modulo N: one of N "
                                                   "jobs of an array (Slurm, Kubernetes)")
+    g.add_argument("--scheme", choices=SCHEME_NAMES, default="iob2",
+                   help="tag scheme of the labels --format conll writes (default iob2: B- opens every entity)")
+    add_threads_option(g)
     g.set_defaults(func=cmd_tag)

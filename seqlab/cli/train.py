@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import subprocess
@@ -56,14 +57,17 @@ def cmd_train(args: argparse.Namespace) -> int:
             raise SeqlabError(f"--set {changed[0]} cannot be combined with --resume: a resumed run keeps its own "
                               f"config.yaml (only {', '.join(RESUME_SETTABLE)}, which say where it runs, may change, "
                               f"and {', '.join(RESUME_EXTENDABLE)} may be raised)")
-        raised = [item for item in args.set if item.partition("=")[0].strip() in RESUME_EXTENDABLE]
         saved = read_config(run_dir / archive.CONFIG)
-        if raised:
-            extend_run(run_dir, saved, read_config(run_dir / archive.CONFIG, raised))
-        config = read_config(run_dir / archive.CONFIG, args.set)
-        if args.config and read_config(args.config, args.set) != config:
-            log.warning("resuming with %s/config.yaml; %s differs from it and is ignored", run_dir, args.config)
-        train(config, run_dir, resume=True, progress=not args.quiet)
+        main_rank = os.environ.get("RANK", "0") == "0"  # under torchrun, rank 0 alone writes the run directory
+        # the lock is held from the config.yaml update to the end of training
+        with archive.run_lock(run_dir) if main_rank else contextlib.nullcontext():
+            raised = [item for item in args.set if item.partition("=")[0].strip() in RESUME_EXTENDABLE]
+            if raised and main_rank:
+                extend_run(run_dir, saved, read_config(run_dir / archive.CONFIG, raised))
+            config = read_config(run_dir / archive.CONFIG, args.set)
+            if args.config and read_config(args.config, args.set) != config:
+                log.warning("resuming with %s/config.yaml; %s differs from it and is ignored", run_dir, args.config)
+            train(config, run_dir, resume=True, progress=not args.quiet)
         return 0
     if not args.config:
         raise SeqlabError("seqlab train: give a CONFIG file (or --resume RUN_DIR)")

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import pickle
 import re
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 from collections.abc import Iterator, Mapping
@@ -34,7 +36,9 @@ CONFIG, VOCABS, WEIGHTS, CHECKPOINT, METRICS, LOG = (
     "config.yaml", "vocabs.json", "model.pt", "checkpoint.pt", "metrics.json", "train.log",
 )
 FEATURES = "features.json"
+LOCK = ".lock"  # the advisory lock a training run holds; it records the holder's pid
 _UNSUPPORTED = re.compile(r"Unsupported global: GLOBAL ([\w.]+)")  # how torch names what it refused
+_UNSUPPORTED_NEWER = re.compile(r"unsupported GLOBAL ([\w.]+)")  # torch 2.13: "load unsupported GLOBAL posix.system"
 _UNPICKLER = re.compile(r"WeightsUnpickler error:\s*(.+?)\s*(?:\n|$)")
 
 
@@ -43,11 +47,70 @@ def has_checkpoint(run_dir: Path) -> bool:
 
 
 def check_output(run_dir: Path, resume: bool) -> None:
-    """``--resume`` needs a checkpoint in ``run_dir``; a new run must not overwrite one."""
+    """``--resume`` needs a checkpoint in ``run_dir``; a new run must not overwrite one; a file is no folder."""
+    run_dir = Path(run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        flag = "--resume" if resume else "--output"
+        raise SeqlabError(f"{flag} {run_dir}: a file, not a run directory; name a new or an existing folder")
     if resume and not has_checkpoint(run_dir):
         raise SeqlabError(f"--resume {run_dir}: no checkpoint.pt there to resume from")
     if not resume and has_checkpoint(run_dir):
         raise SeqlabError(f"{run_dir} already holds a run; use --resume {run_dir} to continue it, or another --output")
+
+
+_HELD: dict[Path, int] = {}  # run directories this process holds the lock of -> nesting depth
+
+
+@contextmanager
+def run_lock(run_dir: Path) -> Iterator[None]:
+    """Hold ``run_dir``'s advisory lock (``flock`` on its ``.lock`` file) while inside; re-entrant in a process.
+
+    Two trainings on one run directory would interleave train.log and leave config.yaml from one run
+    beside model.pt from the other, so the second is refused, naming the first one's pid. The lock goes
+    with the process: a killed run leaves no stale lock behind."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        yield
+        return
+    key = Path(run_dir).resolve()
+    if key in _HELD:
+        _HELD[key] += 1
+        try:
+            yield
+        finally:
+            _HELD[key] -= 1
+        return
+    fd = os.open(key / LOCK, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+        os.close(fd)
+        raise SeqlabError(f"{run_dir} is in use by another seqlab training (pid {holder}); wait for it to end "
+                          "or stop it, or choose another --output") from None
+    except OSError as err:  # a file system without flock (some network mounts): go on unlocked, and say so
+        logging.getLogger("seqlab").warning("%s: cannot lock the run directory (%s); make sure no other training "
+                                            "uses it", run_dir, err.strerror)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+    _HELD[key] = 1
+    try:
+        yield
+    finally:
+        del _HELD[key]
+        os.close(fd)  # releases the lock
+
+
+def remove_stale_temp_files(run_dir: Path) -> int:
+    """Remove the temporary files that interrupted atomic writes left in ``run_dir`` (``.model.pt.*.tmp``, ...).
+    Call it only while holding :func:`run_lock`: then no other writer is at work there. Returns bytes freed."""
+    freed = 0
+    for path in Path(run_dir).glob(".*.tmp"):
+        if path.is_file():
+            freed += path.stat().st_size
+            path.unlink(missing_ok=True)
+    return freed
 
 
 def save_config(run_dir: Path, text: str) -> None:
@@ -86,6 +149,9 @@ def save_weights(run_dir: Path, model: torch.nn.Module) -> None:
 def _load(path: Path, device: torch.device | str) -> Any:
     if not path.is_file():
         raise SeqlabError(f"{path}: no such file (is {path.parent} a seqlab run directory?)")
+    if path.stat().st_size == 0:
+        raise SeqlabError(f"{path}: an empty file (0 bytes), not saved weights; a write into it was cut short, "
+                          f"or it was copied incompletely")
     try:
         return torch.load(path, map_location=device, weights_only=True)
     except Exception as err:
@@ -96,8 +162,9 @@ def _why_not_loaded(err: Exception) -> str:
     """torch.load's refusal in one line, without its advice to load the file unsafely."""
     text = str(err)
     if not (isinstance(err, pickle.UnpicklingError) and "Weights only load failed" in text):
-        return f"cannot load weights safely: {text}"  # e.g. a truncated zip archive
-    found = _UNSUPPORTED.search(text)
+        detail = text.strip().splitlines()[0].split(". ")[0].rstrip(".") if text.strip() else type(err).__name__
+        return f"cannot load weights: not a complete seqlab model file ({detail})"  # e.g. a truncated zip archive
+    found = _UNSUPPORTED.search(text) or _UNSUPPORTED_NEWER.search(text)
     if found:
         return (f"refused: a seqlab model file holds only tensors and plain values, and this one holds "
                 f"{found.group(1)}; it was not loaded, since loading it could run code")
@@ -136,10 +203,27 @@ def load_training_state(run_dir: Path, parts: Mapping[str, Any], generator: torc
     ckpt = load_checkpoint(run_dir, device)
     for name, part in parts.items():
         if part is not None:
-            part.load_state_dict(ckpt[name])
+            load_state(part, ckpt.get(name), Path(run_dir) / CHECKPOINT, name)
     generator.set_state(ckpt["generator"])
     torch.set_rng_state(ckpt["torch_rng"])
     return json.loads(ckpt["state"])
+
+
+def load_state(part: Any, state: Any, path: Path, name: str = "model") -> None:
+    """``part.load_state_dict(state)``; a state that does not fit (a config.yaml from another run, a file
+    from another seqlab version) is a one-line :class:`SeqlabError` naming ``path`` and the first mismatch."""
+    if state is None:
+        raise SeqlabError(f"{path}: holds no {name} state, which {path.parent / CONFIG} asks for "
+                          f"(is config.yaml from another run?)")
+    try:
+        part.load_state_dict(state)
+    except (RuntimeError, ValueError, KeyError) as err:
+        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+        first = lines[1] if len(lines) > 1 and lines[0].startswith("Error(s) in loading") else lines[0]
+        more = f" (and {len(lines) - 2} more)" if len(lines) > 2 else ""
+        raise SeqlabError(f"{path}: the saved {name} does not fit the model {path.parent / CONFIG} describes "
+                          f"(is config.yaml from another run, or the file from another seqlab version?): "
+                          f"{first.rstrip('.')}{more}") from None
 
 
 def save_metrics(run_dir: Path, metrics: dict[str, Any]) -> None:
@@ -147,11 +231,21 @@ def save_metrics(run_dir: Path, metrics: dict[str, Any]) -> None:
         json.dump(metrics, out, indent=2)
 
 
+class _RunLogHandler(logging.FileHandler):
+    """A ``FileHandler`` whose failed write (a full disk) stops the run with that ``OSError``, instead of
+    printing logging's "--- Logging error ---" traceback and going on."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if isinstance(sys.exc_info()[1], OSError):
+            raise  # noqa: PLE0704 -- re-raises the OSError that emit() is handling
+        super().handleError(record)
+
+
 @contextmanager
 def run_log(run_dir: Path) -> Iterator[None]:
     """Send seqlab's log to ``train.log`` in the run directory (appending on resume) while inside."""
     root = logging.getLogger("seqlab")
-    handler = logging.FileHandler(Path(run_dir) / LOG, encoding="utf-8")
+    handler = _RunLogHandler(Path(run_dir) / LOG, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root.addHandler(handler)
     level = root.level

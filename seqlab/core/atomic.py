@@ -6,6 +6,7 @@ checkpoint, model or prediction file.
 """
 from __future__ import annotations
 
+import io
 import os
 from typing import Any
 
@@ -15,8 +16,13 @@ __all__ = ["atomic_open", "atomic_path", "atomic_torch_save"]
 
 
 def atomic_torch_save(obj: Any, path: str | os.PathLike[str]) -> None:
-    """``torch.save`` to ``path`` atomically."""
+    """``torch.save`` to ``path`` atomically.
+
+    The object is serialized in memory first: torch's zip writer turns a failed write (a full disk)
+    into an opaque ``RuntimeError``, while writing the bytes ourselves lets the ``OSError`` through."""
     import torch
 
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
     with atomic_open(path, "wb") as handle:
-        torch.save(obj, handle)
+        handle.write(buffer.getbuffer())

@@ -51,3 +51,15 @@ def resolve_data_path(value: str, *, key: str, must_exist: bool = True) -> Path:
             f"set SEQLAB_DATA=/path/to/data to change it)"
         )
     return path
+
+
+def require_file(path: str | Path, expected: str = "") -> Path:
+    """``path`` if it is a file; else a :class:`SeqlabError` that says whether it is missing or a folder
+    (``expected`` says what the file should hold, e.g. "a SemEval-2010 Task 8 file")."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    hint = f" (expected {expected})" if expected else ""
+    if path.is_dir():
+        raise SeqlabError(f"{path}: a folder, not a file{hint}")
+    raise SeqlabError(f"{path}: no such file{hint}")

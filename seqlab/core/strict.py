@@ -43,6 +43,30 @@ def dropout_rate(key: str, value: float) -> None:
         raise ConfigError(f"{key}: expected a dropout rate in [0, 1), got {value}")
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a mapping that gives one key twice (PyYAML lets the last one win silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        first: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *base` merges keys; a later key may override
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                if key in first:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {key!r} (first given on line {first[key]})", key_node.start_mark)
+                first[key] = key_node.start_mark.line + 1
+            except TypeError:  # an unhashable key: the safe loader's own error says so
+                continue
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml(text: str) -> Any:
+    """YAML text as Python data, by the safe loader, with a key given twice in one mapping an error."""
+    return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 -- a SafeLoader subclass
+
+
 def read_mapping(path: str | Path, what: str = "config file") -> dict[str, Any]:
     """A YAML file whose top level is a mapping; a missing file, bytes that are not UTF-8, bad YAML
     (with its line and column) or another top level is a :class:`ConfigError` naming the file."""
@@ -50,7 +74,7 @@ def read_mapping(path: str | Path, what: str = "config file") -> dict[str, Any]:
     if not path.is_file():
         raise ConfigError(f"{what} {str(path)!r} does not exist")
     try:
-        tree = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        tree = load_yaml(path.read_text(encoding="utf-8")) or {}
     except UnicodeDecodeError as err:
         raise ConfigError(f"{path}: not valid UTF-8 (byte {err.object[err.start]:#04x} at offset {err.start})") from None
     except yaml.YAMLError as err:

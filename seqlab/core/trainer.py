@@ -105,8 +105,8 @@ class Trainer:
 
     def _bar(self, epoch: int) -> tqdm:
         total = self.task.split_sizes()["train"] // self.world.size
-        return tqdm(total=total, unit="sent", desc=f"epoch {epoch}", disable=not self.progress, leave=False,
-                    mininterval=0.5 if sys.stderr.isatty() else 30.0)
+        return tqdm(total=total, unit="sent", desc=f"epoch {epoch}/{self.config.train.epochs}",
+                    disable=not self.progress, leave=False, mininterval=0.5 if sys.stderr.isatty() else 30.0)
 
     def train_epoch(self, epoch: int) -> dict[str, float]:
         t = self.config.train
@@ -125,7 +125,8 @@ class Trainer:
             if step % 20 == 0 or step == steps - 1:
                 last = self.state["history"][-1]["dev_f1"] if self.state["history"] else float("nan")
                 bar.set_postfix(loss=f"{total / seen:.3f}", lr=f"{self.optimizer.param_groups[0]['lr']:.5f}",
-                                last_dev=f"{last:.2f}")
+                                last_dev=f"{last:.2f}", refresh=False)  # drawn at tqdm's own pace: a log
+                # that is not a terminal gets a line every 30 s, not one per 20 steps
         bar.close()
         elapsed = time.perf_counter() - start
         return {"loss": total / max(seen, 1), "train_seconds": elapsed, "sentences_per_second": seen / elapsed,
@@ -159,12 +160,21 @@ class Trainer:
                 if improved:
                     archive.save_weights(self.out_dir, self.scored_model)
                 self.save_checkpoint()
-            log.info("epoch %d: loss %.4f, dev %s %.2f%s, %.0f sent/s, %.1f s, lr %.5f", epoch, stats["loss"],
+            log.info("epoch %d: loss %.4f, dev %s %.2f%s, %.0f sent/s, %.1f s, lr %.5f%s", epoch, stats["loss"],
                      self.task.measure, score, " (best)" if improved else "", stats["sentences_per_second"],
-                     stats["train_seconds"], stats["lr"])
+                     stats["train_seconds"], stats["lr"], self._time_left(epoch))
         if self.state["bad_epochs"] >= t.patience:
             log.info("early stopping: no dev %s gain for %d epochs", self.task.measure, t.patience)
         return self.finish() if self.world.main else {}
+
+    def _time_left(self, epoch: int) -> str:
+        """``; at most N min left (E of M epochs done)``: the epochs so far, timed, times those to go."""
+        left = self.config.train.epochs - epoch
+        if left <= 0:
+            return ""
+        seconds = [h["train_seconds"] + h["dev_seconds"] for h in self.state["history"]]
+        minutes = left * sum(seconds) / max(len(seconds), 1) / 60
+        return f"; at most {minutes:.0f} min left ({epoch} of {self.config.train.epochs} epochs done)"
 
     def finish(self) -> dict[str, Any]:
         """Reload the best weights, score dev and test once, write their predictions and metrics.json."""
@@ -194,7 +204,9 @@ def train(prepare: Prepare, config: Any, out_dir: str | Path, *, resume: bool = 
     Everything building reports (such as pretrained-vector coverage) goes to ``out_dir/train.log`` too. A
     resumed run restores its checkpoint; a new one first writes what loading the model needs. A new
     directory whose trainer cannot be built (bad data, a missing file) is removed again, so the same
-    ``--output`` can be used once the problem is fixed.
+    ``--output`` can be used once the problem is fixed. The run directory's lock (:func:`archive.run_lock`) is
+    held throughout, so a second training there is refused; temporary files that killed writes left behind
+    are removed first.
     """
     out_dir = Path(out_dir)
     archive.check_output(out_dir, resume)
@@ -225,14 +237,24 @@ def _train_main(prepare: Prepare, config: Any, out_dir: Path, resume: bool, prog
             break
         first_new = folder
     out_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        with archive.run_log(out_dir):
-            log.info("run directory %s", out_dir)
-            trainer = Trainer(prepare, config, out_dir, resume=resume, progress=progress, world=world)
-    except BaseException:
-        if first_new is not None:
-            shutil.rmtree(first_new, ignore_errors=True)
-        raise
+    with archive.run_lock(out_dir):
+        archive.check_output(out_dir, resume)  # again: another run may have written a checkpoint meanwhile
+        freed = archive.remove_stale_temp_files(out_dir)
+        try:
+            with archive.run_log(out_dir):
+                log.info("run directory %s", out_dir)
+                if freed:
+                    log.info("removed %.1f MB of temporary files that interrupted writes left behind", freed / 1e6)
+                trainer = Trainer(prepare, config, out_dir, resume=resume, progress=progress, world=world)
+        except BaseException:
+            if first_new is not None:
+                shutil.rmtree(first_new, ignore_errors=True)
+            raise
+        return _run(trainer, config, out_dir, resume)
+
+
+def _run(trainer: Trainer, config: Any, out_dir: Path, resume: bool) -> dict[str, Any]:
+    """Restore the checkpoint (or write what loading a new run needs), then train to the end."""
     with archive.run_log(out_dir):
         if resume:
             trainer.load_checkpoint()
@@ -242,5 +264,5 @@ def _train_main(prepare: Prepare, config: Any, out_dir: Path, resume: bool, prog
         n_params = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
         sizes = "/".join(f"{n} {name}" for name, n in trainer.task.split_sizes().items())
         log.info("device %s, %d trainable parameters, %s sentences%s", trainer.device, n_params, sizes,
-                 f", {world.size} processes" if world.distributed else "")
+                 f", {trainer.world.size} processes" if trainer.world.distributed else "")
         return trainer.fit()

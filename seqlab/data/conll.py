@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from seqlab.core.atomic import atomic_open
+from seqlab.core.paths import require_file
 from seqlab.core.errors import DataFormatError, SeqlabError
 
 DOCSTART = "-DOCSTART-"
@@ -69,8 +70,7 @@ def read_conll(
     are skipped; the next sentence is flagged ``doc_start``.
     """
     path = Path(path)
-    if not path.is_file():
-        raise SeqlabError(f"{path}: no such file")
+    require_file(path)
     names = tuple(columns)
     if len(set(names)) != len(names):
         raise SeqlabError(f"column names must be unique, got {list(names)}")

@@ -1,12 +1,14 @@
 """Read a config's labelled splits into tokens and labels."""
 from __future__ import annotations
 
+import dataclasses
+import logging
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from seqlab.tagging.config import DataConfig
-from seqlab.data.conll import read_conll
+from seqlab.data.conll import DOCSTART, read_conll
 from seqlab.data.schemes import convert, split_tag
 from seqlab.core.errors import DataFormatError, SeqlabError
 from seqlab.core.paths import resolve_data_path
@@ -29,7 +31,8 @@ class Split:
 
 
 def read_split(config: DataConfig, name: str, path: str | Path | None = None) -> Split:
-    """Read split ``name`` (train, dev or test) of ``config``, or an explicit ``path`` in the same layout."""
+    """Read split ``name`` (train, dev or test) of ``config``, or an explicit ``path`` in the same layout;
+    ``data.limit`` keeps the first sentences of train, dev and test only."""
     if path is None:
         value = getattr(config, name)
         path = resolve_data_path(value, key=f"data.{name}")
@@ -37,7 +40,10 @@ def read_split(config: DataConfig, name: str, path: str | Path | None = None) ->
     tokens, file_tags, tags = [], [], []
     others = [c for c in config.columns if c not in (config.word_column, config.tag_column)]
     columns: dict[str, list[list[str]]] = {c: [] for c in others}
+    limit = config.limit if name in ("train", "dev", "test") else 0
     for sentence in read_conll(path, config.columns):
+        if limit and len(tokens) == limit:
+            break
         labels = sentence[config.tag_column]
         for offset, label in enumerate(labels):
             try:
@@ -49,7 +55,32 @@ def read_split(config: DataConfig, name: str, path: str | Path | None = None) ->
         tags.append(convert(labels, config.tag_scheme))
         for c in others:
             columns[c].append(list(sentence[c]))
+    if not tokens:
+        where = f"data.{name}: {path}" if name in ("train", "dev", "test") else str(path)
+        raise SeqlabError(f"{where}: no sentences (the file is empty, or holds only blank and -DOCSTART- lines)")
     return Split(name, path, tokens, file_tags, tags, columns)
+
+
+def file_layout(config: DataConfig, path: str | Path) -> DataConfig:
+    """``config`` with its columns fitted to a labelled file laid out otherwise than the training files: a file
+    of another width is read as ``token ... tag`` (the token first, the tag last), the common layout of public
+    NER files (``token TAG``). The width is that of the file's first token line; the reader checks the rest."""
+    path = Path(path)
+    width, number = 0, 0
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            fields = raw.split()
+            if fields and fields[0].decode("utf-8", "replace") != DOCSTART:
+                width = len(fields)
+                break
+    if width in (0, len(config.columns)):
+        return config
+    if width < 2:
+        raise DataFormatError(str(path), number, "expected a token and its tag (at least 2 columns), found 1")
+    names = (config.word_column, *(f"column{i}" for i in range(2, width)), config.tag_column)
+    logging.getLogger("seqlab").info("%s: %d columns, read as token ... tag (the model's files have %d: %s)",
+                                     path, width, len(config.columns), " ".join(config.columns))
+    return dataclasses.replace(config, columns=names)
 
 
 def hold_out(split: Split, count: int, seed: int) -> tuple[Split, Split]:

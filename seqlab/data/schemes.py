@@ -210,3 +210,30 @@ def allowed_transitions(labels: Sequence[str], scheme: str) -> tuple[list[list[b
     start = [p == OUTSIDE or opens(p) for p, _ in parsed]
     end = [p == OUTSIDE or closes(p) or sch.last == sch.inside for p, _ in parsed]
     return allowed, start, end
+
+
+def detect_scheme(sentences: Iterable[Sequence[str]]) -> str | None:
+    """The tag scheme a labelled file is written in, from its tags; None when they cannot tell.
+
+    ``L-``/``U-`` mean BILOU, ``E-``/``S-`` BIOES. Between IOB1 and IOB2: an entity opened by ``I-`` (after ``O``,
+    another type or the sentence start) is IOB1; a ``B-`` there is IOB2 (IOB1 uses ``B-`` only between two
+    entities of one type). A file showing both is refused.
+    """
+    opened_by_i = opened_by_b = False
+    prefixes: set[str] = set()
+    for tags in sentences:
+        previous = ""
+        for tag in tags:
+            prefix, kind = split_tag(tag)
+            prefixes.add(prefix)
+            if kind and previous != kind:
+                opened_by_i |= prefix == "I"
+                opened_by_b |= prefix == "B"
+            previous = kind
+    if prefixes & {"L", "U"}:
+        return "bilou"
+    if prefixes & {"E", "S"}:
+        return "bioes"
+    if opened_by_i and opened_by_b:
+        raise SeqlabError("the tags mix IOB1 (entities opened by I-) and IOB2 (entities opened by B-)")
+    return "iob2" if opened_by_b else "iob1" if opened_by_i else None

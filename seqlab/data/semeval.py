@@ -23,6 +23,7 @@ from typing import Iterable, Iterator, Sequence
 from seqlab.core.atomic import atomic_open
 from features.tokenize import tokenize
 from seqlab.core.errors import DataFormatError, SeqlabError
+from seqlab.core.paths import require_file
 
 OTHER = "Other"
 RELATIONS = (
@@ -112,9 +113,7 @@ def parse_marked(sentence: str, source: str = "<string>", line: int = 0) -> tupl
 
 def read_semeval(path: str | Path) -> list[RelationExample]:
     """Read a SemEval-2010 Task 8 file: labelled 4-line records, or sentence lines only."""
-    path = Path(path)
-    if not path.is_file():
-        raise SeqlabError(f"{path}: no such file (expected a SemEval-2010 Task 8 file)")
+    path = require_file(path, "a SemEval-2010 Task 8 file")
     examples: list[RelationExample] = []
     seen: dict[str, int] = {}
     pending: dict | None = None

@@ -55,11 +55,7 @@ class RelationModel:
         config = load_relation_config(run_dir / archive.CONFIG)
         vocabs = archive.load_vocabs(run_dir)
         model = build_model(config, vocabs)
-        try:
-            model.load_state_dict(archive.load_weights(run_dir, device))
-        except RuntimeError as err:
-            raise SeqlabError(f"{run_dir / archive.WEIGHTS}: weights do not fit the model its config describes: "
-                              f"{str(err).splitlines()[0]}") from None
+        archive.load_state(model, archive.load_weights(run_dir, device), run_dir / archive.WEIGHTS)
         return cls(config, vocabs, model.to(device).eval())
 
     @property

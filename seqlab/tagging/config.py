@@ -34,6 +34,7 @@ class DataConfig:
     tag_column: str = "ner"
     file_scheme: str = "iob1"  # scheme of the tags in the files
     tag_scheme: str = "bilou"  # scheme the model is trained with (Ghaddar & Langlais 2018 use BILOU)
+    limit: int = 0  # > 0: read only the first `limit` sentences of each of train, dev and test (a smoke run)
 
     def __post_init__(self) -> None:
         choice("data.file_scheme", self.file_scheme, SCHEME_NAMES)
@@ -44,6 +45,8 @@ class DataConfig:
         if (self.dev is None) == (self.dev_sample == 0):
             raise ConfigError("data: give a dev file (data.dev) or a number of training sentences to hold out "
                               f"(data.dev_sample), exactly one; got dev={self.dev!r}, dev_sample={self.dev_sample}")
+        if self.limit < 0:
+            raise ConfigError(f"data.limit: expected a number of sentences >= 0 (0: all), got {self.limit}")
         if self.dev_sample < 0:
             raise ConfigError(f"data.dev_sample: expected a number of sentences >= 0, got {self.dev_sample}")
 

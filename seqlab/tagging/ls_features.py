@@ -28,11 +28,18 @@ def ls_path(value: str, key: str) -> Path:
     return resolve_data_path(value, key=key, must_exist=False)
 
 
-def _existing(config: FeatureConfig, key: str) -> Path:
-    """The artefact folder, or the error that names the command building it."""
+def _existing(config: FeatureConfig, key: str, loading: bool = False) -> Path:
+    """The artefact folder, or the error that names the command building it (for training) or says where a
+    trained model looked for it (``loading``: the vectors were there when it was trained)."""
     from seqlab.cli.ls import build_command
 
     path = ls_path(str(config.path), key)
+    if not path.exists() and loading:
+        base = (f"the working directory {Path.cwd()}" if str(config.path).startswith(("./", "../"))
+                else f"the data folder {data_root()}")
+        raise SeqlabError(f"{key}: this model needs its LS vectors, {config.path!r} in its config.yaml, which is "
+                          f"relative to {base}: {path} does not exist. Run from the folder the model was trained "
+                          f"in, or write the vectors' absolute path into config.yaml")
     if not path.exists():
         raise SeqlabError(f"{key}: LS vectors {config.path!r} do not exist yet; build them (a few minutes) with:\n"
                           f"  {build_command(config.path, data_root())}")
@@ -47,13 +54,14 @@ def require_ls_artefacts(configs: Sequence[FeatureConfig]) -> None:
 
 
 def add_ls(config: FeatureConfig, i: int, features: Any, *,
-           evaluation_files: Mapping[str, Any] | None = None) -> None:
-    """Load the LS artefact of ``model.features[i]`` into ``features.dense``, after the two checks."""
+           evaluation_files: Mapping[str, Any] | None = None, loading: bool = False) -> None:
+    """Load the LS artefact of ``model.features[i]`` into ``features.dense``, after the two checks
+    (``loading``: for a trained model, whose error for a missing folder says where it was looked for)."""
     from features.labels import LeakageError
     from features.ls import LSVectors
 
     key = f"model.features[{i}].path"
-    path = _existing(config, key)
+    path = _existing(config, key, loading)
     try:
         vectors = LSVectors.load(path)
         vectors.check_not_built_from(evaluation_files or {})

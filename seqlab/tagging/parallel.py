@@ -48,13 +48,14 @@ def _load(model: str | None) -> None:
     _MODEL = seqlab.load(model, "cpu")
 
 
-def _tag(lines: list[str], batch_size: int) -> list[Document]:
-    return list(_MODEL.tag_many(lines, batch_size=batch_size))
+def _tag(lines: list[str], options: dict[str, Any]) -> list[Document]:
+    return list(_MODEL.tag_many(lines, **options))
 
 
-def tag_in_workers(model: str | Path | None, lines: Iterable[str], *, workers: int, batch_size: int = 64,
-                   chunk: int = 256) -> Iterator[Document]:
-    """Tag ``lines`` in ``workers`` processes, ``chunk`` lines a task; documents in input order."""
+def tag_in_workers(model: str | Path | None, lines: Iterable[str], *, workers: int,
+                   options: dict[str, Any] | None = None, chunk: int = 256) -> Iterator[Document]:
+    """Tag ``lines`` in ``workers`` processes, ``chunk`` lines a task, each calling ``tag_many(**options)``
+    (batch_size, scheme, confidences); documents in input order."""
     if workers < 1:
         raise SeqlabError(f"--workers: expected a positive number of processes, got {workers}")
     lines = iter(lines)
@@ -63,7 +64,7 @@ def tag_in_workers(model: str | Path | None, lines: Iterable[str], *, workers: i
         pending: deque = deque()
         chunks = iter(lambda: list(itertools.islice(lines, chunk)), [])
         for part in chunks:
-            pending.append(pool.apply_async(_tag, (part, batch_size)))
+            pending.append(pool.apply_async(_tag, (part, options or {})))
             if len(pending) >= 2 * workers:
                 yield from _result(pending.popleft())
         while pending:

@@ -97,7 +97,7 @@ def _fitted(config: Any, index: int, features: "TokenFeatures", context: Feature
 def _ls(config: Any, index: int, features: "TokenFeatures", context: FeatureContext) -> None:
     from seqlab.tagging.ls_features import add_ls
 
-    add_ls(config, index, features, evaluation_files=context.evaluation_files)
+    add_ls(config, index, features, evaluation_files=context.evaluation_files, loading=context.state is not None)
 
 
 TOKEN_FEATURES: Registry[FeatureKind] = Registry("model.features[].type")

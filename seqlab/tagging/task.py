@@ -15,6 +15,7 @@ from torch import nn
 
 from seqlab.core import archive
 from seqlab.core.config import EmbeddingsConfig
+from seqlab.core.errors import SeqlabError
 from seqlab.core.task import BatchLoss, Score
 from seqlab.core.vocabulary import word_vocabulary
 from seqlab.data.batching import Batch, Encoded, encode, iterate
@@ -44,7 +45,21 @@ def build_vocabs(config: Config, splits: dict[str, Split]) -> tuple[dict[str, Vo
         "chars": char_vocab(w for s in train.tokens for w in s),
         "tags": label_vocab(labels_for(types, config.data.tag_scheme)),
     }
+    check_types(splits, types)
     return vocabs, matrix if config.model.embeddings else None
+
+
+def check_types(splits: dict[str, Split], types: list[str]) -> None:
+    """Refuse a dev or test split with an entity type that training never shows: the model cannot predict it,
+    and encoding its labels would fail without naming the file."""
+    for name, split in splits.items():
+        if name == "train":
+            continue
+        for number, labels in enumerate(split.tags, start=1):
+            unseen = sorted({split_tag(t)[1] for t in labels} - set(types) - {""})
+            if unseen:
+                raise SeqlabError(f"data.{name}: {split.path}, sentence {number}: type {unseen[0]!r} never occurs "
+                                  f"in the training data ({splits['train'].path}: {', '.join(types) or 'no types'})")
 
 
 class TaggingTask:

@@ -92,6 +92,7 @@ def test_train_makes_a_run_directory(trained):
     log = (run / "train.log").read_text()
     assert re.search(r"pretrained vectors for \d+ of \d+ corpus word types", log)  # logged while building
     assert log.index("run directory") < log.index("pretrained vectors") < log.index("epoch 1:")
+    assert "min left" not in log  # one epoch: none to go
 
 
 def test_resume_of_a_finished_run_just_finishes_again(run_dir, tmp_path, capsys):
@@ -193,7 +194,49 @@ def bad_yaml(tmp_path: Path) -> Path:
     return path
 
 
+def empty_file(tmp_path: Path) -> Path:
+    path = tmp_path / "empty.txt"
+    path.write_text("-DOCSTART- -X- -X- O\n\n", encoding="utf-8")
+    return path
+
+
+def duplicate_key_yaml(tmp_path: Path) -> Path:
+    path = tmp_path / "twice.yaml"
+    path.write_text(TINY.read_text(encoding="utf-8").replace("  epochs: 3\n", "  epochs: 3\n  epochs: 5\n"),
+                    encoding="utf-8")
+    return path
+
+
+def binary_yaml(tmp_path: Path) -> Path:
+    path = tmp_path / "binary.yaml"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    return path
+
+
+def unseen_type(tmp_path: Path) -> Path:
+    path = tmp_path / "dev_foo.txt"
+    path.write_text((NER / "dev.txt").read_text(encoding="utf-8").replace("I-PER", "I-FOO"), encoding="utf-8")
+    return path
+
+
 BAD_INPUTS = {
+    "a dev type training never shows": (
+        lambda t, r: ["train", str(TINY), *FAST, "--set", f"data.dev={unseen_type(t)}", "--output", str(t / "x")],
+        r"data\.dev: .*dev_foo\.txt, sentence \d+: type 'FOO' never occurs in the training data \(.*train\.txt: "
+        r"LOC, MISC, ORG, PER\)"),
+    "a key given twice": (
+        lambda t, r: ["train", str(duplicate_key_yaml(t)), "--output", str(t / "x")],
+        r"twice\.yaml:21:3: not valid YAML: duplicate key 'epochs' \(first given on line 20\)"),
+    "a config that is not text": (
+        lambda t, r: ["train", str(binary_yaml(t)), "--output", str(t / "x")],
+        r"binary\.yaml: not valid UTF-8 \(byte 0x89 at offset 0\)"),
+    "an empty dev file": (
+        lambda t, r: ["train", str(TINY), *FAST, "--set", f"data.dev={empty_file(t)}", "--output", str(t / "x")],
+        r"data\.dev: .*empty\.txt: no sentences \(the file is empty, or holds only blank and -DOCSTART- lines\)"),
+    "an empty training file": (
+        lambda t, r: ["train", str(TINY), *FAST, "--set", f"data.train={empty_file(t)}", "--output", str(t / "x")],
+        r"data\.train: .*empty\.txt: no sentences"),
+    "eval an empty file": (lambda t, r: ["eval", str(r), str(empty_file(t))], r"empty\.txt: no sentences"),
     "unknown --set key": (
         lambda t, r: ["train", str(TINY), "--set", "model.hiden=3", "--output", str(t / "x")],
         r"model\.hiden: unknown key; did you mean 'hidden'\?"),
@@ -360,3 +403,21 @@ def test_gensim_info_logging_is_quiet_unless_verbose(tmp_path, capsys):
         assert gensim_log.level == logging.WARNING
     finally:
         gensim_log.setLevel(logging.NOTSET)
+
+
+@pytest.mark.parametrize("verb", ["eval", "tag"])
+def test_a_folder_where_a_file_is_expected_is_named_as_a_folder(verb, run_dir, tmp_path, capsys):
+    assert main([verb, str(run_dir), str(tmp_path)]) == 2
+    assert single_error_line(capsys.readouterr().err) == f"seqlab: error: {tmp_path}: a folder, not a file"
+
+
+def test_the_progress_bar_does_not_flood_a_log_that_is_not_a_terminal(tmp_path, capsys, caplog):
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["train", str(TINY), "--set", "train.epochs=2", "--set", "train.batch_size=1",
+                     "--set", "train.threads=1", "--output", str(tmp_path / "run")]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"epoch 1: .*; at most \d+ min left \(1 of 2 epochs done\)", caplog.text)
+    draws = re.findall(r"epoch (\d)/2", err)
+    assert draws and len(draws) <= 2 * 2, err  # per epoch: the first draw and at most the closing one
+    assert "loss=" not in err  # the postfix waits for tqdm's own interval (30 s off a terminal)
+

@@ -110,11 +110,18 @@ def test_explain_writes_heat_maps_and_latent_types(run_dir, tmp_path):
     (["train", "{fixture}/tiny.yaml", "--set", "model.heads=two"], None, "model.heads: expected int"),
     (["train", "--resume", "{tmp}"], None, "no checkpoint.pt there to resume from"),
     (["train", "--resume", "{tmp}", "--set", "train.epochs=9"], None, "no checkpoint.pt there to resume from"),
+    (["train", "{fixture}/tiny.yaml", "--set", "data.train={tmp}/empty.txt", "--output", "{tmp}/x"], None,
+     "empty.txt: holds no SemEval-2010 Task 8 sentences"),
+    (["train", "{fixture}/tiny.yaml", "--set", "data.test={tmp}/empty.txt", "--output", "{tmp}/x"], None,
+     "{tmp}/empty.txt: holds no SemEval-2010 Task 8 sentences"),
+    (["eval", "{run}", "{tmp}/empty.txt"], None, "empty.txt: holds no SemEval-2010 Task 8 sentences"),
 ])
 def test_error_paths_exit_2_without_traceback(run_dir, tmp_path, monkeypatch, argv, stdin, message):
     monkeypatch.setenv("SEQLAB_DATA", str(FIXTURE))
     (tmp_path / "config.yaml").write_text(TINY.read_text())  # a relation config but no checkpoint
+    (tmp_path / "empty.txt").write_text("")
     argv = [a.format(run=run_dir, fixture=FIXTURE, tmp=tmp_path) for a in argv]
+    message = message.format(tmp=tmp_path)
     code, _, err = run_cli(argv, stdin, monkeypatch)
     assert code == 2 and message in err and "Traceback" not in err, err
 

@@ -5,6 +5,7 @@ import io
 import json
 import logging
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -197,3 +198,172 @@ def test_bytes_that_are_not_utf8_name_the_line(run_dir, tmp_path, monkeypatch, c
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err == f"seqlab: error: {name}:3: not valid UTF-8 (byte 0xff at column 12)\n"
+
+
+def test_decomposed_text_is_tagged_like_composed_text_with_offsets_into_it(run_dir):
+    nfc = "EU rejects German call to boycott British lamb. Péter Blackburn saw the Montréal Commission."
+    nfd = unicodedata.normalize("NFD", nfc)
+    tagger = SequenceTagger.load(run_dir)
+    composed, decomposed = tagger.tag(nfc), tagger.tag(nfd)
+    assert [s.tokens for s in decomposed.sentences] == [s.tokens for s in composed.sentences]
+    assert "Montréal" in decomposed.sentences[-1].tokens
+    assert [s.labels for s in decomposed.sentences] == [s.labels for s in composed.sentences]
+    a = [span for s in composed.sentences for span in s.spans]
+    b = [span for s in decomposed.sentences for span in s.spans]
+    assert a and [(x.label, unicodedata.normalize("NFC", x.text)) for x in b] == [(x.label, x.text) for x in a]
+    assert all(nfd[x.start:x.end] == x.text for x in b)
+
+
+def test_a_long_line_is_tagged_in_batches_of_sentences(run_dir, monkeypatch):
+    from seqlab.tagging.api import POOL_BATCHES
+
+    tagger = SequenceTagger.load(run_dir)
+    line = " ".join([LINES[0], LINES[3].strip(), LINES[5]] * 30)  # 120 sentences on one line
+    one_by_one = [s for sentence in split_sentences(line)
+                  for s in tagger.tag(line[sentence[0].start:sentence[-1].end]).sentences]
+    sizes = []
+    predict = SequenceTagger._predict
+
+    def spy(self, sentences, batch_size, confidences=True):
+        sizes.append(len(sentences))
+        return predict(self, sentences, batch_size, confidences)
+
+    monkeypatch.setattr(SequenceTagger, "_predict", spy)
+    texts = ["short line.", line, "Peter Blackburn said so."]
+    pool = 2 * POOL_BATCHES  # batches of 2 sentences, decoded POOL_BATCHES batches at a time
+    first = next(tagger.tag_many(texts, batch_size=2))
+    assert first.text == "short line." and sizes == [pool]  # yielded before the long line is done
+    sizes.clear()
+    docs = list(tagger.tag_many(texts, batch_size=2))
+    assert max(sizes) <= pool and sum(sizes) == 1 + 120 + 1
+    assert [s.labels for s in docs[1].sentences] == [s.labels for s in one_by_one]
+    assert [s.tokens for s in docs[1].sentences] == [s.tokens for s in one_by_one]
+    assert [d.text for d in docs] == ["short line.", line, "Peter Blackburn said so."]
+
+
+def test_an_over_long_sentence_is_tagged_in_pieces_with_a_warning(run_dir, caplog):
+    from seqlab.tagging.api import MAX_SENTENCE_TOKENS
+
+    words = ("EU rejects German call to boycott British lamb " * 80).split()  # 640 tokens, no sentence end
+    line = " ".join(words)
+    with caplog.at_level(logging.WARNING, logger="seqlab"):
+        doc = SequenceTagger.load(run_dir).tag(line)
+    assert [len(s.tokens) for s in doc.sentences] == [MAX_SENTENCE_TOKENS, MAX_SENTENCE_TOKENS,
+                                                     len(words) - 2 * MAX_SENTENCE_TOKENS]
+    assert [t for s in doc.sentences for t in s.tokens] == words
+    assert all(line[a:b] == t for s in doc.sentences for t, (a, b) in zip(s.tokens, s.offsets))
+    assert f"text 1: a sentence of {len(words)} tokens is tagged in pieces of at most {MAX_SENTENCE_TOKENS}" \
+        in caplog.text
+
+
+def test_tag_conll_writes_iob2_unless_another_scheme_is_asked_for(run_dir, tmp_path, capsys):
+    path = tmp_path / "in.txt"
+    path.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    labels = {}
+    for scheme in ("default", "iob1", "bilou"):
+        extra = [] if scheme == "default" else ["--scheme", scheme]
+        assert main(["tag", str(run_dir), str(path), *extra]) == 0
+        labels[scheme] = [line.split()[-1] for line in capsys.readouterr().out.splitlines() if line]
+    iob2 = labels["default"]
+    assert any(label.startswith("B-") for label in iob2)
+    assert all(not label.startswith("I-") or (i > 0 and iob2[i - 1][2:] == label[2:] and iob2[i - 1] != "O")
+               for i, label in enumerate(iob2))  # every entity opens with B-
+    assert spans(iob2) == spans(labels["iob1"]) == spans(labels["bilou"])
+    assert any(label.startswith("U-") or label.startswith("L-") for label in labels["bilou"])
+    from seqlab.cli import parser
+
+    assert "default iob2" in parser()._subparsers._group_actions[0].choices["tag"].format_help()
+
+
+@pytest.mark.parametrize("argv, threads", [([], 1), (["--threads", "3"], 3)])
+@pytest.mark.parametrize("verb", ["tag", "eval"])
+def test_tag_and_eval_use_one_thread_unless_told(run_dir, monkeypatch, capsys, verb, argv, threads):
+    import torch
+
+    calls = []
+    monkeypatch.setattr(torch, "set_num_threads", calls.append)
+    assert main([verb, str(run_dir), str(NER / "dev.txt"), *argv, "--output" if verb == "eval" else "--format",
+                 str(run_dir.parent / "pred.txt") if verb == "eval" else "conll"]) == 0
+    assert calls == [threads]
+
+
+def test_ctrl_c_while_tagging_does_not_talk_of_resuming(run_dir, monkeypatch, capsys):
+    def interrupted(self, texts, **kwargs):
+        raise KeyboardInterrupt
+        yield
+
+    monkeypatch.setattr(SequenceTagger, "tag_many", interrupted)
+    assert main(["tag", str(run_dir), str(NER / "dev.txt")]) == 130
+    assert capsys.readouterr().err == "\nseqlab: interrupted\n"
+
+
+def test_eval_on_an_iob2_gold_file_writes_and_scores_iob2(run_dir, tmp_path, capsys):
+    from seqlab.data.schemes import convert
+
+    rows = [line.split() for line in (NER / "dev.txt").read_text(encoding="utf-8").splitlines()]
+    sentences, current = [], []
+    for row in rows + [[]]:
+        if row and row[0] != "-DOCSTART-":
+            current.append(row)
+        elif current:
+            sentences.append(current)
+            current = []
+    iob2 = tmp_path / "dev_iob2.txt"
+    iob2.write_text("".join("".join(f"{' '.join(r[:-1])} {t}\n" for r, t in zip(s, convert([r[-1] for r in s], "iob2")))
+                            + "\n" for s in sentences), encoding="utf-8")
+    reports = {}
+    for name, path in (("iob1", NER / "dev.txt"), ("iob2", iob2)):
+        assert main(["eval", str(run_dir), str(path), "--output", str(tmp_path / f"{name}.pred")]) == 0
+        reports[name] = capsys.readouterr().out.splitlines()[1]  # the accuracy line
+    assert reports["iob1"] == reports["iob2"]
+    gold_pred = [line.split()[1:] for line in (tmp_path / "iob2.pred").read_text().splitlines() if line]
+    assert any(p.startswith("B-") for _, p in gold_pred) or all(p == "O" for _, p in gold_pred)
+    assert not any(p.startswith("I-") and (i == 0 or gold_pred[i - 1][1][2:] != p[2:]) for i, (_, p) in
+                   enumerate(gold_pred))
+    assert main(["eval", str(run_dir), str(iob2), "--scheme", "iob1", "--output", str(tmp_path / "x.pred")]) == 0
+
+
+def test_eval_reads_a_two_column_token_tag_file(run_dir, tmp_path, capsys):
+    from seqlab.data.schemes import convert
+
+    sentences, current = [], []
+    for line in (NER / "dev.txt").read_text(encoding="utf-8").splitlines() + [""]:
+        fields = line.split()
+        if fields and fields[0] != "-DOCSTART-":
+            current.append(fields)
+        elif current:
+            sentences.append(current)
+            current = []
+    two = tmp_path / "two_columns.tsv"
+    two.write_text("-DOCSTART-\tO\n\n" + "".join(
+        "".join(f"{r[0]}\t{t}\n" for r, t in zip(s, convert([r[-1] for r in s], "iob2"))) + "\n" for s in sentences),
+        encoding="utf-8")
+    reports = []
+    for path in (NER / "dev.txt", two):
+        assert main(["eval", str(run_dir), str(path), "--output", str(tmp_path / "pred.txt")]) == 0
+        reports.append(capsys.readouterr().out.splitlines()[:2])
+    assert reports[0] == reports[1]
+    one = tmp_path / "one_column.txt"
+    one.write_text("EU\nrejects\n", encoding="utf-8")
+    assert main(["eval", str(run_dir), str(one)]) == 2
+    assert "one_column.txt:1: expected a token and its tag (at least 2 columns), found 1" in capsys.readouterr().err
+
+
+def test_confidences_are_computed_only_for_jsonl(run_dir, monkeypatch, tmp_path, capsys):
+    from seqlab.tagging.predict import Predictor
+
+    asked = []
+    call = Predictor.__call__
+
+    def spy(self, data, *, batch_size=100, confidences=False):
+        asked.append(confidences)
+        return call(self, data, batch_size=batch_size, confidences=confidences)
+
+    monkeypatch.setattr(Predictor, "__call__", spy)
+    path = tmp_path / "in.txt"
+    path.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    for fmt in ("conll", "inline", "jsonl"):
+        asked.clear()
+        assert main(["tag", str(run_dir), str(path), "--format", fmt]) == 0
+        assert set(asked) == {fmt == "jsonl"}, fmt
+    capsys.readouterr()

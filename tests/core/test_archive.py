@@ -280,6 +280,33 @@ def test_loading_refuses_a_pickle_that_would_run_code(tmp_path: Path, name: str,
     assert marker.read_text(encoding="utf-8") == "code ran"
 
 
+class _SystemCall:
+    def __reduce__(self):
+        return os.system, ("echo this must not run",)
+
+
+def test_loading_refuses_os_system_in_one_line(tmp_path: Path):
+    torch.save({"weight": torch.zeros(2), "evil": _SystemCall()}, tmp_path / archive.WEIGHTS)
+    with pytest.raises(SeqlabError) as err:
+        archive.load_weights(tmp_path)
+    assert str(err.value) == (f"{tmp_path / archive.WEIGHTS}: refused: a seqlab model file holds only tensors and "
+                              f"plain values, and this one holds {os.system.__module__}.system; it was not loaded, "
+                              "since loading it could run code")
+
+
+def test_an_empty_or_truncated_model_file_says_so(tmp_path: Path):
+    (tmp_path / archive.WEIGHTS).write_bytes(b"")
+    with pytest.raises(SeqlabError, match=r"model.pt: an empty file \(0 bytes\), not saved weights"):
+        archive.load_weights(tmp_path)
+    archive.save_weights(tmp_path, _model())
+    whole = (tmp_path / archive.WEIGHTS).read_bytes()
+    (tmp_path / archive.WEIGHTS).write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(SeqlabError) as err:
+        archive.load_weights(tmp_path)
+    assert "cannot load weights: not a complete seqlab model file (" in str(err.value)
+    assert "\n" not in str(err.value) and "high likelihood" not in str(err.value)
+
+
 def test_loading_refuses_an_arbitrary_object(tmp_path: Path):
     torch.save({"weight": torch.zeros(2), "extra": _Plain()}, tmp_path / archive.WEIGHTS)
     refused = r"refused: .* this one holds tests.core.test_archive._Plain; it was not loaded"

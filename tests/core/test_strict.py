@@ -88,3 +88,24 @@ def test_a_file_that_is_not_utf8_names_the_file(tmp_path):
         load_strict(path, root=Root)
     with pytest.raises(ConfigError, match=r"config file '.*missing\.yaml' does not exist"):
         load_strict(tmp_path / "missing.yaml", root=Root)
+
+
+@pytest.mark.parametrize("text, line, first, key", [
+    ("seed: 1\nnet:\n  rate: 0.1\n  rate: 0.2\n", 4, 3, "rate"),
+    ("seed: 1\nnet: {rate: 0.1}\nseed: 2\n", 3, 1, "seed"),
+    ("net:\n  layers:\n    - {size: 2, size: 3}\n", 3, 3, "size"),
+])
+def test_a_key_given_twice_is_an_error_naming_both_lines(tmp_path, text, line, first, key):
+    path = tmp_path / "c.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match=rf"c\.yaml:{line}:\d+: not valid YAML: duplicate key '{key}' "
+                                          rf"\(first given on line {first}\)"):
+        load_strict(path, root=Root)
+
+
+def test_a_merge_key_may_be_overridden(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("base: &b {size: 2, kind: conv}\nnet:\n  layers:\n    - {<<: *b, size: 3}\n", encoding="utf-8")
+    from seqlab.core.strict import read_mapping
+
+    assert read_mapping(path)["net"]["layers"][0] == {"size": 3, "kind": "conv"}

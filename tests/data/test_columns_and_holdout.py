@@ -50,3 +50,19 @@ def test_hold_out_is_seeded_disjoint_and_keeps_columns(monkeypatch):
     assert splits["dev"].tokens == dev.tokens and set(splits) == {"train", "dev", "test"}
     with pytest.raises(SeqlabError, match="cannot hold out 10 of the 10 sentences"):
         hold_out(full, 10, seed=0)
+
+
+def test_data_limit_keeps_the_first_sentences_of_each_split_for_a_smoke_run(ner_data):
+    full = read_splits(load_config(FIXTURES / "ner" / "tiny.yaml").data)
+    config = load_config(FIXTURES / "ner" / "tiny.yaml", ["data.limit=2"]).data
+    limited = read_splits(config)
+    assert {name: len(s.tokens) for name, s in limited.items()} == {"train": 2, "dev": 2, "test": 2}
+    assert all(limited[n].tokens == full[n].tokens[:2] for n in limited)
+    assert len(read_split(config, "eval", path=full["dev"].path).tokens) == len(full["dev"].tokens)  # eval: all
+
+
+def test_data_limit_must_not_be_negative():
+    from seqlab.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"data\.limit: expected a number of sentences >= 0 \(0: all\), got -1"):
+        load_config(FIXTURES / "ner" / "tiny.yaml", ["data.limit=-1"])

@@ -163,3 +163,26 @@ def test_malformed_tags_raise_either_way(tag):
     for untyped in (False, True):
         with pytest.raises(SeqlabError, match="expected 'O' or PREFIX-TYPE"):
             split_tag(tag, untyped=untyped)
+
+
+@pytest.mark.parametrize("sentences, scheme", [
+    ([["B-PER", "I-PER", "O", "B-LOC"]], "iob2"),
+    ([["I-PER", "I-PER", "O", "I-LOC", "B-LOC"]], "iob1"),
+    ([["I-PER", "B-PER"], ["O"]], "iob1"),  # B- only between two entities of one type
+    ([["B-PER", "L-PER", "U-LOC"]], "bilou"),
+    ([["B-PER", "E-PER", "S-LOC"]], "bioes"),
+    ([["O", "O"], []], None),
+    ([["I-PER", "I-PER", "B-PER"]], "iob1"),
+])
+def test_detect_scheme(sentences, scheme):
+    from seqlab.data.schemes import detect_scheme
+
+    assert detect_scheme(sentences) == scheme
+
+
+def test_detect_scheme_refuses_a_mix_of_iob1_and_iob2():
+    from seqlab.core.errors import SeqlabError
+    from seqlab.data.schemes import detect_scheme
+
+    with pytest.raises(SeqlabError, match=r"mix IOB1 \(entities opened by I-\) and IOB2"):
+        detect_scheme([["I-PER", "O"], ["B-LOC"]])

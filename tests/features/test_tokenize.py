@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import unicodedata
 from importlib import resources
 from pathlib import Path
 
@@ -13,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from features.base import FeatureFileError
-from features.tokenize import Token, iter_sentences, parse_abbreviations, sentence_words, split_sentences, tokenize
+from features.tokenize import (SEPARATORS, Token, iter_sentences, parse_abbreviations, sentence_words, split_sentences,
+                               tokenize)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(os.environ.get("SEQLAB_DATA", REPO_ROOT.parent / "shared" / "data"))
@@ -138,17 +140,21 @@ def test_token_offsets_point_into_the_original() -> None:
     assert tokenize("in the U.S.")[-2:] == [Token("U.S", 7, 10), Token(".", 10, 11)]
 
 
+def _blank(text: str) -> bool:
+    return all(c.isspace() or c in SEPARATORS for c in text)
+
+
 def check_offsets(text: str, tokens: list[Token]) -> None:
-    """Slices of the original, in order, not overlapping, with only whitespace between them."""
+    """Slices of the original (in NFC), in order, not overlapping, with only whitespace between them."""
     position = 0
     for tok in tokens:
         assert position <= tok.start < tok.end
-        assert text[tok.start : tok.end] == tok.text
-        gap = text[position : tok.start]
-        assert gap == "" or gap.isspace()
+        assert unicodedata.normalize("NFC", text[tok.start : tok.end]) == tok.text
+        if unicodedata.is_normalized("NFC", text):
+            assert text[tok.start : tok.end] == tok.text
+        assert _blank(text[position : tok.start])
         position = tok.end
-    rest = text[position:]
-    assert rest == "" or rest.isspace()
+    assert _blank(text[position:])
 
 
 @settings(deadline=None, max_examples=300)
@@ -156,7 +162,7 @@ def check_offsets(text: str, tokens: list[Token]) -> None:
 def test_offset_invariant_on_any_text(text: str) -> None:
     tokens = tokenize(text)
     check_offsets(text, tokens)
-    assert all(not any(ch.isspace() for ch in tok.text) for tok in tokens)
+    assert all(not any(ch.isspace() or ch in SEPARATORS for ch in tok.text) for tok in tokens)
     sentences = split_sentences(text)
     assert all(sentences) and [tok for s in sentences for tok in s] == tokens
 
@@ -395,3 +401,42 @@ def test_sentence_splits_on_conll2003_train() -> None:
     )
     print(f"CoNLL-2003 train sentence pairs split right: {right}/{len(pairs)} = {right / len(pairs):.2%}")
     assert right / len(pairs) >= 0.95
+
+
+# ---------------------------------------------------------------- Unicode: normal forms, invisible characters
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Montre\u0301al is big.", [("Montréal", 0, 9), ("is", 10, 12), ("big", 13, 16), (".", 16, 17)]),  # NFD
+    ("Montréal is big.", [("Montréal", 0, 8), ("is", 9, 11), ("big", 12, 15), (".", 15, 16)]),  # NFC
+    ("Paris\u200bLondon", [("Paris", 0, 5), ("London", 6, 12)]),  # a zero-width space separates
+    ("\ufeffHello", [("Hello", 1, 6)]),  # a byte-order mark is no token
+    ("in \U0001F1EB\U0001F1F7\U0001F1E9\U0001F1EA!", [("in", 0, 2), ("\U0001F1EB\U0001F1F7", 3, 5),
+                                                       ("\U0001F1E9\U0001F1EA", 5, 7), ("!", 7, 8)]),  # flags
+    ("\U0001F469\u200d\U0001F4BB \U0001F44D\U0001F3FD", [("\U0001F469\u200d\U0001F4BB", 0, 3),
+                                                         ("\U0001F44D\U0001F3FD", 4, 6)]),  # ZWJ, skin tone
+    ("co\u00adoperate", [("co\u00adoperate", 0, 10)]),  # a soft hyphen joins
+    ("q\u0303al", [("q\u0303al", 0, 4)]),  # a mark with no precomposed form
+    ("\u0928\u092e\u0938\u094d\u0924\u0947", [("\u0928\u092e\u0938\u094d\u0924\u0947", 0, 6)]),  # Devanagari
+])
+def test_unicode_text_tokenizes_by_what_it_shows(text, expected):
+    tokens = tokenize(text)
+    assert [(t.text, t.start, t.end) for t in tokens] == expected
+    check_offsets(text, tokens)
+
+
+def test_nfd_text_gives_the_tokens_and_sentences_of_nfc_text():
+    nfc = "Le maire de Montréal a parlé. Les élèves écoutaient à Québec."
+    nfd = unicodedata.normalize("NFD", nfc)
+    assert sentence_words(nfd) == sentence_words(nfc)
+    assert [[t.text for t in s] for s in split_sentences(nfd)] == sentence_words(nfc)
+    assert [nfd[t.start:t.end] for t in tokenize(nfd)] == [unicodedata.normalize("NFD", t.text) for t in tokenize(nfc)]
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.text(alphabet=st.sampled_from(list("ae Mo.,\u0301\u0303\u0308\u200b\u200d\ufeff\U0001F1EB\U0001F1F7"
+                                             "\U0001F3FD\u00ad\n")), max_size=40))
+def test_offset_invariant_on_marks_joiners_and_flags(text):
+    tokens = tokenize(text)
+    check_offsets(text, tokens)
+    assert [[t.text for t in s] for s in split_sentences(text)] == sentence_words(text)

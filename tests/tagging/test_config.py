@@ -67,6 +67,8 @@ def test_resolved_config_round_trips(tmp_path):
         (MINIMAL, ["data.tag_column=label"], r"data.tag_column: 'label' is not one of data.columns"),
         (MINIMAL, ["model.output_dropout=-0.1"], r"model.output_dropout: expected a value in \[0, 1\) or null, got -0.1"),
         (MINIMAL, ["model.layer_dropout=1.0"], r"model.layer_dropout: expected a value in \[0, 1\), got 1.0"),
+        (MINIMAL, ["train.clip=-1"], r"train.clip: expected a maximum gradient norm >= 0 \(0 turns clipping off\)"),
+        (MINIMAL, ["data.limit=-5"], r"data.limit: expected a number of sentences >= 0"),
     ],
 )
 def test_errors_name_the_key(tmp_path, text, overrides, message):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -130,3 +131,21 @@ def test_training_fails_fast_on_a_missing_artefact(monkeypatch, tmp_path):
 
 def _unpack(tagger):  # the parts of a loaded tagger the tests below look at
     return tagger.config, tagger.vocabs, tagger.model, tagger.features
+
+
+def test_a_trained_model_whose_ls_vectors_are_not_found_says_where_it_looked(monkeypatch, tmp_path, typed_ls,
+                                                                            quiet_log):
+    monkeypatch.setenv("SEQLAB_DATA", str(NER))
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(typed_ls, tmp_path / "vectors")
+    out = tmp_path / "run"
+    train(config_with(tmp_path, "./vectors", "train.epochs=1"), out, progress=False)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    with pytest.raises(SeqlabError) as err:
+        SequenceTagger.load(out, "cpu")
+    message = str(err.value)
+    assert message.startswith("model.features[0].path: this model needs its LS vectors, './vectors' in its "
+                              f"config.yaml, which is relative to the working directory {elsewhere}")
+    assert "build them" not in message and "Run from the folder the model was trained in" in message
