@@ -1,5 +1,8 @@
 """Atomic file writes: a file appears at its path complete, or not at all.
 
+A path that names something other than a regular file (``/dev/stdout``, a named pipe, a device) is written
+to directly: renaming over it would replace the device with a file.
+
 Everything seqlab and features/ write (checkpoints, models, vectors, cluster paths, corpora,
 predictions) goes to a temporary file in the destination folder, is flushed to disk, and is
 renamed into place; on an error the temporary file is removed and an older file at the path is
@@ -38,6 +41,9 @@ def atomic_path(path: PathLike, suffix: str = ".tmp") -> Iterator[Path]:
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(errno.EISDIR, "a folder; expected the name of a file to write", str(path))
+    if path.exists() and not path.is_file():  # a device, pipe or socket (/dev/stdout): write to it, never replace it
+        yield path
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
     os.close(fd)
@@ -63,4 +69,5 @@ def atomic_open(path: PathLike, mode: str = "w", encoding: str | None = "utf-8")
         with open(tmp, mode, encoding=None if "b" in mode else encoding) as handle:
             yield handle
             handle.flush()
-            os.fsync(handle.fileno())
+            if tmp.is_file():  # a pipe or device cannot be synced
+                os.fsync(handle.fileno())

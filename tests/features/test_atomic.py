@@ -42,3 +42,18 @@ def test_atomic_path_keeps_the_suffix_a_writer_needs(tmp_path):
         assert tmp.name.endswith(".tmp.gz") and tmp.parent == tmp_path and tmp.exists()
         tmp.write_bytes(b"x")
     assert target.read_bytes() == b"x" and len(list(tmp_path.iterdir())) == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes (POSIX)")
+def test_a_named_pipe_is_written_to_not_replaced(tmp_path):
+    import threading
+
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_text(encoding="utf-8")))
+    reader.start()
+    with atomic_open(pipe) as out:
+        out.write("through the pipe\n")
+    reader.join(timeout=10)
+    assert received == ["through the pipe\n"] and stat.S_ISFIFO(pipe.stat().st_mode)
