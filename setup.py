@@ -10,7 +10,7 @@ setup(
     python_requires=">=3.10",
     packages=find_packages(include=["seqlab", "seqlab.*", "features", "features.*"]),
     include_package_data=True,
-    package_data={"features": ["resources/*"]},
+    package_data={"features": ["resources/*"], "seqlab": ["resources/models/*.seqlab"]},
     install_requires=[
         "torch==2.13.0",
         "numpy>=1.24",
