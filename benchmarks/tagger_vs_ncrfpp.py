@@ -137,7 +137,7 @@ class NcrfppSide:
         data.HP_gpu = False
         self.data = data
         model = SeqLabel(data)  # mutates data.label_alphabet_size, so built once
-        model.load_state_dict(torch.load(model_path, map_location="cpu"))
+        model.load_state_dict(torch.load(model_path, map_location="cpu", weights_only=True))  # a state dict: tensors only
         self.model = model.eval()
         self.train_model = copy.deepcopy(model).train()
         self.optimizer = torch.optim.SGD(self.train_model.parameters(), lr=data.HP_lr, momentum=data.HP_momentum,
