@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from seqlab.cli._util import positive_int
-from seqlab.core import archive
 from seqlab.core.errors import SeqlabError
 from seqlab.core.strict import dump_config
 
@@ -41,6 +40,7 @@ def launch(nproc: int, argv: list[str]) -> int:
 
 def cmd_train(args: argparse.Namespace) -> int:
     """``seqlab train CONFIG`` or ``seqlab train --resume RUN_DIR``."""
+    from seqlab.core import archive
     from seqlab.tasks import read_config, train
 
     if args.nproc > 1 and "WORLD_SIZE" not in os.environ:
@@ -81,6 +81,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def extend_run(run_dir: Path, saved: Any, extended: Any) -> None:
     """Check that ``extended`` only raises ``saved``'s epochs and patience, and record it in the run's config.yaml."""
+    from seqlab.core import archive
+
     archive.check_output(run_dir, resume=True)  # no checkpoint: nothing to extend, and config.yaml stays as it was
     for key in ("epochs", "patience"):
         before, after = getattr(saved.train, key), getattr(extended.train, key)

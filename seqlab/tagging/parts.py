@@ -9,53 +9,62 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-import torch
-from torch import nn
-
 from seqlab.core.registry import Registry
 from seqlab.data.schemes import allowed_transitions
-from seqlab.modules.crf import CRF
-from seqlab.modules.decoders import PostViterbiDecoder, SoftmaxDecoder
-from seqlab.modules.encoders import BiLSTMEncoder
-from seqlab.modules.window import WindowEncoder
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the builders import torch and the modules when they run: reading a config loads neither
+    from torch import nn
+
     from seqlab.tagging.features import TokenFeatures
 
-EncoderBuilder = Callable[[int, Any], nn.Module]  # (input dim, model config) -> encoder
-DecoderBuilder = Callable[[Sequence[str], str], nn.Module]  # (labels, tag scheme) -> decoder
+EncoderBuilder = Callable[[int, Any], "nn.Module"]  # (input dim, model config) -> encoder
+DecoderBuilder = Callable[[Sequence[str], str], "nn.Module"]  # (labels, tag scheme) -> decoder
 
 ENCODERS: Registry[EncoderBuilder] = Registry("model.encoder")
 DECODERS: Registry[DecoderBuilder] = Registry("model.decoder")
 
 
 @ENCODERS.register("bilstm")
-def _bilstm(input_dim: int, m: Any) -> nn.Module:
+def _bilstm(input_dim: int, m: Any) -> "nn.Module":
+    from seqlab.modules.encoders import BiLSTMEncoder
+
     return BiLSTMEncoder(input_dim, m.hidden, m.layers, m.layer_dropout)
 
 
 @ENCODERS.register("window")
-def _window(input_dim: int, m: Any) -> nn.Module:
+def _window(input_dim: int, m: Any) -> "nn.Module":
     """Turian, Bergstra & Bengio 2009: I-T(150)-W(310)-O and friends."""
+    from seqlab.modules.window import WindowEncoder
+
     w = m.window
     return WindowEncoder.from_architecture(input_dim, w.architecture, size=w.size, filters=w.filters,
                                            sqrt=m.quadratic_sqrt, dropout=w.dropout)
 
 
 @DECODERS.register("crf")
-def _crf(labels: Sequence[str], scheme: str) -> nn.Module:
+def _crf(labels: Sequence[str], scheme: str) -> "nn.Module":
+    import torch
+
+    from seqlab.modules.crf import CRF
+
     allowed, start, end = allowed_transitions(labels, scheme)
     return CRF(len(labels), torch.tensor(allowed), torch.tensor(start), torch.tensor(end))
 
 
 @DECODERS.register("softmax")
-def _softmax(labels: Sequence[str], scheme: str) -> nn.Module:
+def _softmax(labels: Sequence[str], scheme: str) -> "nn.Module":
+    from seqlab.modules.decoders import SoftmaxDecoder
+
     return SoftmaxDecoder(len(labels))
 
 
 @DECODERS.register("softmax_viterbi")
-def post_viterbi(labels: Sequence[str], scheme: str) -> nn.Module:
+def post_viterbi(labels: Sequence[str], scheme: str) -> "nn.Module":
     """Softmax training, Viterbi decoding under the scheme's allowed transitions (Turian et al. 2009)."""
+    import torch
+
+    from seqlab.modules.decoders import PostViterbiDecoder
+
     allowed, start, end = allowed_transitions(labels, scheme)
     return PostViterbiDecoder(len(labels), torch.tensor(allowed), torch.tensor(start), torch.tensor(end))
 
