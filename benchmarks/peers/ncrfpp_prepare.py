@@ -6,9 +6,9 @@ NCRF++ reads one token a line, ``word [Cap]class label``, blank lines between se
 each middle column ``[Name]value`` is a feature with its own embedding. The CoNLL-2003 files
 (IOB1) become BIOES (NCRF++'s "BMES" scheme; the same 17 tags as seqlab's BILOU), with
 ``-DOCSTART-`` lines dropped, as seqlab's reader drops them. ``[Cap]`` is the 6-way
-capitalization class of seqlab's tagger (Collobert et al. 2011), reimplemented here so
-that this script needs no seqlab import. GloVe is written uncompressed (NCRF++ reads a
-plain text file). Standalone: Python standard library only.
+capitalization class of seqlab's tagger (Collobert et al. 2011), from the one classifier in
+``features.orthographic``, so NCRF++ sees exactly the classes seqlab's tagger sees. GloVe is
+written uncompressed (NCRF++ reads a plain text file).
 """
 from __future__ import annotations
 
@@ -17,21 +17,7 @@ import gzip
 import re
 from pathlib import Path
 
-_NUMERIC = re.compile(r"^[+\-]?[\d.,:/\-]*\d[\d.,:/\-]*%?$")
-CAPS = ("allUpper", "allLower", "upperFirst", "upperNotFirst", "numeric", "noAlphaNum")
-
-
-def capitalization(word: str) -> str:
-    if _NUMERIC.match(word):
-        return "numeric"
-    if not any(ch.isalnum() for ch in word):
-        return "noAlphaNum"
-    if word.isupper():
-        return "allUpper"
-    if word.islower() or not any(ch.isupper() for ch in word):
-        return "allLower"
-    return "upperFirst" if word[0].isupper() else "upperNotFirst"
-
+from features.orthographic import capitalization
 
 def read_conll(path: Path, tag_column: int = -1) -> list[list[tuple[str, str]]]:
     sentences, current = [], []
