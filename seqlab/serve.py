@@ -2,7 +2,7 @@
 
 Endpoints:
 
-* ``GET /health`` → ``{"status": "ok", "model": ..., "task": ...}``;
+* ``GET /health`` → ``{"status": "ok", "model": ..., "task": ...}``; ``GET /model`` → its labels and config;
 * ``POST /tag`` (a tagger) with ``{"text": "..."}`` or ``{"texts": [...]}`` → ``{"documents": [...]}``, each
   document with its sentences (tokens, labels) and spans (text, label, character offsets, confidence);
 * ``POST /classify`` (a relation model) with ``{"sentences": ["The <e1>fire</e1> ... <e2>smoke</e2>."]}`` →
@@ -48,6 +48,13 @@ class ModelService:
     def health(self) -> dict[str, Any]:
         return {"status": "ok", "model": self.name, "task": self.task}
 
+    def describe(self) -> dict[str, Any]:
+        """``GET /model``: the task, its labels and the model's resolved config."""
+        from seqlab.core.strict import to_tree
+
+        labels = self.model.types if self.task == "tagging" else self.model.labels
+        return {"model": self.name, "task": self.task, "labels": labels, "config": to_tree(self.model.config)}
+
     def handle(self, path: str, body: Any) -> dict[str, Any]:
         """Answer a POST to ``path`` with the parsed JSON ``body``."""
         expected = "/tag" if self.task == "tagging" else "/classify"
@@ -91,8 +98,10 @@ def _handler(service: ModelService) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
             if self.path.rstrip("/") == "/health":
                 self._answer(HTTPStatus.OK, service.health())
+            elif self.path.rstrip("/") == "/model":
+                self._answer(HTTPStatus.OK, service.describe())
             else:
-                self._answer(HTTPStatus.NOT_FOUND, {"error": "GET /health, or POST /tag or /classify"})
+                self._answer(HTTPStatus.NOT_FOUND, {"error": "GET /health or /model, or POST /tag or /classify"})
 
         def do_POST(self) -> None:  # noqa: N802
             try:

@@ -48,6 +48,9 @@ def test_tag_answers_what_the_python_api_gives(trained):
     try:
         with urllib.request.urlopen(url + "/health", timeout=30) as answer:
             assert json.loads(answer.read()) == {"status": "ok", "model": "test", "task": "tagging"}
+        with urllib.request.urlopen(url + "/model", timeout=30) as answer:
+            described = json.loads(answer.read())
+            assert described["labels"] == model.types and described["config"]["model"]["decoder"] == "crf"
         text = "EU rejects German call to boycott British lamb."
         status, body = _post(url + "/tag", json.dumps({"texts": [text, ""]}).encode())
         assert status == 200 and len(body["documents"]) == 2

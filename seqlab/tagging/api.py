@@ -121,8 +121,9 @@ class SequenceTagger:
                  confidences: bool = True) -> Iterator[Document]:
         """Tag texts (e.g. the lines of a file) as a stream: ``batch_size`` sentences are decoded at a time,
         within a text (a long one :data:`POOL_BATCHES` batches at a time, sorted by length) and across texts,
-        and a document is yielded as soon as all its sentences are done, in input order. Memory stays bounded by the batch and the longest text: a sentence longer than
-        :data:`MAX_SENTENCE_TOKENS` tokens is tagged in pieces (with a warning). Labels are in ``scheme``, as
+        and a document is yielded as soon as all its sentences are done, in input order. Memory stays bounded
+        by the batch and the longest text: a sentence longer than :data:`MAX_SENTENCE_TOKENS` tokens is tagged
+        in pieces (with a warning). Labels are in ``scheme``, as
         in :meth:`tag`; without ``confidences`` (a quarter faster) every span's confidence is 1.0."""
         scheme = self._scheme(scheme)
         waiting: deque[_Pending] = deque()  # texts not yet yielded, in input order
