@@ -9,14 +9,18 @@ Endpoints:
   ``{"relations": [...]}``.
 
 Bad requests get a 4xx answer with ``{"error": "..."}`` saying what was expected, never a traceback; a body
-over ``max_bytes`` is refused (413). Requests are served one model call at a time (one model, one lock).
+over ``max_bytes`` is refused (413). Concurrent tagging requests are micro-batched (:class:`MicroBatcher`): the
+texts that arrive within a few milliseconds are tagged together by one worker thread, and each request gets its
+own documents back. Closing the server waits for the requests in flight.
 """
 from __future__ import annotations
 
 import json
 import logging
+import queue
 import threading
-from dataclasses import asdict
+import time
+from dataclasses import asdict, dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -35,15 +39,71 @@ class BadRequest(Exception):
         self.status = status
 
 
-class ModelService:
-    """What the HTTP handler calls: a loaded model, its name, and one lock around it."""
+@dataclass
+class _Job:
+    """One request's texts, waiting for the batcher."""
 
-    def __init__(self, model: Any, name: str, max_bytes: int = MAX_BYTES) -> None:
+    texts: list[str]
+    done: threading.Event = field(default_factory=threading.Event)
+    documents: list[Any] | None = None
+    error: BaseException | None = None
+
+
+class MicroBatcher:
+    """Tags the texts of concurrent requests together: one worker thread takes a request, collects more for up
+    to ``wait`` seconds (or until ``max_texts`` texts), tags them in one ``tag_many`` and answers each request
+    with its own documents. With ``wait`` 0 each request is tagged alone, in arrival order."""
+
+    def __init__(self, model: Any, *, wait: float = 0.005, max_texts: int = 256) -> None:
+        self.model, self.wait, self.max_texts = model, wait, max_texts
+        self.jobs: queue.Queue[_Job] = queue.Queue()
+        threading.Thread(target=self._serve, name="seqlab-batcher", daemon=True).start()
+
+    def tag(self, texts: list[str]) -> list[Any]:
+        job = _Job(texts)
+        self.jobs.put(job)
+        job.done.wait()
+        if job.error is not None:
+            raise job.error
+        return job.documents or []
+
+    def _collect(self) -> list[_Job]:
+        jobs = [self.jobs.get()]
+        count, deadline = len(jobs[0].texts), time.monotonic() + self.wait
+        while count < self.max_texts and (left := deadline - time.monotonic()) > 0:
+            try:
+                jobs.append(self.jobs.get(timeout=left))
+            except queue.Empty:
+                break
+            count += len(jobs[-1].texts)
+        return jobs
+
+    def _serve(self) -> None:
+        while True:
+            jobs = self._collect()
+            try:
+                documents = list(self.model.tag_many([t for job in jobs for t in job.texts]))
+            except BaseException as err:  # every waiting request learns of it; the worker goes on
+                for job in jobs:
+                    job.error = err
+                    job.done.set()
+                continue
+            start = 0
+            for job in jobs:
+                job.documents, start = documents[start: start + len(job.texts)], start + len(job.texts)
+                job.done.set()
+
+
+class ModelService:
+    """What the HTTP handler calls: a loaded model, its name, a micro-batcher (taggers) or a lock (relations)."""
+
+    def __init__(self, model: Any, name: str, max_bytes: int = MAX_BYTES, batch_wait: float = 0.005) -> None:
         from seqlab.relation.api import RelationModel
 
         self.model, self.name, self.max_bytes = model, name, max_bytes
         self.task = "relation" if isinstance(model, RelationModel) else "tagging"
         self.lock = threading.Lock()
+        self.batcher = MicroBatcher(model, wait=batch_wait) if self.task == "tagging" else None
 
     def health(self) -> dict[str, Any]:
         return {"status": "ok", "model": self.name, "task": self.task}
@@ -62,14 +122,16 @@ class ModelService:
             raise BadRequest(HTTPStatus.NOT_FOUND, f"this service answers POST {expected} (a {self.task} model)")
         if not isinstance(body, dict):
             raise BadRequest(HTTPStatus.BAD_REQUEST, f"expected a JSON object, got {type(body).__name__}")
+        if self.task == "tagging":
+            return self._tag(body)
         with self.lock:
-            return self._tag(body) if self.task == "tagging" else self._classify(body)
+            return self._classify(body)
 
     def _tag(self, body: dict[str, Any]) -> dict[str, Any]:
         texts = [body["text"]] if "text" in body else body.get("texts")
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             raise BadRequest(HTTPStatus.BAD_REQUEST, 'expected {"text": "..."} or {"texts": ["...", ...]}')
-        docs = self.model.tag_many(texts)
+        docs = self.batcher.tag(texts)
         return {"documents": [{"text": d.text, "spans": [asdict(s) for s in d.spans],
                                "sentences": [s.to_dict() for s in d.sentences]} for d in docs]}
 
@@ -129,7 +191,13 @@ def _handler(service: ModelService) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def make_server(model: Any, name: str, host: str = "127.0.0.1", port: int = 8080,
-                max_bytes: int = MAX_BYTES) -> ThreadingHTTPServer:
-    """An HTTP server for ``model`` (not yet serving: call ``serve_forever``); port 0 picks a free port."""
-    return ThreadingHTTPServer((host, port), _handler(ModelService(model, name, max_bytes)))
+class _Server(ThreadingHTTPServer):
+    daemon_threads = False  # server_close() waits for the requests in flight: a graceful shutdown
+    block_on_close = True
+
+
+def make_server(model: Any, name: str, *, host: str = "127.0.0.1", port: int = 8080, max_bytes: int = MAX_BYTES,
+                batch_wait: float = 0.005) -> ThreadingHTTPServer:
+    """An HTTP server for ``model`` (not yet serving: call ``serve_forever``); port 0 picks a free port.
+    Concurrent tagging requests arriving within ``batch_wait`` seconds are tagged together."""
+    return _Server((host, port), _handler(ModelService(model, name, max_bytes, batch_wait)))

@@ -78,6 +78,29 @@ def test_bad_requests_get_a_clear_error_and_the_service_stays_up(trained, path, 
         server.shutdown()
 
 
+def test_concurrent_requests_are_batched_and_each_gets_its_own_answer(trained):
+    from concurrent.futures import ThreadPoolExecutor
+
+    model = seqlab.load(trained["tagger"], "cpu")
+    sizes, tag_many = [], model.tag_many
+    model.tag_many = lambda texts, **kw: (sizes.append(len(texts)), tag_many(texts, **kw))[1]
+    server = make_server(model, "test", port=0, batch_wait=0.05)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/tag"
+    texts = [f"Peter Blackburn visited Brussels {i} times." if i % 2 else "EU rejects German call." for i in range(16)]
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(lambda t: _post(url, json.dumps({"text": t}).encode()), texts))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert sum(sizes) == 16 and max(sizes) > 1  # some requests were tagged together
+    for text, (status, body) in zip(texts, answers):
+        expected = [[s.text, s.label, s.start, s.end] for s in tag_many([text]).__next__().spans]
+        assert status == 200 and body["documents"][0]["text"] == text
+        assert [[s["text"], s["label"], s["start"], s["end"]] for s in body["documents"][0]["spans"]] == expected
+
+
 def test_classify_serves_a_relation_model_and_names_a_bad_sentence(trained):
     model = seqlab.load(trained["relation"], "cpu")
     server, url = _serve(model)

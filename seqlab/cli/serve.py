@@ -15,7 +15,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     model = load_model(args.model)
     try:
-        server = make_server(model, args.model or "en-ner-conll03", args.host, args.port, args.max_bytes)
+        server = make_server(model, args.model or "en-ner-conll03", host=args.host, port=args.port,
+                             max_bytes=args.max_bytes, batch_wait=args.batch_wait_ms / 1000)
     except OSError as err:
         raise SeqlabError(f"cannot listen on {args.host}:{args.port}: {err.strerror or err}") from None
     host, port = server.server_address[:2]
@@ -35,4 +36,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     s.add_argument("--port", type=int, default=8080)
     s.add_argument("--max-bytes", type=positive_int, default=1_000_000, help="largest request body accepted")
+    s.add_argument("--batch-wait-ms", type=float, default=5.0,
+                   help="collect concurrent tagging requests for this long and tag them together (0: one at a time)")
     s.set_defaults(func=cmd_serve)
