@@ -194,6 +194,7 @@ def _handler(service: ModelService) -> type[BaseHTTPRequestHandler]:
 class _Server(ThreadingHTTPServer):
     daemon_threads = False  # server_close() waits for the requests in flight: a graceful shutdown
     block_on_close = True
+    request_queue_size = 128  # the listen backlog (the standard library's 5 makes a burst of clients wait 1 s)
 
 
 def make_server(model: Any, name: str, *, host: str = "127.0.0.1", port: int = 8080, max_bytes: int = MAX_BYTES,
