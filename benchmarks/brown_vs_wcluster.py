@@ -35,7 +35,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 from sidebyside import command_line, load_average, machine, one_thread_env, run_process, summarise  # noqa: E402
 
-CORPUS = Path("/work/shared/data/unlabeled/reuters21578_text.txt")
+CORPUS = "unlabeled/reuters21578_text.txt"  # under $SEQLAB_DATA (default ../shared/data)
 
 
 def write_prefix(corpus: Path, words: int, out: Path) -> tuple[int, int]:
@@ -75,7 +75,7 @@ def score(prefix: Path, paths_file: Path) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--wcluster", default="/tmp/brown-cluster/wcluster", help="Liang's wcluster binary (make)")
-    p.add_argument("--corpus", type=Path, default=CORPUS)
+    p.add_argument("--corpus", type=Path, default=None, help=f"default: $SEQLAB_DATA/{CORPUS}")
     p.add_argument("--words", type=int, default=1_000_000)
     p.add_argument("--clusters", type=int, default=100)
     p.add_argument("--rounds", type=int, default=3)
@@ -83,6 +83,10 @@ def main() -> None:
     p.add_argument("--keep-wcluster-cache", action="store_true",
                    help="let wcluster reuse its PREFIX.int/.strdb cache after the first round")
     args = p.parse_args()
+    if args.corpus is None:
+        from seqlab.core.paths import resolve_data_path
+
+        args.corpus = resolve_data_path(CORPUS, key="--corpus")
     args.work.mkdir(parents=True, exist_ok=True)
     prefix = args.work / f"reuters_{args.words}.txt"
     tokens, lines = write_prefix(args.corpus, args.words, prefix)

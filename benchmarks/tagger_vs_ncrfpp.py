@@ -285,7 +285,11 @@ def main() -> None:
         env = one_thread_env(args.threads)
         worktree = str(HERE.parent)
         env["PYTHONPATH"] = worktree + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        test_file = args.test_file or str(Path("/work/shared/data/conll2003/test.txt"))
+        if args.test_file is None:
+            from seqlab.core.paths import resolve_data_path
+
+            args.test_file = str(resolve_data_path("conll2003/test.txt", key="--test-file"))
+        test_file = args.test_file
         out_dir = Path("/tmp/tagger_vs_ncrfpp")
         out_dir.mkdir(parents=True, exist_ok=True)
         seqlab_cmd = [sys.executable, "-m", "seqlab", "eval", args.run, test_file,

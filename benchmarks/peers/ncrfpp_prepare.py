@@ -1,6 +1,6 @@
 """Write CoNLL-2003 in NCRF++'s input format, and GloVe uncompressed, for benchmarks/tagger_vs_ncrfpp.py.
 
-    python benchmarks/peers/ncrfpp_prepare.py --data /work/shared/data --out /tmp/ncrfpp_data
+    python benchmarks/peers/ncrfpp_prepare.py --out /tmp/ncrfpp_data   # --data: default $SEQLAB_DATA or ../shared/data
 
 NCRF++ reads one token a line, ``word [Cap]class label``, blank lines between sentences;
 each middle column ``[Name]value`` is a feature with its own embedding. The CoNLL-2003 files
@@ -59,9 +59,15 @@ def iob1_to_bioes(tags: list[str]) -> list[str]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--data", type=Path, default=Path("/work/shared/data"))
+    p.add_argument("--data", type=Path, default=None, help="the data folder (default: $SEQLAB_DATA or ../shared/data)")
     p.add_argument("--out", type=Path, default=Path("/tmp/ncrfpp_data"))
     args = p.parse_args()
+    if args.data is None:
+        from seqlab.core.paths import data_root
+
+        args.data = data_root()
+        if args.data is None:
+            raise SystemExit("ncrfpp_prepare: no data folder: set SEQLAB_DATA or give --data")
     args.out.mkdir(parents=True, exist_ok=True)
     for split in ("train", "dev", "test"):
         sentences = read_conll(args.data / "conll2003" / f"{split}.txt")
