@@ -1,14 +1,13 @@
-"""Explicit name → builder tables: a config and vocabularies become a model and an optimizer."""
+"""A config and vocabularies become a tagger, built from the tables of seqlab.tagging.parts, and its parameter groups."""
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import torch
 from torch import nn
 
 from seqlab.tagging.config import Config, ModelConfig, TrainConfig
-from seqlab.data.schemes import allowed_transitions
 from seqlab.data.vocab import CAPS, Vocab
 from seqlab.core.errors import SeqlabError
 from seqlab.models.tagger import Tagger
