@@ -170,3 +170,31 @@ def test_bad_onnx_loads_fail_with_one_clear_line(exported, tmp_path, monkeypatch
     with pytest.raises(SeqlabError, match=message):
         seqlab.load(target, "cuda" if case == "device" else "auto",
                     backend="tensorrt" if case == "backend" else "onnx")
+
+
+def test_serve_with_the_onnx_backend_answers_as_with_torch(exported, monkeypatch):
+    import threading
+    import urllib.request
+
+    from seqlab.cli import parser
+    from seqlab.serve import make_server
+
+    kind, _, out, _ = exported
+    if kind != "bilstm_crf":
+        pytest.skip("raw text needs a model that reads no POS column")
+    args = parser().parse_args(["serve", str(out), "--backend", "onnx", "--port", "0"])
+    assert args.backend == "onnx"
+    answers = []
+    for model in (seqlab.load(out, "cpu"), seqlab.load(out, backend=args.backend)):
+        server = make_server(model, "test", port=0)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        body = json.dumps({"texts": ["EU rejects German call.", "Peter Blackburn met Xqzzyv in Blorptown."]})
+        request = urllib.request.Request(f"http://127.0.0.1:{server.server_address[1]}/tag", data=body.encode(),
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                answers.append(json.loads(answer.read()))
+        finally:
+            server.shutdown()
+            server.server_close()
+    assert answers[0] == answers[1]
