@@ -13,14 +13,7 @@ FORMATS = ("onnx",)
 
 def cmd_export(args: argparse.Namespace) -> int:
     from seqlab.tagging.onnx_export import export_onnx
-    from seqlab.tagging.onnx_runtime import INSTALL_HINT
 
-    try:
-        import onnxruntime  # noqa: F401  (the export checks its graph with it)
-    except ImportError:
-        from seqlab.core.errors import SeqlabError
-
-        raise SeqlabError(INSTALL_HINT.replace("the onnx backend", "seqlab export --format onnx")) from None
     use_threads(1)
     manifest = export_onnx(args.model, args.out, opset=args.opset)
     print(json.dumps({"out": args.out, "inputs": manifest["inputs"], "opset": manifest["opset"],

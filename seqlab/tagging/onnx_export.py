@@ -28,6 +28,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from seqlab.core import archive
 from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import SeqlabError
 from seqlab.data.batching import Batch
@@ -48,6 +49,15 @@ INPUTS = {
 }
 #: The largest difference between the graph's and torch's emissions that an export accepts (float32 rounding).
 TOLERANCE = 1e-3
+
+
+def require(module: str) -> None:
+    """Import ``module`` (onnx or onnxruntime), or fail with the install hint."""
+    try:
+        __import__(module)
+    except ImportError:
+        raise SeqlabError(f"ONNX export and the onnx backend need {module}: pip install 'seqlab[onnx]' "
+                          "(onnx and onnxruntime)") from None
 
 
 def input_names(model: nn.Module) -> list[str]:
@@ -136,16 +146,25 @@ def export_onnx(model: str | Path | None, out: str | Path, *, opset: int = OPSET
     """Export the tagger ``model`` (a run directory, a ``.seqlab`` file, an installed short name, or None for
     the default model) into the folder ``out`` (see the module notes); returns the written ``onnx.json``."""
     from seqlab import __version__
-    from seqlab.core.package import package
+    from seqlab.core.package import package, read_manifest
+    from seqlab.core.strict import read_mapping
     from seqlab.tagging.api import SequenceTagger
-    from seqlab.tasks import MODELS, model_path
+    from seqlab.tasks import DEFAULT_TASK, MODELS, model_path
     from seqlab.tasks import load as load_any
 
+    require("onnx")  # the exporter writes its format
+    require("onnxruntime")  # the export is checked by running it
     source, out = model_path(model), Path(out)
     if out.exists() and not out.is_dir():
         raise SeqlabError(f"--out {out}: a file, not a folder; name a folder for model.onnx and its model file")
     if (source / MANIFEST).is_file():
         source = source / PACKAGE  # an export folder: export its model file again
+    if not source.exists():
+        raise SeqlabError(f"{source}: no such run directory or model file")
+    task = (read_manifest(source)["task"] if source.is_file()
+            else read_mapping(source / archive.CONFIG).get("task", DEFAULT_TASK))
+    if task != "tagging":
+        raise SeqlabError(f"{model}: ONNX export covers taggers (BiLSTM-CRF, softmax, windowed); this is a {task} model")
     out.mkdir(parents=True, exist_ok=True)
     target = out / PACKAGE
     if source.is_file():
@@ -154,9 +173,7 @@ def export_onnx(model: str | Path | None, out: str | Path, *, opset: int = OPSET
                 shutil.copyfileobj(src, dst)
     else:
         package(source, target)  # the run's files, portable (feature tables included)
-    tagger = load_any(target, "cpu")
-    if not isinstance(tagger, SequenceTagger):
-        raise SeqlabError(f"{model}: ONNX export covers taggers; this model is a {type(tagger).__name__}")
+    tagger: SequenceTagger = load_any(target, "cpu")  # a tagger: the task was checked above
     graph = to_onnx(tagger.model, opset=opset)
     with atomic_open(out / ONNX, "wb") as handle:
         handle.write(graph)

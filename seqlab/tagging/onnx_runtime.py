@@ -20,16 +20,13 @@ from torch import nn
 from seqlab.core import archive
 from seqlab.core.errors import SeqlabError
 from seqlab.data.batching import Encoded, make_batch
-from seqlab.tagging.onnx_export import FORMAT, FORMAT_VERSION, MANIFEST, ONNX, PACKAGE
-
-INSTALL_HINT = "the onnx backend needs onnxruntime: pip install 'seqlab[onnx]' (or pip install onnxruntime)"
+from seqlab.tagging.onnx_export import FORMAT, FORMAT_VERSION, MANIFEST, ONNX, PACKAGE, require
 
 
 def _onnxruntime() -> Any:
-    try:
-        import onnxruntime
-    except ImportError:
-        raise SeqlabError(INSTALL_HINT) from None
+    require("onnxruntime")
+    import onnxruntime
+
     return onnxruntime
 
 

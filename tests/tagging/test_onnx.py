@@ -8,6 +8,7 @@ post-Viterbi), exported, and run by both backends on their test files and on han
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -128,10 +129,9 @@ def test_the_export_folder_loads_with_torch_too(exported):
     assert seqlab.load(out, backend="onnx").backend == "onnx"
 
 
+@pytest.mark.parametrize("exported", ["bilstm_crf"], indirect=True)  # raw text: a model reading no POS column
 def test_cli_export_and_tag_with_the_onnx_backend(exported, tmp_path, capsys, monkeypatch):
     kind, run, _, _ = exported
-    if kind != "bilstm_crf":
-        pytest.skip("raw text needs a model that reads no POS column")
     monkeypatch.setenv("SEQLAB_DATA", str(NER))
     out = tmp_path / "exported"
     assert main(["export", str(run), "--format", "onnx", "--out", str(out)]) == 0
@@ -145,6 +145,7 @@ def test_cli_export_and_tag_with_the_onnx_backend(exported, tmp_path, capsys, mo
     assert outputs[0] == outputs[1] and outputs[0].count("\n") >= 2
 
 
+@pytest.mark.parametrize("exported", ["bilstm_crf"], indirect=True)
 @pytest.mark.parametrize("case, message", [
     ("run_dir", r"no ONNX graph here; write one with `seqlab export"),
     ("altered", r"model.onnx: fails its sha256 check"),
@@ -156,8 +157,6 @@ def test_bad_onnx_loads_fail_with_one_clear_line(exported, tmp_path, monkeypatch
     import shutil
 
     kind, run, out, _ = exported
-    if kind != "bilstm_crf":
-        pytest.skip("one model is enough for the errors")
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
     if case == "altered":
@@ -172,6 +171,7 @@ def test_bad_onnx_loads_fail_with_one_clear_line(exported, tmp_path, monkeypatch
                     backend="tensorrt" if case == "backend" else "onnx")
 
 
+@pytest.mark.parametrize("exported", ["bilstm_crf"], indirect=True)  # raw text: a model reading no POS column
 def test_serve_with_the_onnx_backend_answers_as_with_torch(exported, monkeypatch):
     import threading
     import urllib.request
@@ -180,8 +180,6 @@ def test_serve_with_the_onnx_backend_answers_as_with_torch(exported, monkeypatch
     from seqlab.serve import make_server
 
     kind, _, out, _ = exported
-    if kind != "bilstm_crf":
-        pytest.skip("raw text needs a model that reads no POS column")
     args = parser().parse_args(["serve", str(out), "--backend", "onnx", "--port", "0"])
     assert args.backend == "onnx"
     answers = []
@@ -198,3 +196,20 @@ def test_serve_with_the_onnx_backend_answers_as_with_torch(exported, monkeypatch
             server.shutdown()
             server.server_close()
     assert answers[0] == answers[1]
+
+
+@pytest.mark.parametrize("case, message", [
+    ("out_is_file", r"--out .*: a file, not a folder"),
+    ("no_model", r"no such run directory or model file"),
+    ("relation", r"ONNX export covers taggers .*; this is a relation model"),
+])
+def test_bad_exports_fail_with_one_clear_line(tmp_path, capsys, case, message):
+    (tmp_path / "file.txt").write_text("x")
+    relation = tmp_path / "relation"
+    relation.mkdir()
+    (relation / "config.yaml").write_text("task: relation\n")
+    model = {"out_is_file": "en-ner-conll03", "no_model": str(tmp_path / "missing"), "relation": str(relation)}[case]
+    out = tmp_path / ("file.txt" if case == "out_is_file" else "out")
+    assert main(["export", model, "--format", "onnx", "--out", str(out)]) == 2
+    assert re.search(message, capsys.readouterr().err)
+    assert not (tmp_path / "out").exists()
