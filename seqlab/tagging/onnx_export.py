@@ -149,7 +149,7 @@ def export_onnx(model: str | Path | None, out: str | Path, *, opset: int = OPSET
     from seqlab.core.package import package, read_manifest
     from seqlab.core.strict import read_mapping
     from seqlab.tagging.api import SequenceTagger
-    from seqlab.tasks import DEFAULT_TASK, MODELS, model_path
+    from seqlab.tasks import DEFAULT_MODEL, DEFAULT_TASK, MODELS, model_path
     from seqlab.tasks import load as load_any
 
     require("onnx")  # the exporter writes its format
@@ -179,7 +179,7 @@ def export_onnx(model: str | Path | None, out: str | Path, *, opset: int = OPSET
         handle.write(graph)
     manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, "seqlab_version": __version__,
                 "torch_version": torch.__version__, "opset": opset,
-                "source": str(model) if model is None or str(model) in MODELS else Path(str(model)).name,
+                "source": str(model or DEFAULT_MODEL) if model is None or str(model) in MODELS else Path(str(model)).name,
                 "encoder": tagger.config.model.encoder, "decoder": tagger.config.model.decoder,
                 "inputs": input_names(tagger.model), "outputs": ["emissions"],
                 "sha256": {ONNX: _sha256(out / ONNX), PACKAGE: _sha256(target)}}
