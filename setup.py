@@ -24,7 +24,11 @@ setup(
         "tqdm>=4.66",
     ],
     extras_require={
-        "test": ["pytest>=7.4", "hypothesis>=6.90"],
+        # onnx, onnxruntime: the tests export a tiny tagger and compare onnxruntime's labels with torch's (CPU wheels)
+        "test": ["pytest>=7.4", "hypothesis>=6.90", "onnx>=1.16", "onnxruntime>=1.18"],
+        # onnx (the exporter writes its format) and onnxruntime: `seqlab export --format onnx` and the
+        # `--backend onnx` inference path; the torch path needs neither
+        "onnx": ["onnx>=1.16", "onnxruntime>=1.18"],
         "bench": ["pytorch-crf>=0.7.2", "psutil>=5.9"],
         # python-crfsuite: the linear-chain CRF of examples/crfsuite_chunker.py (Turian et al. 2010 Table 2),
         # a maintained binding of CRFsuite; seqlab itself does not need it.

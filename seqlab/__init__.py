@@ -32,15 +32,19 @@ _LAZY = {  # torch is imported on first use, so `import seqlab` stays cheap
 }
 
 
-def load(path: str | Path | None = None, device: "str | torch.device" = "auto") -> "Union[SequenceTagger, RelationModel]":
+def load(path: str | Path | None = None, device: "str | torch.device" = "auto", *,
+         backend: str = "torch") -> "Union[SequenceTagger, RelationModel]":
     """A trained model: a run directory ``seqlab train`` wrote (``--output``), a ``.seqlab`` file
     (``seqlab package``), or an installed model's short name; with no argument, the English NER model
     installed with seqlab (``en-ner-conll03``). Returns a :class:`SequenceTagger` for a tagging model, a
     :class:`RelationModel` for a relation model. ``device``: ``auto`` (the GPU when there is one), ``cpu``,
-    ``cuda`` or ``cuda:N``. Weights load with ``torch.load(weights_only=True)``."""
+    ``cuda`` or ``cuda:N``. Weights load with ``torch.load(weights_only=True)``. ``backend="onnx"``: a
+    tagger exported by ``seqlab export MODEL --format onnx --out DIR`` (pass DIR), whose emissions
+    onnxruntime computes on the CPU (``pip install 'seqlab[onnx]'``); labels and confidences are decoded as
+    with torch."""
     from seqlab.tasks import load as load_any
 
-    return load_any(path, device)
+    return load_any(path, device, backend)
 
 
 def train(config: Any, output: str | Path, *, overrides: tuple[str, ...] = (), resume: bool = False,

@@ -88,12 +88,29 @@ def model_path(name: str | Path | None) -> Path:
     return Path(name)
 
 
-def load(path: str | Path | None = None, device: torch.device | str = "auto") -> Any:
-    """A trained model of any task: a run directory, a ``.seqlab`` file or an installed model's short name
-    (see :func:`seqlab.load`)."""
-    from seqlab.core.package import unpack
+#: Where a tagger's emissions are computed: torch (the trained modules) or onnxruntime (``seqlab export``).
+BACKENDS = ("torch", "onnx")
 
+
+def load(path: str | Path | None = None, device: torch.device | str = "auto", backend: str = "torch") -> Any:
+    """A trained model of any task: a run directory, a ``.seqlab`` file, an installed model's short name or
+    a folder that ``seqlab export`` wrote (see :func:`seqlab.load`); ``backend="onnx"`` (an export folder
+    only) computes a tagger's emissions with onnxruntime."""
+    from seqlab.core.package import unpack
+    from seqlab.tagging.onnx_export import MANIFEST, PACKAGE
+
+    if backend not in BACKENDS:
+        raise SeqlabError(f"backend: expected one of {list(BACKENDS)}, got {backend!r}")
     run_dir = model_path(path)
+    if (run_dir / MANIFEST).is_file():  # an export folder: its graph, or its model file for torch
+        if backend == "onnx":
+            from seqlab.tagging.onnx_runtime import load_onnx
+
+            return load_onnx(run_dir, device)
+        run_dir = run_dir / PACKAGE
+    elif backend == "onnx":
+        raise SeqlabError(f"{run_dir}: no ONNX graph here; write one with `seqlab export {path or DEFAULT_MODEL} "
+                          "--format onnx --out DIR` and load DIR")
     if run_dir.is_file():
         run_dir = unpack(run_dir)
     if not (run_dir / archive.CONFIG).is_file():

@@ -87,3 +87,18 @@ def test_relation_speed_prints_json(runs):
     for key in ("read_and_tokenize_sentences_per_second", "encode_sentences_per_second",
                 "classify_sentences_per_second", "train_sentences_per_second", "train_epoch_seconds_7200_sentences"):
         assert result[key]["wall"] > 0 and result[key]["cpu"] > 0
+
+
+def test_onnx_speed_prints_json(runs, tmp_path):
+    pytest.importorskip("onnxruntime", reason="the onnx extra (pip install 'seqlab[onnx]') is not installed")
+    done = run_script("onnx_speed.py", "--model", str(runs["tagger"]), "--file", "dev.txt", "--export",
+                      str(tmp_path / "exported"), "--batch-sizes", "1", "--rounds", "1", "--process-rounds", "1",
+                      data=NER)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["differing_labels"] == 0 and result["sentences"] > 0
+    assert (tmp_path / "exported" / "model.onnx").is_file()
+    for side in ("torch", "onnx"):
+        assert result["in_process"]["batch_1"][side]["tokens_per_second"] > 0
+        assert result["whole_process"][side]["seconds"] > 0
+    assert result["whole_process"]["identical_output"] is True

@@ -2,6 +2,7 @@
 
 ``train`` (:mod:`.train`), ``tag`` and ``eval`` (:mod:`.tag`), ``score`` and ``compare`` (:mod:`.score`),
 ``classify``, ``explain`` and ``score semeval`` (:mod:`.relation`), ``features`` (:mod:`.features`),
+``package`` and ``inspect`` (:mod:`.package`), ``export`` (:mod:`.export`), ``serve`` (:mod:`.serve`),
 ``sweep`` and ``summarize``.
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 from typing import Sequence
 
 from features.base import FeatureError
-from seqlab.cli import features, package, relation, score, serve, tag, train
+from seqlab.cli import export, features, package, relation, score, serve, tag, train
 from seqlab.core.errors import SeqlabError
 from seqlab.core.summarize import add_parser as add_summarize_parser
 from seqlab.tagging.sweep import add_parser as add_sweep_parser
@@ -32,6 +33,7 @@ def parser() -> argparse.ArgumentParser:
     relation.add_parsers(sub, score_formats)  # classify, explain, score semeval
     features.add_parser(sub)
     package.add_parsers(sub)
+    export.add_parser(sub)
     serve.add_parser(sub)
     add_sweep_parser(sub)
     add_summarize_parser(sub)

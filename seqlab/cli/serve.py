@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import logging
 
-from seqlab.cli._util import load_model, positive_int
+from seqlab.cli._util import add_backend_option, load_model, positive_int
 from seqlab.core.errors import SeqlabError
 
 log = logging.getLogger("seqlab")
@@ -13,7 +13,7 @@ log = logging.getLogger("seqlab")
 def cmd_serve(args: argparse.Namespace) -> int:
     from seqlab.serve import make_server
 
-    model = load_model(args.model)
+    model = load_model(args.model, backend=args.backend)
     try:
         server = make_server(model, args.model or "en-ner-conll03", host=args.host, port=args.port,
                              max_bytes=args.max_bytes, batch_wait=args.batch_wait_ms / 1000)
@@ -38,4 +38,5 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--max-bytes", type=positive_int, default=1_000_000, help="largest request body accepted")
     s.add_argument("--batch-wait-ms", type=float, default=5.0,
                    help="collect concurrent tagging requests for this long and tag them together (0: one at a time)")
+    add_backend_option(s)
     s.set_defaults(func=cmd_serve)

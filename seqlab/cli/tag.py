@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 from typing import Iterable, TextIO
 
-from seqlab.cli._util import add_threads_option, input_lines, load_model, positive_int, use_threads
+from seqlab.cli._util import (add_backend_option, add_threads_option, input_lines, load_model, positive_int,
+                              use_threads)
 from seqlab.core.paths import require_file
 from seqlab.core.errors import SeqlabError
 from seqlab.tagging.config import SCHEME_NAMES
@@ -46,7 +47,8 @@ def _is_model(name: str) -> bool:
     from seqlab.tasks import MODELS
 
     path = Path(name)
-    return name in MODELS or (path / "config.yaml").is_file() or (path.is_file() and path.suffix == ".seqlab")
+    return (name in MODELS or (path / "config.yaml").is_file() or (path / "onnx.json").is_file()
+            or (path.is_file() and path.suffix == ".seqlab"))
 
 
 def cmd_tag(args: argparse.Namespace) -> int:
@@ -57,7 +59,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
     model, file = args.model, args.file
     if file is None and model is not None and not _is_model(model):  # `seqlab tag FILE`: the installed model
         model, file = None, model
-    tagger = load_model(model, SequenceTagger, "tag")  # a bad model fails here, once, before any worker starts
+    tagger = load_model(model, SequenceTagger, "tag", args.backend)  # a bad model fails here, before any worker
     lines, _ = input_lines(file)
     index, count = parse_shard(args.shard) if args.shard else (0, 1)
     numbered_a, numbered_b = itertools.tee(shard(lines, index, count))
@@ -66,7 +68,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
                "confidences": args.format == "jsonl"}  # the only format that prints them
     if args.workers > 1:
         del tagger  # each worker loads its own copy
-        documents = tag_in_workers(model, texts, workers=args.workers, options=options)
+        documents = tag_in_workers(model, texts, workers=args.workers, options=options, backend=args.backend)
     else:
         documents = tagger.tag_many(texts, **options)
     write_documents(documents, sys.stdout, args.format, (number for number, _ in numbered_b))
@@ -127,4 +129,5 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--scheme", choices=SCHEME_NAMES, default="iob2",
                    help="tag scheme of the labels --format conll writes (default iob2: B- opens every entity)")
     add_threads_option(g)
+    add_backend_option(g)
     g.set_defaults(func=cmd_tag)

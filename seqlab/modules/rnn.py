@@ -62,7 +62,8 @@ class BiLSTM(nn.Module):
         batch, width = inputs.shape[:2]
         index = reverse_index(lengths, width)  # shape: (B, T)
         cells = batch * width
-        pack = cells >= PACK_MIN_CELLS and float(lengths.sum()) < (1 - PACK_MIN_PADDING) * cells
+        pack = (not torch.jit.is_tracing()  # an exported graph (ONNX) runs the padded kernels for any shape
+                and cells >= PACK_MIN_CELLS and float(lengths.sum()) < (1 - PACK_MIN_PADDING) * cells)
         run = _packed if pack else _padded
         x = inputs
         for depth, (fwd, bwd) in enumerate(zip(self.forward_layers, self.backward_layers)):

@@ -9,7 +9,7 @@ tagger's projection. The architecture is data (``I-T(150)-W(310)-W(310)-O``, see
 :mod:`seqlab.modules.window_spec`), not a class.
 
 Everything is vectorised: token layers run once per padded position (not k times), and the
-windows are cut with ``Tensor.unfold``, so there is no per-token Python.
+windows are cut as ``size`` shifted slices, so there is no per-token Python.
 """
 from __future__ import annotations
 
@@ -36,8 +36,8 @@ def window_gather(tokens: torch.Tensor, mask: torch.Tensor, pad: torch.Tensor, s
     filled = torch.where(mask.unsqueeze(-1), tokens, pad)  # shape: (B, T, D)
     edge = pad.expand(batch, half, dim)  # shape: (B, half, D)
     padded = torch.cat([edge, filled, edge], dim=1)  # shape: (B, T + 2 * half, D)
-    windows = padded.unfold(1, size, 1)  # shape: (B, T, D, size)
-    return windows.transpose(2, 3).reshape(batch, length, size * dim)  # shape: (B, T, size * D)
+    # shifted slices rather than Tensor.unfold: the same copy, and exportable to ONNX with a dynamic length
+    return torch.cat([padded[:, p : p + length] for p in range(size)], dim=-1)  # shape: (B, T, size * D)
 
 
 class WindowEncoder(nn.Module):

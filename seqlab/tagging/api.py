@@ -32,7 +32,9 @@ from seqlab.tagging.config import SCHEME_NAMES, Config, load_config
 from seqlab.tagging.document import Document, Sentence, Span
 from seqlab.tagging.evaluate import EvalResult, evaluate_split
 from seqlab.tagging.features import TokenFeatures, encode_options, load_token_features
-from seqlab.tagging.predict import Prediction, Predictor
+from seqlab.modules.decoders import SoftmaxDecoder
+from seqlab.tagging.parts import post_viterbi
+from seqlab.tagging.predict import Emissions, Prediction, Predictor
 
 
 log = logging.getLogger("seqlab")
@@ -80,10 +82,16 @@ def _ready(waiting: deque[_Pending]) -> Iterator[Document]:
 class SequenceTagger:
     """A trained tagger (BiLSTM-CRF, softmax or windowed), in eval mode on its device."""
 
-    def __init__(self, config: Config, vocabs: dict[str, Vocab], features: TokenFeatures | None, model: Tagger) -> None:
+    def __init__(self, config: Config, vocabs: dict[str, Vocab], features: TokenFeatures | None,
+                 model: Tagger | None, *, backend: Emissions | None = None) -> None:
+        """``model``: the torch tagger; or None with another emissions ``backend`` (onnxruntime), whose
+        scores the same :class:`Predictor` decodes."""
         self.config, self.vocabs, self.features, self.model = config, vocabs, features, model
-        self.device = next(model.parameters()).device
-        self.predictor = Predictor(model, vocabs["tags"], device=self.device)
+        if (model is None) == (backend is None):
+            raise ValueError("a SequenceTagger needs either a torch model or an emissions backend, not both")
+        self.predictor = Predictor(model if backend is None else backend, vocabs["tags"])
+        self.device = self.predictor.device
+        self.backend = "torch" if backend is None else "onnx"
 
     @classmethod
     def load(cls, run_dir: str | Path, device: torch.device | str = "auto") -> "SequenceTagger":
@@ -108,7 +116,14 @@ class SequenceTagger:
 
     def use_post_viterbi(self) -> None:
         """Decode a softmax tagger by Viterbi under its scheme's allowed transitions (Turian et al. 2009)."""
-        use_post_viterbi(self.model, self.vocabs["tags"].itos, self.config.data.tag_scheme)
+        labels, scheme = self.vocabs["tags"].itos, self.config.data.tag_scheme
+        if self.model is not None:
+            use_post_viterbi(self.model, labels, scheme)
+        elif not isinstance(self.predictor.backend.decoder, SoftmaxDecoder):
+            raise SeqlabError(f"post-Viterbi decoding applies to softmax taggers; this model decodes with "
+                              f"{type(self.predictor.backend.decoder).__name__}")
+        else:
+            self.predictor.backend.decoder = post_viterbi(labels, scheme)
 
     # ------------------------------------------------------------ tagging
 
@@ -225,4 +240,4 @@ class SequenceTagger:
 
     def __repr__(self) -> str:
         return (f"SequenceTagger({self.config.model.encoder}-{self.config.model.decoder}, types={self.types}, "
-                f"device={self.device})")
+                f"device={self.device}{', backend=onnx' if self.backend == 'onnx' else ''})")

@@ -38,14 +38,14 @@ def shard(lines: Iterable[str], index: int, count: int) -> Iterator[tuple[int, s
             yield number, line
 
 
-def _load(model: str | None) -> None:
+def _load(model: str | None, backend: str = "torch") -> None:
     import torch
 
     import seqlab
 
     global _MODEL
     torch.set_num_threads(1)
-    _MODEL = seqlab.load(model, "cpu")
+    _MODEL = seqlab.load(model, "cpu", backend=backend)
 
 
 def _tag(lines: list[str], options: dict[str, Any]) -> list[Document]:
@@ -53,14 +53,15 @@ def _tag(lines: list[str], options: dict[str, Any]) -> list[Document]:
 
 
 def tag_in_workers(model: str | Path | None, lines: Iterable[str], *, workers: int,
-                   options: dict[str, Any] | None = None, chunk: int = 256) -> Iterator[Document]:
-    """Tag ``lines`` in ``workers`` processes, ``chunk`` lines a task, each calling ``tag_many(**options)``
-    (batch_size, scheme, confidences); documents in input order."""
+                   options: dict[str, Any] | None = None, chunk: int = 256,
+                   backend: str = "torch") -> Iterator[Document]:
+    """Tag ``lines`` in ``workers`` processes (each loading ``model`` with ``backend``), ``chunk`` lines a task,
+    each calling ``tag_many(**options)`` (batch_size, scheme, confidences); documents in input order."""
     if workers < 1:
         raise SeqlabError(f"--workers: expected a positive number of processes, got {workers}")
     lines = iter(lines)
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no forked torch thread pools
-    with context.Pool(workers, initializer=_load, initargs=(None if model is None else str(model),)) as pool:
+    with context.Pool(workers, initializer=_load, initargs=(None if model is None else str(model), backend)) as pool:
         pending: deque = deque()
         chunks = iter(lambda: list(itertools.islice(lines, chunk)), [])
         for part in chunks:

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 import torch
+from torch import nn
 
 from seqlab.data.batching import Encoded, length_mask, make_batch, sorted_batches
 from seqlab.data.schemes import Span, SpanReader
@@ -22,45 +23,80 @@ class Prediction:
     spans: list[tuple[str, int, int, float]]  # (type, start, end exclusive, confidence)
 
 
-class Predictor:
-    """Decodes encoded sentences with a trained tagger, in the original order.
+class Emissions(Protocol):
+    """Where a :class:`Predictor` gets label scores: a torch :class:`Tagger` (:class:`TorchEmissions`) or an
+    onnxruntime session (:class:`seqlab.tagging.onnx_runtime.OnnxEmissions`). Both hand the scores to the
+    same ``decoder`` (a CRF, softmax or post-Viterbi module), so decoding and confidences are one code path."""
 
-    A span's confidence is the smallest posterior marginal p(y_t = predicted label | x) over its
-    tokens, from the CRF's forward-backward (or the softmax). Spelling vectors are computed once per
-    word type of the input, and a windowed tagger reads its window through per-type tables (same
-    scores, several times faster; ``tables=False`` runs the plain forward pass instead). One predictor
-    used for many inputs (a service) reuses the tables' memory from one call to the next.
-    """
+    device: torch.device
+    decoder: nn.Module
 
-    def __init__(self, model: Tagger, labels: Vocab, *, device: torch.device | None = None,
-                 tables: bool = True) -> None:
+    def scorer(self, data: Encoded) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+        """A function of (sentence indices (B,), mask (B, T)) returning their emissions (B, T, K)."""
+        ...
+
+
+class TorchEmissions:
+    """Emissions of a torch :class:`Tagger` in eval mode. Spelling vectors are computed once per word type
+    of the input, and a windowed tagger reads its window through per-type tables (same scores, several times
+    faster; ``tables=False`` runs the plain forward pass instead), whose memory one instance reuses."""
+
+    def __init__(self, model: Tagger, device: torch.device | None = None, tables: bool = True) -> None:
         self.model, self.tables = model, tables
         self.device = device or next(model.parameters()).device
+        self.workspace = Workspace()
+
+    @property
+    def decoder(self) -> nn.Module:
+        return self.model.decoder
+
+    @decoder.setter
+    def decoder(self, decoder: nn.Module) -> None:
+        self.model.decoder = decoder
+
+    def scorer(self, data: Encoded) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+        self.model.eval()
+        table = self.model.spelling_table(data)  # spelling vectors once per word type, not once per token
+        fast = self.model.window_tables(data, table, self.workspace) if self.tables else None
+
+        def score(indices: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            if fast is not None:  # the tables need only which sentences, and their lengths
+                return fast.emissions(indices, mask)  # shape: (B, T, K)
+            return self.model.emissions(make_batch(data, indices, table).to(self.device))  # shape: (B, T, K)
+        return score
+
+
+class Predictor:
+    """Decodes encoded sentences, in the original order, from the emissions of ``model``: a trained
+    :class:`Tagger` (run by :class:`TorchEmissions`) or another :class:`Emissions` backend.
+
+    A span's confidence is the smallest posterior marginal p(y_t = predicted label | x) over its
+    tokens, from the CRF's forward-backward (or the softmax). One predictor used for many inputs (a
+    service) reuses the window tables' memory from one call to the next.
+    """
+
+    def __init__(self, model: Tagger | Emissions, labels: Vocab, *, device: torch.device | None = None,
+                 tables: bool = True) -> None:
+        self.backend: Emissions = TorchEmissions(model, device, tables) if isinstance(model, Tagger) else model
+        self.device = self.backend.device
         self.names = np.array(labels.itos, dtype=object)  # label id -> label string, indexed by whole rows
         self.read_spans = SpanReader(labels.itos)
-        self.workspace = Workspace()
 
     def __call__(self, data: Encoded, *, batch_size: int = 100, confidences: bool = False) -> list[Prediction]:
         if len(data) == 0:
             return []
-        self.model.eval()
         out: list[Prediction | None] = [None] * len(data)
         with torch.inference_mode():
-            table = self.model.spelling_table(data)  # spelling vectors once per word type, not once per token
-            fast = self.model.window_tables(data, table, self.workspace) if self.tables else None
+            score = self.backend.scorer(data)
             for indices in sorted_batches(data, batch_size):
-                if fast is not None:  # the tables need only which sentences, and their lengths
-                    mask = length_mask(data.lengths[indices]).to(self.device)  # shape: (B, T)
-                    emissions = fast.emissions(indices, mask)  # shape: (B, T, K)
-                else:
-                    batch = make_batch(data, indices, table).to(self.device)
-                    mask, emissions = batch.mask, self.model.emissions(batch)  # shapes: (B, T), (B, T, K)
+                mask = length_mask(data.lengths[indices]).to(self.device)  # shape: (B, T)
+                emissions = score(indices, mask)  # shape: (B, T, K)
                 self._decode(emissions, mask, indices, data.lengths[indices], confidences, out)
         return out  # type: ignore[return-value]
 
     def _decode(self, emissions: torch.Tensor, mask: torch.Tensor, indices: torch.Tensor, lengths: torch.Tensor,
                 confidences: bool, out: list[Prediction | None]) -> None:
-        decoder = self.model.decoder
+        decoder = self.backend.decoder
         best = decoder.decode(emissions, mask)  # shape: (B, T)
         chosen = None
         if confidences:

@@ -1,0 +1,120 @@
+"""The onnxruntime backend of a tagger: ``seqlab.load(DIR, backend="onnx")`` for a folder that
+``seqlab export`` wrote (:mod:`seqlab.tagging.onnx_export`).
+
+:class:`OnnxEmissions` is an :class:`~seqlab.tagging.predict.Emissions` backend: the
+:class:`~seqlab.tagging.predict.Predictor` asks it for each batch's emissions and decodes them with the
+model's own decoder module (built from the config, its CRF transitions loaded from the model file), exactly as
+for the torch backend. The graph runs on the CPU with ``threads`` intra-op threads (default: torch's setting,
+which ``seqlab tag --threads`` sets).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+from torch import nn
+
+from seqlab.core import archive
+from seqlab.core.errors import SeqlabError
+from seqlab.data.batching import Encoded, make_batch
+from seqlab.tagging.onnx_export import FORMAT, FORMAT_VERSION, MANIFEST, ONNX, PACKAGE, require
+
+
+def _onnxruntime() -> Any:
+    require("onnxruntime")
+    import onnxruntime
+
+    return onnxruntime
+
+
+def session(model: bytes | str | Path, *, threads: int | None = None) -> Any:
+    """An onnxruntime CPU session over a graph (bytes or a file), on ``threads`` threads (default: torch's)."""
+    ort = _onnxruntime()
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads or torch.get_num_threads()
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.log_severity_level = 3  # errors only: no notes about unused initializers on stderr
+    source = model if isinstance(model, bytes) else str(model)
+    return ort.InferenceSession(source, sess_options=options, providers=["CPUExecutionProvider"])
+
+
+class OnnxEmissions:
+    """Emissions from an onnxruntime session over a tagger's exported graph, decoded by ``decoder``."""
+
+    def __init__(self, runtime: Any, decoder: nn.Module) -> None:
+        self.session, self.decoder = runtime, decoder
+        self.device = torch.device("cpu")
+        self.names = [node.name for node in runtime.get_inputs()]
+
+    def scorer(self, data: Encoded) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+        def score(indices: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            batch = make_batch(data, indices)  # the batch's distinct word types carry their characters
+            given = {"words": batch.words, "caps": batch.caps, "chars": batch.chars,
+                     "char_lengths": batch.char_lengths, "type_index": batch.type_index,
+                     "features": batch.features, "feature_ids": batch.feature_ids, "lengths": data.lengths[indices]}
+            feed = {name: given[name].numpy() for name in self.names}
+            return torch.from_numpy(self.session.run(None, feed)[0])  # shape: (B, T, K)
+        return score
+
+
+def is_export(path: str | Path) -> bool:
+    """Whether ``path`` is a folder that ``seqlab export`` wrote."""
+    return (Path(path) / MANIFEST).is_file()
+
+
+def read_export(folder: str | Path) -> dict[str, Any]:
+    """``onnx.json`` of an export folder, after checking its format and the sha256 of both files."""
+    folder = Path(folder)
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise SeqlabError(f"{folder / MANIFEST}: cannot be read ({err})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise SeqlabError(f"{folder / MANIFEST}: not a seqlab ONNX export (format is not {FORMAT!r})")
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise SeqlabError(f"{folder / MANIFEST}: export format version {manifest.get('format_version')!r}; "
+                          f"this seqlab reads version {FORMAT_VERSION}")
+    for name in (ONNX, PACKAGE):
+        path = folder / name
+        if not path.is_file():
+            raise SeqlabError(f"{folder}: {name} is missing from the export")
+        if hashlib.sha256(path.read_bytes()).hexdigest() != (manifest.get("sha256") or {}).get(name):
+            raise SeqlabError(f"{path}: fails its sha256 check in {MANIFEST} (the file was altered or corrupted)")
+    return manifest
+
+
+def load_decoder(run_dir: Path, config: Any, labels: list[str]) -> nn.Module:
+    """The decoder a run's config names, with its weights (CRF transitions) from the run's model file."""
+    from seqlab.tagging.parts import DECODERS
+
+    decoder = DECODERS.get(config.model.decoder, "model.decoder")(labels, config.data.tag_scheme)
+    weights = archive.load_weights(run_dir, "cpu")
+    state = {key[len("decoder."):]: value for key, value in weights.items() if key.startswith("decoder.")}
+    archive.load_state(decoder, state, run_dir / archive.WEIGHTS, "decoder")
+    return decoder.eval()
+
+
+def load_onnx(folder: str | Path, device: torch.device | str = "auto", *, threads: int | None = None) -> Any:
+    """The tagger of an export folder, its emissions computed by onnxruntime (see :func:`seqlab.load`)."""
+    from seqlab.core.package import unpack
+    from seqlab.tagging.api import SequenceTagger
+    from seqlab.tagging.config import load_config
+    from seqlab.tagging.features import load_token_features
+
+    if str(device) not in ("auto", "cpu"):
+        raise SeqlabError(f"the onnx backend runs on the CPU (onnxruntime's CPUExecutionProvider); "
+                          f"device must be auto or cpu, got {str(device)!r}")
+    folder = Path(folder)
+    read_export(folder)
+    runtime = session(folder / ONNX, threads=threads)
+    run_dir = unpack(folder / PACKAGE)
+    config = load_config(run_dir / archive.CONFIG)
+    vocabs = archive.load_vocabs(run_dir)
+    features = load_token_features(config.model.features, state=archive.load_feature_state(run_dir))
+    decoder = load_decoder(run_dir, config, vocabs["tags"].itos)
+    return SequenceTagger(config, vocabs, features, None, backend=OnnxEmissions(runtime, decoder))
+

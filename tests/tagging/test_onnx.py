@@ -1,0 +1,215 @@
+"""ONNX export and the onnxruntime backend: the same labels as torch, confidences within float rounding.
+
+Tiny models are trained here (a BiLSTM-CRF with characters, capitalization, Brown prefix embeddings and
+orthographic features; a windowed chunker reading POS tags, with a CRF and with a softmax decoded by
+post-Viterbi), exported, and run by both backends on their test files and on hand-made inputs: batch 1 and
+100, one-token and long sentences, unknown words and words longer than the character limit.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import seqlab
+from seqlab.core.errors import SeqlabError
+from tests.conftest import FIXTURES, forget_new_log_handlers
+
+pytest.importorskip("onnxruntime", reason="the onnx extra (pip install 'seqlab[onnx]') is not installed")
+
+from seqlab.cli import main  # noqa: E402
+from seqlab.tagging.onnx_export import export_onnx  # noqa: E402
+
+NER, CHUNK = FIXTURES / "ner", FIXTURES / "chunk"
+KINDS = {  # kind: (config, data folder, overrides, test file)
+    "bilstm_crf": (NER / "tiny.yaml", NER, ["train.epochs=2", "train.threads=1",
+                   "model.features=[{type: brown, path: brown_paths.txt, prefixes: [2, 4], dim: 3},"
+                   " {type: orthographic}]"], NER / "dev.txt"),
+    "window_crf": (CHUNK / "window.yaml", CHUNK, ["train.epochs=1", "model.decoder=crf"], CHUNK / "test.txt"),
+    "window_softmax": (CHUNK / "window.yaml", CHUNK, ["train.epochs=1"], CHUNK / "test.txt"),
+}
+UNKNOWN = ["Xqzzyv", "Blorptown", "Qwxz-" + "k" * 50, "ÆØÅ", "1,234.5"]  # unseen words; one past 40 characters
+
+
+@pytest.fixture(scope="module", params=sorted(KINDS))
+def exported(request, tmp_path_factory):
+    kind = request.param
+    path, data, overrides, _ = KINDS[kind]
+    root = tmp_path_factory.mktemp(kind)
+    with pytest.MonkeyPatch.context() as mp, forget_new_log_handlers():
+        mp.setenv("SEQLAB_DATA", str(data))
+        seqlab.train(path, root / "run", overrides=tuple(overrides), progress=False)
+        manifest = export_onnx(root / "run", root / "onnx")  # packages the run: its feature files come along
+    return kind, root / "run", root / "onnx", manifest
+
+
+def _sentences(kind: str) -> tuple[list[list[str]], dict[str, list[list[str]]] | None]:
+    """Hand-made sentences of lengths 1 to 60 with unknown words (and POS tags for the chunkers)."""
+    words = ["EU", "rejects", "German", "call", "to", "boycott", "British", "lamb", "."] + UNKNOWN
+    sentences = [[words[(i * 7 + j) % len(words)] for j in range(n)] for i, n in enumerate([1, 2, 5, 14, 60, 3, 1])]
+    if not kind.startswith("window"):
+        return sentences, None
+    tags = ["NNP", "VBZ", "JJ", "NN", "TO", "VB", "JJ", "NN", "."]
+    return sentences, {"pos": [[tags[j % len(tags)] for j in range(len(s))] for s in sentences]}
+
+
+def _both(run: Path, out: Path, kind: str):
+    torch_tagger, onnx_tagger = seqlab.load(run, "cpu"), seqlab.load(out, backend="onnx")
+    if kind == "window_softmax":
+        torch_tagger.use_post_viterbi()
+        onnx_tagger.use_post_viterbi()
+    return torch_tagger, onnx_tagger
+
+
+def test_the_export_folder_holds_the_graph_the_model_file_and_their_checksums(exported):
+    kind, _, out, manifest = exported
+    assert sorted(p.name for p in out.iterdir()) == ["model.onnx", "model.seqlab", "onnx.json"]
+    assert json.loads((out / "onnx.json").read_text()) == manifest
+    expected = {"bilstm_crf": ["words", "caps", "chars", "char_lengths", "type_index", "features", "feature_ids",
+                               "lengths"],
+                "window_crf": ["features", "lengths"], "window_softmax": ["features", "lengths"]}[kind]
+    assert manifest["inputs"] == expected
+
+
+@pytest.mark.parametrize("batch_size", [1, 100])
+def test_onnx_gives_torchs_labels_and_confidences(exported, batch_size, monkeypatch):
+    kind, run, out, _ = exported
+    monkeypatch.setenv("SEQLAB_DATA", str(KINDS[kind][1]))  # only the torch load of the run dir reads it
+    torch_tagger, onnx_tagger = _both(run, out, kind)
+    sentences, columns = _sentences(kind)
+    mine = torch_tagger.tag_tokens(sentences, batch_size=batch_size, columns=columns)
+    theirs = onnx_tagger.tag_tokens(sentences, batch_size=batch_size, columns=columns)
+    assert [s.labels for s in theirs] == [s.labels for s in mine]
+    for a, b in zip(mine, theirs):
+        assert [(x.label, x.start, x.end) for x in b.spans] == [(x.label, x.start, x.end) for x in a.spans]
+        assert [x.confidence for x in b.spans] == pytest.approx([x.confidence for x in a.spans], abs=1e-4)
+
+
+def test_onnx_evaluates_a_file_exactly_as_torch(exported, tmp_path, monkeypatch):
+    kind, run, out, _ = exported
+    monkeypatch.setenv("SEQLAB_DATA", str(KINDS[kind][1]))
+    torch_tagger, onnx_tagger = _both(run, out, kind)
+    test_file = KINDS[kind][3]
+    a = torch_tagger.evaluate(test_file, output=tmp_path / "torch.txt")
+    b = onnx_tagger.evaluate(test_file, output=tmp_path / "onnx.txt")
+    assert (tmp_path / "onnx.txt").read_text() == (tmp_path / "torch.txt").read_text()
+    assert b.f1 == a.f1
+
+
+def test_the_graph_has_dynamic_batch_and_length(exported):
+    """Emissions of one sentence of one token, and of 7 sentences up to 60 tokens, match torch's plain forward."""
+    from seqlab.tagging.predict import TorchEmissions
+
+    kind, _, out, _ = exported
+    onnx_tagger = seqlab.load(out, backend="onnx")
+    torch_tagger = seqlab.load(out / "model.seqlab", "cpu")  # the same model file, torch backend
+    sentences, columns = _sentences(kind)
+    for part in (sentences[:1], sentences):
+        data = torch_tagger._encode(part, None if columns is None else {c: v[:len(part)] for c, v in columns.items()})
+        indices = torch.arange(len(part))
+        mask = torch.arange(int(data.lengths.max())).unsqueeze(0) < data.lengths.unsqueeze(1)
+        with torch.inference_mode():
+            expected = TorchEmissions(torch_tagger.model, tables=False).scorer(data)(indices, mask)
+            got = onnx_tagger.predictor.backend.scorer(data)(indices, mask)
+        assert got.shape == expected.shape
+        assert torch.allclose(got[mask], expected[mask], atol=1e-4)
+        decoder = onnx_tagger.predictor.backend.decoder  # the confidences: every token's label marginals
+        assert torch.allclose(decoder.marginals(got, mask), torch_tagger.model.decoder.marginals(expected, mask),
+                              atol=1e-4)
+
+
+def test_the_export_folder_loads_with_torch_too(exported):
+    kind, _, out, _ = exported
+    tagger = seqlab.load(out, "cpu")
+    assert tagger.backend == "torch" and tagger.model is not None
+    assert seqlab.load(out, backend="onnx").backend == "onnx"
+
+
+@pytest.mark.parametrize("exported", ["bilstm_crf"], indirect=True)  # raw text: a model reading no POS column
+def test_cli_export_and_tag_with_the_onnx_backend(exported, tmp_path, capsys, monkeypatch):
+    kind, run, _, _ = exported
+    monkeypatch.setenv("SEQLAB_DATA", str(NER))
+    out = tmp_path / "exported"
+    assert main(["export", str(run), "--format", "onnx", "--out", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out)["inputs"][0] == "words"
+    text = tmp_path / "in.txt"
+    text.write_text("EU rejects German call to boycott British lamb.\nPeter Blackburn went to Xqzzyv.\n")
+    outputs = []
+    for backend in ("torch", "onnx"):
+        assert main(["tag", str(out), str(text), "--format", "jsonl", "--backend", backend]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1] and outputs[0].count("\n") >= 2
+
+
+@pytest.mark.parametrize("exported", ["bilstm_crf"], indirect=True)
+@pytest.mark.parametrize("case, message", [
+    ("run_dir", r"no ONNX graph here; write one with `seqlab export"),
+    ("altered", r"model.onnx: fails its sha256 check"),
+    ("backend", r"backend: expected one of \['torch', 'onnx'\], got 'tensorrt'"),
+    ("device", r"the onnx backend runs on the CPU"),
+    ("missing", r"pip install 'seqlab\[onnx\]'"),
+])
+def test_bad_onnx_loads_fail_with_one_clear_line(exported, tmp_path, monkeypatch, case, message):
+    import shutil
+
+    kind, run, out, _ = exported
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    if case == "altered":
+        data = bytearray((copy / "model.onnx").read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        (copy / "model.onnx").write_bytes(bytes(data))
+    if case == "missing":
+        monkeypatch.setitem(sys.modules, "onnxruntime", None)  # `import onnxruntime` raises ImportError
+    target = run if case == "run_dir" else copy
+    with pytest.raises(SeqlabError, match=message):
+        seqlab.load(target, "cuda" if case == "device" else "auto",
+                    backend="tensorrt" if case == "backend" else "onnx")
+
+
+@pytest.mark.parametrize("exported", ["bilstm_crf"], indirect=True)  # raw text: a model reading no POS column
+def test_serve_with_the_onnx_backend_answers_as_with_torch(exported, monkeypatch):
+    import threading
+    import urllib.request
+
+    from seqlab.cli import parser
+    from seqlab.serve import make_server
+
+    kind, _, out, _ = exported
+    args = parser().parse_args(["serve", str(out), "--backend", "onnx", "--port", "0"])
+    assert args.backend == "onnx"
+    answers = []
+    for model in (seqlab.load(out, "cpu"), seqlab.load(out, backend=args.backend)):
+        server = make_server(model, "test", port=0)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        body = json.dumps({"texts": ["EU rejects German call.", "Peter Blackburn met Xqzzyv in Blorptown."]})
+        request = urllib.request.Request(f"http://127.0.0.1:{server.server_address[1]}/tag", data=body.encode(),
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                answers.append(json.loads(answer.read()))
+        finally:
+            server.shutdown()
+            server.server_close()
+    assert answers[0] == answers[1]
+
+
+@pytest.mark.parametrize("case, message", [
+    ("out_is_file", r"--out .*: a file, not a folder"),
+    ("no_model", r"no such run directory or model file"),
+    ("relation", r"ONNX export covers taggers .*; this is a relation model"),
+])
+def test_bad_exports_fail_with_one_clear_line(tmp_path, capsys, case, message):
+    (tmp_path / "file.txt").write_text("x")
+    relation = tmp_path / "relation"
+    relation.mkdir()
+    (relation / "config.yaml").write_text("task: relation\n")
+    model = {"out_is_file": "en-ner-conll03", "no_model": str(tmp_path / "missing"), "relation": str(relation)}[case]
+    out = tmp_path / ("file.txt" if case == "out_is_file" else "out")
+    assert main(["export", model, "--format", "onnx", "--out", str(out)]) == 2
+    assert re.search(message, capsys.readouterr().err)
+    assert not (tmp_path / "out").exists()
