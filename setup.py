@@ -24,7 +24,11 @@ setup(
         "tqdm>=4.66",
     ],
     extras_require={
-        "test": ["pytest>=7.4", "hypothesis>=6.90"],
+        # the test extra includes the serve extra, so that CI runs seqlab serve's tests
+        "test": ["pytest>=7.4", "hypothesis>=6.90", "starlette>=1.0", "uvicorn>=0.30"],
+        # Starlette under uvicorn: seqlab serve's HTTP layer (routing, body streaming, graceful shutdown on
+        # SIGTERM), well-kept ASGI libraries rather than a hand-written server; only serving needs them.
+        "serve": ["starlette>=1.0", "uvicorn>=0.30"],
         "bench": ["pytorch-crf>=0.7.2", "psutil>=5.9"],
         # python-crfsuite: the linear-chain CRF of examples/crfsuite_chunker.py (Turian et al. 2010 Table 2),
         # a maintained binding of CRFsuite; seqlab itself does not need it.
