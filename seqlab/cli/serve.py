@@ -61,7 +61,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="most tokens in one request (raw text: whitespace-separated words) (422)")
     s.add_argument("--batch-wait-ms", type=_non_negative, default=5.0,
                    help="collect concurrent requests for this long and run the model on them together "
-                        "(0: only those already waiting)")
+                        "(0: no waiting; requests that arrive while the model is busy still go together)")
     s.add_argument("--max-batch", type=positive_int, default=256,
                    help="stop collecting once this many texts are waiting")
     add_threads_option(s)
