@@ -9,8 +9,9 @@ waits for ``GET /health``, then for each concurrency sends ``--requests`` POST /
 (CoNLL-2003-style news sentences, cycled) from that many client threads, each on its own keep-alive connection,
 and records wall time, requests/s and p50/p95/p99 latency, plus the server's RSS before and after. Every request
 is bounded (``--timeout``) and each setting by ``--time-cap``; failed requests (no answer, or not 200) are
-counted, never retried. Beside it, the in-process figure: ``tag_many`` over the same sentences at batch 100 in
-this process, same threads, and the ratio of the service's sentences/s to it.
+counted, never retried; the server's CPU time per request is recorded too (steadier than wall time on a busy
+machine). Beside it, the in-process figure: ``tag_many`` over the same sentences at batch 100 in this process,
+same threads, measured before and after the servers (the mean is the reference), and each run's ratio to it.
 
 With ``--soak SECONDS`` it instead sends steady load (the first ``--concurrency``, micro-batching on) for that
 long and reports the server's RSS at the start (after a warm-up), every ``--rss-every`` seconds and at the end.
@@ -70,6 +71,12 @@ def start_server(model: str | None, port: int, wait_ms: float, threads: int,
             time.sleep(0.2)
     server.kill()
     raise SystemExit(f"the server did not answer /health within 120 s: {' '.join(command)}")
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _percentiles(latencies: list[float]) -> dict:
@@ -186,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({**soak(args), "load_average": os.getloadavg(), "cpus": os.cpu_count(),
                           "command": command}, indent=1))
         return 0
-    runs = []
+    runs, references = [], [in_process(args.model, args.threads, 2000)]
     for wait_ms in args.batch_wait_ms:
         port = _free_port()
         server = start_server(args.model, port, wait_ms, args.threads)
@@ -194,13 +201,17 @@ def main(argv: list[str] | None = None) -> int:
             load(port, 200, 8, args.timeout, 30)  # warm-up
             rss_start = _rss_mb(server.pid)
             for concurrency in args.concurrency:
+                cpu = _cpu_s(server.pid)
                 result = load(port, args.requests, concurrency, args.timeout, args.time_cap)
-                runs.append({"batch_wait_ms": wait_ms, **result})
+                cpu_ms = 1000 * (_cpu_s(server.pid) - cpu) / max(1, result["requests"])
+                runs.append({"batch_wait_ms": wait_ms, **result, "server_cpu_ms_per_request": round(cpu_ms, 3)})
             runs[-1]["server_rss_mb_start_end"] = [rss_start, _rss_mb(server.pid)]
         finally:
             server.terminate()
             server.wait(timeout=60)
-    reference = in_process(args.model, args.threads, 2000)
+    references.append(in_process(args.model, args.threads, 2000))  # before and after: the machine's load drifts
+    reference = {"sentences": 2000, "sentences_per_s_before_after": [r["sentences_per_s"] for r in references],
+                 "sentences_per_s": round(sum(r["sentences_per_s"] for r in references) / 2, 1)}
     for run in runs:
         run["of_in_process"] = round(run["requests_per_s"] / reference["sentences_per_s"], 3)
     print(json.dumps({"benchmark": "serve_load", "model": args.model or "en-ner-conll03", "threads": args.threads,

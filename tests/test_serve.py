@@ -226,3 +226,39 @@ def test_classify_serves_a_relation_model_and_a_bad_sentence_fails_only_its_requ
     (status, body), (bad_status, bad_body) = answers
     assert status == 200 and body["relations"][0]["label"] == model.classify(good).label
     assert bad_status == 422 and "sentences" in bad_body["error"]
+
+
+def test_the_cli_serves_a_model_file_with_its_manifest_and_stops_gracefully_on_sigterm(trained, tmp_path):
+    import os
+    import re
+    import signal
+    import subprocess
+
+    from seqlab.core.package import package
+
+    manifest = package(trained["tagger"], tmp_path / "tiny.seqlab")
+    env = {**os.environ, "SEQLAB_CACHE": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+    server = subprocess.Popen([sys.executable, "-m", "seqlab", "serve", str(tmp_path / "tiny.seqlab"), "--port", "0",
+                               "--batch-wait-ms", "500"], stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        lines = []
+        while not (found := re.search(r"on http://127\.0\.0\.1:(\d+)", lines[-1] if lines else "")):
+            line = server.stderr.readline()
+            assert line, "".join(lines)
+            lines.append(line)
+        url = f"http://127.0.0.1:{found.group(1)}"
+        with urllib.request.urlopen(url + "/model", timeout=30) as answer:
+            assert json.loads(answer.read())["manifest"]["members"] == manifest["members"]
+        with ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(_post, url + "/tag", b'{"text": "Peter Blackburn"}')
+            time.sleep(0.2)  # the request waits in the batcher (500 ms) when the signal comes
+            server.send_signal(signal.SIGTERM)
+            status, body = pending.result()
+        assert status == 200 and body["documents"][0]["text"] == "Peter Blackburn"
+        assert server.wait(timeout=60) == 0
+        assert "stopped" in server.stderr.read()
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
