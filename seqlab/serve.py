@@ -177,8 +177,8 @@ def _sentence(sentence: Any) -> dict[str, Any]:
 
 
 def _document(doc: Any) -> dict[str, Any]:
-    """A tagged document as JSON-ready data (``Document.to_dict`` plus its spans; a quarter of the cost of
-    ``dataclasses.asdict``)."""
+    """A tagged document as JSON-ready data (``Document.to_dict`` plus its spans), built directly: on this hot
+    path ``dataclasses.asdict`` cost 0.1-0.2 ms of the model thread's time per sentence."""
     sentences = [_sentence(s) for s in doc.sentences]
     return {"text": doc.text, "spans": [span for s in sentences for span in s["spans"]], "sentences": sentences}
 
