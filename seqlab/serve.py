@@ -262,7 +262,7 @@ class ModelService:
 # ------------------------------------------------------------------ the HTTP layer
 
 
-def _require_framework() -> None:
+def require_framework() -> None:
     try:
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
@@ -386,7 +386,7 @@ def make_server(model: Any, name: str, *, host: str = "127.0.0.1", port: int = 8
     """An HTTP server for ``model`` (not yet serving: call ``serve_forever``); port 0 picks a free port.
     Concurrent requests arriving within ``batch_wait`` seconds (up to ``max_batch`` texts) are run together.
     Without the ``serve`` extra this fails with an install hint."""
-    _require_framework()
+    require_framework()
     # the loaded model's objects live as long as the server: leave them out of the garbage collector's full
     # collections (one over a CoNLL-2003 model's vocabularies stalls every request in flight for about 0.4 s)
     gc.collect()

@@ -21,9 +21,9 @@ def _manifest(source: str | None) -> dict[str, Any] | None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from seqlab.serve import _require_framework, make_server
+    from seqlab.serve import make_server, require_framework
 
-    _require_framework()  # before the model loads: a missing extra is said at once
+    require_framework()  # before the model loads: a missing extra is said at once
     use_threads(args.threads)
     model = load_model(args.model)
     try:
