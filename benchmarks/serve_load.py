@@ -1,18 +1,25 @@
 """A bounded load test of ``seqlab serve`` on 127.0.0.1: throughput and latency percentiles, printed as JSON.
 
-    python benchmarks/serve_load.py --requests 400 --concurrency 1 8 32 --threads 1
+    python benchmarks/serve_load.py --requests 2000 --concurrency 1 8 32 --threads 1
+    python benchmarks/serve_load.py --soak 600 --concurrency 8
 
-For each micro-batching setting (``--batch-wait-ms`` of 5 and 0, i.e. on and off) the script starts
+For each micro-batching setting (``--batch-wait-ms``, default 5 and 0, i.e. on and off) the script starts
 ``python -m seqlab serve MODEL`` as its own process (whole-process: what a client gets) on a free loopback port,
-waits for ``GET /health``, then for each concurrency sends ``--requests`` POST /tag requests of one sentence
-each (CoNLL-2003-style news sentences, cycled) from that many client threads, and records wall time,
-requests/s, sentences/s and p50/p95/p99 latency, plus the server's RSS before and after. Every request is bounded
-(``--timeout``) and the whole run by ``--time-cap``; failed requests are counted, never retried. Beside it, the
-in-process figure: ``tag_many`` over the same sentences at batch 100 in this process, same threads.
+waits for ``GET /health``, then for each concurrency sends ``--requests`` POST /tag requests of one sentence each
+(CoNLL-2003-style news sentences, cycled) from that many client threads, each on its own keep-alive connection,
+and records wall time, requests/s and p50/p95/p99 latency, plus the server's RSS before and after. Every request
+is bounded (``--timeout``) and each setting by ``--time-cap``; failed requests (no answer, or not 200) are
+counted, never retried; the server's CPU time per request is recorded too (steadier than wall time on a busy
+machine). Beside it, the in-process figure: ``tag_many`` over the same sentences at batch 100 in this process,
+same threads, measured before and after the servers (the mean is the reference), and each run's ratio to it.
+
+With ``--soak SECONDS`` it instead sends steady load (the first ``--concurrency``, micro-batching on) for that
+long and reports the server's RSS at the start (after a warm-up), every ``--rss-every`` seconds and at the end.
 """
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import platform
@@ -32,6 +39,7 @@ SENTENCES = [
     "Brazil beat Argentina 2-1 in a World Cup qualifier in Rio de Janeiro on Sunday.",
     "The United Nations Security Council will meet in New York next week, diplomats said.",
 ]
+BODIES = [json.dumps({"text": s}).encode() for s in SENTENCES]
 
 
 def _free_port() -> int:
@@ -43,27 +51,42 @@ def _free_port() -> int:
 def _rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
+            return round(int(line.split()[1]) / 1024, 1)
     return float("nan")
 
 
-def _start(model: str | None, port: int, wait_ms: float, threads: int) -> subprocess.Popen:
+def start_server(model: str | None, port: int, wait_ms: float, threads: int,
+                 extra: tuple[str, ...] = ()) -> subprocess.Popen:
+    """``python -m seqlab serve`` on ``port``, once it answers ``GET /health``."""
     command = [sys.executable, "-m", "seqlab", "serve", *([model] if model else []), "--port", str(port),
-               "--batch-wait-ms", str(wait_ms)]
+               "--batch-wait-ms", str(wait_ms), *extra]
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and server.poll() is None:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
                 return server
         except (urllib.error.URLError, ConnectionError, OSError):
             time.sleep(0.2)
     server.kill()
-    raise SystemExit("the server did not answer /health within 120 s")
+    raise SystemExit(f"the server did not answer /health within 120 s: {' '.join(command)}")
 
 
-def _load(url: str, requests: int, concurrency: int, timeout: float, cap: float) -> dict:
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _percentiles(latencies: list[float]) -> dict:
+    ordered = sorted(latencies)
+    pct = lambda q: round(1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2) if ordered else None  # noqa: E731
+    return {"p50_ms": pct(0.50), "p95_ms": pct(0.95), "p99_ms": pct(0.99)}
+
+
+def load(port: int, requests: int, concurrency: int, timeout: float, cap: float) -> dict:
+    """``requests`` POST /tag from ``concurrency`` client threads (keep-alive), stopping at ``cap`` seconds."""
     latencies: list[float] = []
     failures = [0]
     counter = iter(range(requests))
@@ -71,21 +94,29 @@ def _load(url: str, requests: int, concurrency: int, timeout: float, cap: float)
     stop = time.monotonic() + cap
 
     def client() -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+        headers = {"Content-Type": "application/json"}
         while time.monotonic() < stop:
             with lock:
                 i = next(counter, None)
             if i is None:
-                return
-            body = json.dumps({"text": SENTENCES[i % len(SENTENCES)]}).encode()
+                break
             start = time.perf_counter()
             try:
-                with urllib.request.urlopen(urllib.request.Request(url, data=body), timeout=timeout) as answer:
-                    answer.read()
-                with lock:
-                    latencies.append(time.perf_counter() - start)
-            except (urllib.error.URLError, OSError):
-                with lock:
+                connection.request("POST", "/tag", BODIES[i % len(BODIES)], headers)
+                answer = connection.getresponse()
+                answer.read()
+                ok = answer.status == 200
+            except (OSError, http.client.HTTPException):
+                connection.close()  # a fresh connection for the next request
+                ok = False
+            elapsed = time.perf_counter() - start
+            with lock:
+                if ok:
+                    latencies.append(elapsed)
+                else:
                     failures[0] += 1
+        connection.close()
 
     start = time.perf_counter()
     workers = [threading.Thread(target=client) for _ in range(concurrency)]
@@ -94,14 +125,12 @@ def _load(url: str, requests: int, concurrency: int, timeout: float, cap: float)
     for worker in workers:
         worker.join()
     wall = time.perf_counter() - start
-    ordered = sorted(latencies)
-    pct = lambda q: round(1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2) if ordered else None  # noqa: E731
     return {"concurrency": concurrency, "requests": len(latencies), "failed": failures[0], "wall_s": round(wall, 3),
-            "requests_per_s": round(len(latencies) / wall, 1), "p50_ms": pct(0.50), "p95_ms": pct(0.95),
-            "p99_ms": pct(0.99)}
+            "requests_per_s": round(len(latencies) / wall, 1), **_percentiles(latencies)}
 
 
-def _in_process(model: str | None, threads: int, sentences: int) -> dict:
+def in_process(model: str | None, threads: int, sentences: int) -> dict:
+    """``tag_many`` over the benchmark's sentences at batch 100 in this process."""
     import torch
 
     import seqlab
@@ -116,32 +145,78 @@ def _in_process(model: str | None, threads: int, sentences: int) -> dict:
     return {"sentences": sentences, "wall_s": round(wall, 3), "sentences_per_s": round(sentences / wall, 1)}
 
 
+def soak(args: argparse.Namespace) -> dict:
+    """Steady load for ``args.soak`` seconds, with the server's RSS along the way."""
+    port = _free_port()
+    server = start_server(args.model, port, args.batch_wait_ms[0], args.threads)
+    try:
+        warm = load(port, 500, args.concurrency[0], args.timeout, 60)  # warm-up: RSS is measured after it
+        rss = [[0, _rss_mb(server.pid)]]
+        latencies_runs, totals, begin = [], {"requests": 0, "failed": 0}, time.monotonic()
+        while (elapsed := time.monotonic() - begin) < args.soak:
+            step = min(args.rss_every, args.soak - elapsed)
+            run = load(port, 10**9, args.concurrency[0], args.timeout, step)
+            totals["requests"] += run["requests"]
+            totals["failed"] += run["failed"]
+            latencies_runs.append(run)
+            rss.append([round(time.monotonic() - begin), _rss_mb(server.pid)])
+        wall = time.monotonic() - begin
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+    start_mb, end_mb = rss[0][1], rss[-1][1]
+    return {"benchmark": "serve_soak", "model": args.model or "en-ner-conll03", "threads": args.threads,
+            "batch_wait_ms": args.batch_wait_ms[0], "concurrency": args.concurrency[0], "seconds": round(wall, 1),
+            "warm_up": {"requests": warm["requests"], "failed": warm["failed"]}, **totals,
+            "requests_per_s": round(totals["requests"] / wall, 1),
+            "p99_ms_worst_interval": max(r["p99_ms"] or 0 for r in latencies_runs),
+            "rss_mb_start": start_mb, "rss_mb_end": end_mb,
+            "rss_growth_pct": round(100 * (end_mb - start_mb) / start_mb, 2), "rss_mb_every": rss,
+            "server_exit_code": server.returncode}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", help="a run directory or .seqlab file (default: the installed model)")
-    p.add_argument("--requests", type=int, default=400, help="requests per concurrency setting")
+    p.add_argument("--requests", type=int, default=2000, help="requests per concurrency setting")
     p.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
+    p.add_argument("--batch-wait-ms", type=float, nargs="+", default=[5.0, 0.0],
+                   help="micro-batching settings to compare (0: only the requests already waiting)")
     p.add_argument("--threads", type=int, default=1, help="torch threads of the server and of the in-process run")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds one request may take")
-    p.add_argument("--time-cap", type=float, default=120.0, help="seconds one concurrency setting may take")
+    p.add_argument("--time-cap", type=float, default=60.0, help="seconds one concurrency setting may take")
+    p.add_argument("--soak", type=float, metavar="SECONDS", help="steady load for this long, with RSS over time")
+    p.add_argument("--rss-every", type=float, default=30.0, help="seconds between RSS samples in a soak")
     args = p.parse_args(argv)
-    runs = []
-    for wait_ms in (5.0, 0.0):
+    command = "benchmarks/serve_load.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    if args.soak:
+        print(json.dumps({**soak(args), "load_average": os.getloadavg(), "cpus": os.cpu_count(),
+                          "command": command}, indent=1))
+        return 0
+    runs, references = [], [in_process(args.model, args.threads, 2000)]
+    for wait_ms in args.batch_wait_ms:
         port = _free_port()
-        server = _start(args.model, port, wait_ms, args.threads)
+        server = start_server(args.model, port, wait_ms, args.threads)
         try:
+            load(port, 200, 8, args.timeout, 30)  # warm-up
             rss_start = _rss_mb(server.pid)
             for concurrency in args.concurrency:
-                result = _load(f"http://127.0.0.1:{port}/tag", args.requests, concurrency, args.timeout, args.time_cap)
-                runs.append({"batch_wait_ms": wait_ms, **result})
-            runs[-1]["server_rss_mb_start_end"] = [round(rss_start, 1), round(_rss_mb(server.pid), 1)]
+                cpu = _cpu_s(server.pid)
+                result = load(port, args.requests, concurrency, args.timeout, args.time_cap)
+                cpu_ms = 1000 * (_cpu_s(server.pid) - cpu) / max(1, result["requests"])
+                runs.append({"batch_wait_ms": wait_ms, **result, "server_cpu_ms_per_request": round(cpu_ms, 3)})
+            runs[-1]["server_rss_mb_start_end"] = [rss_start, _rss_mb(server.pid)]
         finally:
             server.terminate()
-            server.wait(timeout=30)
+            server.wait(timeout=60)
+    references.append(in_process(args.model, args.threads, 2000))  # before and after: the machine's load drifts
+    reference = {"sentences": 2000, "sentences_per_s_before_after": [r["sentences_per_s"] for r in references],
+                 "sentences_per_s": round(sum(r["sentences_per_s"] for r in references) / 2, 1)}
+    for run in runs:
+        run["of_in_process"] = round(run["requests_per_s"] / reference["sentences_per_s"], 3)
     print(json.dumps({"benchmark": "serve_load", "model": args.model or "en-ner-conll03", "threads": args.threads,
-                      "runs": runs, "in_process_tag_many_batch_100": _in_process(args.model, args.threads, 2000),
-                      "load_average": os.getloadavg(), "machine": platform.machine(), "cpus": os.cpu_count(),
-                      "command": " ".join(sys.argv)}, indent=1))
+                      "runs": runs, "in_process_tag_many_batch_100": reference, "load_average": os.getloadavg(),
+                      "machine": platform.machine(), "cpus": os.cpu_count(), "command": command}, indent=1))
     return 0
 
 

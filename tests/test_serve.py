@@ -1,25 +1,38 @@
-"""seqlab.serve: a trained model behind HTTP on this machine (loopback only), good and bad requests."""
+"""seqlab.serve: a trained model behind HTTP on this machine (loopback only), good and bad requests, micro-batching
+and a graceful stop."""
 from __future__ import annotations
 
 import json
+import sys
 import threading
+import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-import seqlab
-from seqlab.serve import make_server
-from tests.conftest import FIXTURES, forget_new_log_handlers
+pytest.importorskip("starlette", reason="seqlab serve needs the serve extra: pip install 'seqlab[serve]'")
+pytest.importorskip("uvicorn", reason="seqlab serve needs the serve extra: pip install 'seqlab[serve]'")
+
+import seqlab  # noqa: E402
+from seqlab.core.errors import SeqlabError  # noqa: E402
+from seqlab.serve import make_server  # noqa: E402
+from tests.conftest import FIXTURES, forget_new_log_handlers  # noqa: E402
 
 NER, SEMEVAL = FIXTURES / "ner", FIXTURES / "semeval"
 
 
-def _serve(model):
-    server = make_server(model, "test", port=0, max_bytes=10_000)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}"
+def _serve(model, **options):
+    server = make_server(model, "test", port=0, **{"max_bytes": 10_000, **options})
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    deadline = time.monotonic() + 30
+    while not server.uvicorn.started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return server, url
 
 
 def _post(url: str, body: bytes) -> tuple[int, dict]:
@@ -29,6 +42,11 @@ def _post(url: str, body: bytes) -> tuple[int, dict]:
             return answer.status, json.loads(answer.read())
     except urllib.error.HTTPError as err:
         return err.code, json.loads(err.read())
+
+
+def _spans(spans) -> list[list]:
+    return [[s["text"], s["label"], s["start"], s["end"]] if isinstance(s, dict) else [s.text, s.label, s.start, s.end]
+            for s in spans]
 
 
 @pytest.fixture(scope="module")
@@ -42,73 +60,205 @@ def trained(tmp_path_factory) -> dict[str, Path]:
     return {"tagger": out / "tagger", "relation": out / "relation"}
 
 
-def test_tag_answers_what_the_python_api_gives(trained):
-    model = seqlab.load(trained["tagger"], "cpu")
-    server, url = _serve(model)
+@pytest.fixture(scope="module")
+def tagger(trained):
+    return seqlab.load(trained["tagger"], "cpu")
+
+
+def test_tag_answers_what_the_python_api_gives(tagger):
+    server, url = _serve(tagger, manifest={"format": "seqlab-model"})
     try:
         with urllib.request.urlopen(url + "/health", timeout=30) as answer:
             assert json.loads(answer.read()) == {"status": "ok", "model": "test", "task": "tagging"}
         with urllib.request.urlopen(url + "/model", timeout=30) as answer:
             described = json.loads(answer.read())
-            assert described["labels"] == model.types and described["config"]["model"]["decoder"] == "crf"
+        assert described["labels"] == tagger.types and described["config"]["model"]["decoder"] == "crf"
+        assert described["manifest"] == {"format": "seqlab-model"}
         text = "EU rejects German call to boycott British lamb."
         status, body = _post(url + "/tag", json.dumps({"texts": [text, ""]}).encode())
-        assert status == 200 and len(body["documents"]) == 2
-        expected = [[s.text, s.label, s.start, s.end] for s in model.tag(text).spans]
-        assert [[s["text"], s["label"], s["start"], s["end"]] for s in body["documents"][0]["spans"]] == expected
+        assert status == 200 and len(body["documents"]) == 2 and body["documents"][1]["spans"] == []
+        expected = tagger.tag(text)
+        assert _spans(body["documents"][0]["spans"]) == _spans(expected.spans)
+        assert [s["confidence"] for s in body["documents"][0]["spans"]] == pytest.approx(
+            [s.confidence for s in expected.spans])
+        assert body["documents"][0]["sentences"][0]["labels"] == expected.sentences[0].labels
+        status, body = _post(url + "/tag", json.dumps({"text": text}).encode())
+        assert status == 200 and _spans(body["documents"][0]["spans"]) == _spans(expected.spans)
     finally:
         server.shutdown()
 
 
-@pytest.mark.parametrize("path, body, status, message", [
-    ("/tag", b"{not json", 400, "not UTF-8 JSON"),
-    ("/tag", b"\xff\xfe", 400, "not UTF-8 JSON"),
-    ("/tag", b'["a list"]', 400, "expected a JSON object"),
-    ("/tag", b'{"texts": [1, 2]}', 400, "expected {\"text\""),
-    ("/classify", b'{"sentences": []}', 404, "answers POST /tag"),
-    ("/tag", b'{"text": "' + b"x" * 20_000 + b'"}', 413, "at most 10000"),
-])
-def test_bad_requests_get_a_clear_error_and_the_service_stays_up(trained, path, body, status, message):
-    server, url = _serve(seqlab.load(trained["tagger"], "cpu"))
+def test_pre_tokenized_sentences_are_tagged_as_given(tagger):
+    server, url = _serve(tagger)
+    tokens = [["EU", "rejects", "German", "call", "."], ["Peter", "Blackburn"]]
     try:
-        got, answer = _post(url + path, body)
-        assert got == status and message in answer["error"]
+        status, body = _post(url + "/tag", json.dumps({"tokens": tokens}).encode())
+    finally:
+        server.shutdown()
+    expected = tagger.tag_tokens(tokens)
+    assert status == 200 and [s["tokens"] for s in body["sentences"]] == tokens
+    assert [s["labels"] for s in body["sentences"]] == [s.labels for s in expected]
+    assert [_spans(s["spans"]) for s in body["sentences"]] == [_spans(s.spans) for s in expected]
+
+
+@pytest.mark.parametrize("method, path, body, status, message", [
+    ("POST", "/tag", b"{not json", 400, "not UTF-8 JSON"),
+    ("POST", "/tag", b"\xff\xfe", 400, "not UTF-8 JSON"),
+    ("POST", "/tag", b'["a list"]', 422, "the body: expected a JSON object, got list"),
+    ("POST", "/tag", b'{"texts": ["ok", 2]}', 422, "texts[1]: expected a string, got int"),
+    ("POST", "/tag", b'{"text": 7}', 422, "text: expected a string, got int"),
+    ("POST", "/tag", b'{"tokens": [["a"], "b c"]}', 422, "tokens[1]: expected a list of strings, got str"),
+    ("POST", "/tag", b'{"tokens": [[]]}', 422, "tokens[0]: an empty sentence"),
+    ("POST", "/tag", b'{"txt": "a"}', 422, "unknown field 'txt'"),
+    ("POST", "/tag", b'{"text": "a", "texts": ["b"]}', 422, "got 2 of them"),
+    ("POST", "/tag", b'{"text": "' + b"x " * 60 + b'"}', 422, "text: 60 tokens in this request; at most 50"),
+    ("POST", "/tag", b'{"tokens": [' + b'["x"],' * 50 + b'["x"]]}', 422, "tokens: 51 tokens"),
+    ("POST", "/classify", b'{"sentences": []}', 404, "answers POST /tag"),
+    ("POST", "/tag", b'{"text": "' + b"x" * 20_000 + b'"}', 413, "the body: 20012 bytes; at most 10000"),
+    ("GET", "/tag", None, 405, "GET /tag: this service answers"),
+    ("GET", "/nowhere", None, 404, "GET /nowhere: this service answers"),
+])
+def test_bad_requests_get_a_clear_error_naming_the_field_and_the_service_stays_up(tagger, method, path, body, status,
+                                                                                  message):
+    server, url = _serve(tagger, max_tokens=50)
+    try:
+        request = urllib.request.Request(url + path, data=body, method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                got, answer = answer.status, json.loads(answer.read())
+        except urllib.error.HTTPError as err:
+            got, answer = err.code, json.loads(err.read())
+        assert got == status and message in answer["error"], answer
         assert _post(url + "/tag", b'{"text": "Peter Blackburn"}')[0] == 200
     finally:
         server.shutdown()
 
 
-def test_concurrent_requests_are_batched_and_each_gets_its_own_answer(trained):
-    from concurrent.futures import ThreadPoolExecutor
+def test_a_chunked_body_over_the_limit_is_refused(tagger):
+    import http.client
 
-    model = seqlab.load(trained["tagger"], "cpu")
-    sizes, tag_many = [], model.tag_many
-    model.tag_many = lambda texts, **kw: (sizes.append(len(texts)), tag_many(texts, **kw))[1]
-    server = make_server(model, "test", port=0, batch_wait=0.05)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/tag"
+    server, url = _serve(tagger)
+    try:
+        connection = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=30)
+        chunks = (b'{"text": "' + b"x" * 4_000 + b'"}' for _ in range(3))  # no Content-Length: sent chunked
+        connection.request("POST", "/tag", body=chunks, encode_chunked=True)
+        answer = connection.getresponse()
+        assert answer.status == 413 and "more than 10000 bytes" in json.loads(answer.read())["error"]
+    finally:
+        server.shutdown()
+
+
+def test_concurrent_requests_are_batched_and_each_gets_its_own_answer(tagger):
+    sizes, tag_many = [], tagger.tag_many
+
+    def counting(texts, **options):
+        sizes.append(len(texts))
+        return tag_many(texts, **options)
+
+    tagger.tag_many = counting
+    server, url = _serve(tagger, batch_wait=0.05)
     texts = [f"Peter Blackburn visited Brussels {i} times." if i % 2 else "EU rejects German call." for i in range(16)]
     try:
         with ThreadPoolExecutor(8) as pool:
-            answers = list(pool.map(lambda t: _post(url, json.dumps({"text": t}).encode()), texts))
+            answers = list(pool.map(lambda t: _post(url + "/tag", json.dumps({"text": t}).encode()), texts))
     finally:
         server.shutdown()
-        server.server_close()
+        del tagger.tag_many
     assert sum(sizes) == 16 and max(sizes) > 1  # some requests were tagged together
     for text, (status, body) in zip(texts, answers):
-        expected = [[s.text, s.label, s.start, s.end] for s in tag_many([text]).__next__().spans]
         assert status == 200 and body["documents"][0]["text"] == text
-        assert [[s["text"], s["label"], s["start"], s["end"]] for s in body["documents"][0]["spans"]] == expected
+        assert _spans(body["documents"][0]["spans"]) == _spans(tagger.tag(text).spans)
 
 
-def test_classify_serves_a_relation_model_and_names_a_bad_sentence(trained):
-    model = seqlab.load(trained["relation"], "cpu")
-    server, url = _serve(model)
+def test_shutdown_finishes_the_requests_in_flight_and_stops_the_batcher(tagger):
+    server, url = _serve(tagger, batch_wait=0.5)  # a request waits half a second in the batcher
+    with ThreadPoolExecutor(4) as pool:
+        pending = [pool.submit(_post, url + "/tag", json.dumps({"text": f"Peter Blackburn {i}"}).encode())
+                   for i in range(4)]
+        time.sleep(0.2)  # the requests are in the batcher now
+        server.shutdown()
+        answers = [p.result() for p in pending]
+    assert [status for status, _ in answers] == [200] * 4
+    assert server.stopped.is_set() and not server.service.batcher.worker.is_alive()
+    with pytest.raises(urllib.error.URLError):  # no longer listening
+        urllib.request.urlopen(url + "/health", timeout=5)
+
+
+def test_a_model_error_fails_only_its_batch_and_the_service_goes_on(tagger, caplog):
+    tag_many, calls = tagger.tag_many, []
+
+    def failing_once(texts, **options):
+        calls.append(texts)
+        if len(calls) == 1:
+            raise RuntimeError("out of memory")
+        return tag_many(texts, **options)
+
+    tagger.tag_many = failing_once
+    server, url = _serve(tagger)
     try:
-        sentence = "The <e1>smoke</e1> was caused by a <e2>fire</e2> in the kitchen."
-        status, body = _post(url + "/classify", json.dumps({"sentences": [sentence]}).encode())
-        assert status == 200 and body["relations"][0]["label"] == model.classify(sentence).label
-        status, body = _post(url + "/classify", json.dumps({"sentences": ["no markers here"]}).encode())
-        assert status == 400 and "request" in body["error"]
+        status, body = _post(url + "/tag", b'{"text": "Peter Blackburn"}')
+        assert status == 500 and body == {"error": "internal error: RuntimeError"}
+        assert _post(url + "/tag", b'{"text": "Peter Blackburn"}')[0] == 200
     finally:
         server.shutdown()
+        del tagger.tag_many
+    assert "the model failed on a batch of 1 requests" in caplog.text
+
+
+def test_a_missing_extra_fails_with_an_install_hint(tagger, monkeypatch):
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn now raises ImportError
+    with pytest.raises(SeqlabError, match=r"uvicorn is not installed\): pip install 'seqlab\[serve\]'"):
+        make_server(tagger, "test", port=0)
+
+
+def test_classify_serves_a_relation_model_and_a_bad_sentence_fails_only_its_request(trained):
+    model = seqlab.load(trained["relation"], "cpu")
+    server, url = _serve(model, batch_wait=0.2)
+    good = "The <e1>smoke</e1> was caused by a <e2>fire</e2> in the kitchen."
+    try:
+        with ThreadPoolExecutor(2) as pool:  # batched together: the bad one must not fail the good one
+            answers = list(pool.map(lambda s: _post(url + "/classify", json.dumps({"sentences": [s]}).encode()),
+                                    [good, "no markers here"]))
+        with urllib.request.urlopen(url + "/model", timeout=30) as answer:
+            assert json.loads(answer.read())["labels"] == model.labels
+    finally:
+        server.shutdown()
+    (status, body), (bad_status, bad_body) = answers
+    assert status == 200 and body["relations"][0]["label"] == model.classify(good).label
+    assert bad_status == 422 and "sentences" in bad_body["error"]
+
+
+def test_the_cli_serves_a_model_file_with_its_manifest_and_stops_gracefully_on_sigterm(trained, tmp_path):
+    import os
+    import re
+    import signal
+    import subprocess
+
+    from seqlab.core.package import package
+
+    manifest = package(trained["tagger"], tmp_path / "tiny.seqlab")
+    env = {**os.environ, "SEQLAB_CACHE": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+    server = subprocess.Popen([sys.executable, "-m", "seqlab", "serve", str(tmp_path / "tiny.seqlab"), "--port", "0",
+                               "--batch-wait-ms", "500"], stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        lines = []
+        while not (found := re.search(r"on http://127\.0\.0\.1:(\d+)", lines[-1] if lines else "")):
+            line = server.stderr.readline()
+            assert line, "".join(lines)
+            lines.append(line)
+        url = f"http://127.0.0.1:{found.group(1)}"
+        with urllib.request.urlopen(url + "/model", timeout=30) as answer:
+            assert json.loads(answer.read())["manifest"]["members"] == manifest["members"]
+        with ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(_post, url + "/tag", b'{"text": "Peter Blackburn"}')
+            time.sleep(0.2)  # the request waits in the batcher (500 ms) when the signal comes
+            server.send_signal(signal.SIGTERM)
+            status, body = pending.result()
+        assert status == 200 and body["documents"][0]["text"] == "Peter Blackburn"
+        assert server.wait(timeout=60) == 0
+        assert "stopped" in server.stderr.read()
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()

@@ -1,33 +1,54 @@
-"""``seqlab serve [MODEL]``: a model behind a JSON-over-HTTP service (:mod:`seqlab.serve`)."""
+"""``seqlab serve [MODEL]``: a model behind a JSON-over-HTTP service (:mod:`seqlab.serve`, the ``serve`` extra)."""
 from __future__ import annotations
 
 import argparse
 import logging
+from typing import Any
 
-from seqlab.cli._util import add_backend_option, load_model, positive_int
+from seqlab.cli._util import add_backend_option, add_threads_option, load_model, positive_int, use_threads
 from seqlab.core.errors import SeqlabError
 
 log = logging.getLogger("seqlab")
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    from seqlab.serve import make_server
+def _manifest(source: str | None) -> dict[str, Any] | None:
+    """The manifest of a ``.seqlab`` file or installed model (None for a run directory)."""
+    from seqlab.core.package import read_manifest
+    from seqlab.tasks import model_path
 
+    path = model_path(source)
+    return read_manifest(path) if path.is_file() else None
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from seqlab.serve import make_server, require_framework
+
+    require_framework()  # before the model loads: a missing extra is said at once
+    use_threads(args.threads)
     model = load_model(args.model, backend=args.backend)
     try:
         server = make_server(model, args.model or "en-ner-conll03", host=args.host, port=args.port,
-                             max_bytes=args.max_bytes, batch_wait=args.batch_wait_ms / 1000)
+                             max_bytes=args.max_bytes, max_tokens=args.max_tokens,
+                             batch_wait=args.batch_wait_ms / 1000, max_batch=args.max_batch,
+                             manifest=_manifest(args.model))
     except OSError as err:
         raise SeqlabError(f"cannot listen on {args.host}:{args.port}: {err.strerror or err}") from None
-    host, port = server.server_address[:2]
-    log.info("serving %s on http://%s:%d (GET /health, POST /tag or /classify); Ctrl-C stops", model, host, port)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        log.info("stopped")
-    finally:
-        server.server_close()
+    host, port = server.server_address
+    log.info("serving %s on http://%s:%d (GET /health, GET /model, POST %s); Ctrl-C stops", model, host, port,
+             server.service.path)
+    server.serve_forever()  # SIGINT/SIGTERM: stop accepting, finish the requests in flight, then return
+    log.info("stopped")
     return 0
+
+
+def _non_negative(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value!r}") from None
+    if not number >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value}")
+    return number
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -35,8 +56,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("model", nargs="?", help="a run directory, .seqlab file or installed name (default en-ner-conll03)")
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     s.add_argument("--port", type=int, default=8080)
-    s.add_argument("--max-bytes", type=positive_int, default=1_000_000, help="largest request body accepted")
-    s.add_argument("--batch-wait-ms", type=float, default=5.0,
-                   help="collect concurrent tagging requests for this long and tag them together (0: one at a time)")
+    s.add_argument("--max-bytes", type=positive_int, default=1_000_000, help="largest request body accepted (413)")
+    s.add_argument("--max-tokens", type=positive_int, default=20_000,
+                   help="most tokens in one request (raw text: whitespace-separated words) (422)")
+    s.add_argument("--batch-wait-ms", type=_non_negative, default=5.0,
+                   help="collect concurrent requests for this long and run the model on them together "
+                        "(0: no waiting; requests that arrive while the model is busy still go together)")
+    s.add_argument("--max-batch", type=positive_int, default=256,
+                   help="stop collecting once this many texts are waiting")
+    add_threads_option(s)
     add_backend_option(s)
     s.set_defaults(func=cmd_serve)

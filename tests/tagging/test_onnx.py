@@ -194,7 +194,6 @@ def test_serve_with_the_onnx_backend_answers_as_with_torch(exported, monkeypatch
                 answers.append(json.loads(answer.read()))
         finally:
             server.shutdown()
-            server.server_close()
     assert answers[0] == answers[1]
 
 
