@@ -24,7 +24,11 @@ setup(
         "tqdm>=4.66",
     ],
     extras_require={
-        "test": ["pytest>=7.4", "hypothesis>=6.90"],
+        # transformers + safetensors: the optional contextual (transformer) embedder, model.transformer; weights
+        # load from local safetensors files only (tested with transformers 5.24). The core install does not need it.
+        "transformers": ["transformers>=4.40", "safetensors>=0.4"],
+        # the tests build a tiny BERT offline to test that embedder, so CI installs the extra (CPU only)
+        "test": ["pytest>=7.4", "hypothesis>=6.90", "transformers>=4.40", "safetensors>=0.4"],
         "bench": ["pytorch-crf>=0.7.2", "psutil>=5.9"],
         # python-crfsuite: the linear-chain CRF of examples/crfsuite_chunker.py (Turian et al. 2010 Table 2),
         # a maintained binding of CRFsuite; seqlab itself does not need it.
