@@ -1,6 +1,7 @@
 """The contract every model kind keeps (after AllenNLP's ModelTestCase and flair's BaseModelTest).
 
-For the BiLSTM-CRF, the softmax tagger, the windowed I-T-W-O tagger and the relation classifier:
+For the BiLSTM-CRF, the softmax tagger, the windowed I-T-W-O tagger and the relation classifier, and the
+BiLSTM-CRF and the relation classifier reading a tiny BERT built here (frozen and fine-tuned):
 ``seqlab.train`` trains a tiny model on a real-format fixture; every parameter gets a gradient; and
 the run directory, loaded with ``seqlab.load`` **in a fresh Python process**, predicts exactly the labels
 the training process wrote for the test set, and the same labels and confidences as a load here.
@@ -27,6 +28,11 @@ KINDS = {  # kind: (config, data folder, overrides)
     "softmax_tagger": (NER / "tiny.yaml", NER, ["model.decoder=softmax", "train.epochs=4", "train.threads=1"]),
     "windowed_tagger": (CHUNK / "window.yaml", CHUNK, [WINDOW_FEATURES, "train.epochs=3"]),
     "relation_classifier": (SEMEVAL / "tiny.yaml", SEMEVAL, []),
+    "bilstm_crf_transformer": (NER / "tiny.yaml", NER, ["model.transformer={path: TINY_BERT, layers: [-1, -2]}",
+                                                       "train.epochs=2", "train.threads=1"]),
+    "bilstm_crf_transformer_fine_tuned": (NER / "tiny.yaml", NER, [
+        "model.transformer={path: TINY_BERT, layers: [-1], pooling: last, fine_tune: true, lr: 0.001, warmup: 3}",
+        "train.epochs=2", "train.threads=1"]),
     "relation_transformer": (SEMEVAL / "tiny.yaml", SEMEVAL, ["model.transformer={path: TINY_BERT, layers: [-1, -2]}"]),
     "relation_transformer_fine_tuned": (SEMEVAL / "tiny.yaml", SEMEVAL, [
         "model.transformer={path: TINY_BERT, layers: [-1], pooling: first, fine_tune: true, lr: 0.001, warmup: 2}"]),
@@ -76,7 +82,8 @@ def _inputs(kind: str) -> list[str]:
 
 
 def _test_file(kind: str) -> Path:
-    return {"bilstm_crf": NER / "dev.txt", "softmax_tagger": NER / "dev.txt", "windowed_tagger": CHUNK / "test.txt",
+    return {"bilstm_crf": NER / "dev.txt", "bilstm_crf_transformer": NER / "dev.txt",
+            "bilstm_crf_transformer_fine_tuned": NER / "dev.txt", "softmax_tagger": NER / "dev.txt", "windowed_tagger": CHUNK / "test.txt",
             "relation_classifier": SEMEVAL / "test.txt", "relation_transformer": SEMEVAL / "test.txt",
             "relation_transformer_fine_tuned": SEMEVAL / "test.txt"}[kind]
 
