@@ -13,6 +13,7 @@ Weights load from ``model.safetensors`` only (no pickled code), and only from lo
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib.util
 import logging
@@ -189,6 +190,16 @@ class TransformerEmbedder(nn.Module):
         if not self.fine_tune:
             self.__dict__["_frozen_encoder"]._apply(fn)
         return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "TransformerEmbedder":
+        """A copy (e.g. the weight average of ``train.ema``) that shares what is never trained: a frozen encoder,
+        its vector cache and the tokenizer, rather than holding a second copy of each."""
+        clone = self.__class__.__new__(self.__class__)
+        memo[id(self)] = clone
+        shared = ("_frozen_encoder", "cache", "tokenizer", "_pieces")
+        for key, value in self.__dict__.items():
+            clone.__dict__[key] = value if key in shared else copy.deepcopy(value, memo)
+        return clone
 
     def train(self, mode: bool = True) -> "TransformerEmbedder":
         super().train(mode)

@@ -118,6 +118,20 @@ def test_a_fine_tuned_encoder_gets_gradients_its_own_lr_and_a_warm_up(bert):
         e.precompute([SENTENCE])
 
 
+def test_a_copy_shares_a_frozen_encoder_and_its_cache_and_copies_a_fine_tuned_one(bert):
+    import copy
+
+    frozen = embedder(bert)
+    frozen.precompute([SENTENCE])
+    clone = copy.deepcopy(frozen)
+    assert clone.transformer is frozen.transformer and clone.cache is frozen.cache
+    assert torch.equal(clone([SENTENCE]), frozen([SENTENCE]))
+    tuned = TransformerEmbedder(TransformerConfig(path=str(bert), layers=(-1,), fine_tune=True))
+    copied = copy.deepcopy(tuned)
+    assert copied.transformer is not tuned.transformer
+    assert all(a is not b and torch.equal(a, b) for a, b in zip(copied.parameters(), tuned.parameters()))
+
+
 def test_a_frozen_embedder_moves_its_hidden_encoder_with_it(bert):
     e = embedder(bert).to(torch.float64)
     assert next(e.transformer.parameters()).dtype == torch.float64
