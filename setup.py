@@ -1,6 +1,10 @@
 """seqlab: sequence labelling (NER, chunking, relations) and reusable word representations."""
 from setuptools import find_packages, setup
 
+ONNX = ["onnx>=1.16", "onnxruntime>=1.18"]
+SERVE = ["starlette>=1.0", "uvicorn>=0.30", "httptools>=0.6", "uvloop>=0.19; sys_platform != 'win32'"]
+TRANSFORMERS = ["transformers>=4.40", "safetensors>=0.4"]
+
 setup(
     name="seqlab",
     version="0.1.0",
@@ -24,17 +28,19 @@ setup(
         "tqdm>=4.66",
     ],
     extras_require={
-        # the test extra includes the serve and onnx extras, so that CI runs seqlab serve's and the ONNX tests
-        "test": ["pytest>=7.4", "hypothesis>=6.90", "starlette>=1.0", "uvicorn>=0.30", "onnx>=1.16",
-                 "onnxruntime>=1.18"],
+        # the test extra holds the optional extras whose tests run offline on a CPU, so that CI runs them
+        "test": ["pytest>=7.4", "hypothesis>=6.90", *SERVE[:2], *ONNX, *TRANSFORMERS],
         # onnx (the exporter writes its format) and onnxruntime: `seqlab export --format onnx` and the
         # `--backend onnx` inference path; the torch path needs neither
-        "onnx": ["onnx>=1.16", "onnxruntime>=1.18"],
+        "onnx": ONNX,
         # Starlette under uvicorn: seqlab serve's HTTP layer (routing, body streaming, graceful shutdown on
         # SIGTERM), well-kept ASGI libraries rather than a hand-written server; only serving needs them.
         # httptools (C HTTP parser) and uvloop (libuv event loop), which uvicorn picks up when installed, cut the
         # server's own CPU per request about fourfold (0.33 -> 0.08 ms for GET /health, measured).
-        "serve": ["starlette>=1.0", "uvicorn>=0.30", "httptools>=0.6", "uvloop>=0.19; sys_platform != 'win32'"],
+        "serve": SERVE,
+        # transformers + safetensors: the optional contextual (transformer) embedder, model.transformer; weights
+        # load from local safetensors files only (tested with transformers 5.24). The core install does not need it.
+        "transformers": TRANSFORMERS,
         "bench": ["pytorch-crf>=0.7.2", "psutil>=5.9"],
         # python-crfsuite: the linear-chain CRF of examples/crfsuite_chunker.py (Turian et al. 2010 Table 2),
         # a maintained binding of CRFsuite; seqlab itself does not need it.

@@ -8,6 +8,7 @@ Layout::
     checkpoint.pt    the last epoch's weights, optimizer, RNG and loop state, for --resume
     metrics.json     dev/test scores and the per-epoch history
     features.json    the state of token features fitted on the training split (orthographic, pos, label_freq)
+    encoder.json     the pretrained transformer a model reads (its path and weights' sha256), if any
     train.log        the log
 
 Every file is written atomically. Weights load with ``torch.load(weights_only=True)``,
@@ -36,6 +37,7 @@ CONFIG, VOCABS, WEIGHTS, CHECKPOINT, METRICS, LOG = (
     "config.yaml", "vocabs.json", "model.pt", "checkpoint.pt", "metrics.json", "train.log",
 )
 FEATURES = "features.json"
+ENCODER = "encoder.json"
 LOCK = ".lock"  # the advisory lock a training run holds; it records the holder's pid
 _UNSUPPORTED = re.compile(r"Unsupported global: GLOBAL ([\w.]+)")  # how torch names what it refused
 _UNSUPPORTED_NEWER = re.compile(r"unsupported GLOBAL ([\w.]+)")  # torch 2.13: "load unsupported GLOBAL posix.system"
@@ -134,6 +136,22 @@ def save_feature_state(run_dir: Path, state: dict[str, Any]) -> None:
 def load_feature_state(run_dir: Path) -> dict[str, Any] | None:
     """The fitted token features' state, or None for a run made before features.json existed."""
     path = Path(run_dir) / FEATURES
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise SeqlabError(f"{path}:{err.lineno}: not valid JSON: {err.msg}") from None
+
+
+def save_encoder_record(run_dir: Path, record: dict[str, Any]) -> None:
+    with atomic_open(Path(run_dir) / ENCODER) as out:
+        json.dump(record, out, indent=2)
+
+
+def load_encoder_record(run_dir: Path) -> dict[str, Any] | None:
+    """The record of the transformer encoder a run was trained with, or None when it reads none."""
+    path = Path(run_dir) / ENCODER
     if not path.is_file():
         return None
     try:

@@ -13,6 +13,7 @@ from seqlab.core.optim import OPTIMIZERS
 from seqlab.core.strict import choice, positive
 
 VECTOR_FORMATS = ("glove", "word2vec", "word2vec_bin", "fasttext_vec", "fasttext_bin")
+POOLINGS = ("first", "mean", "last")  # the same names as seqlab.modules.subwords.POOLINGS (torch-free here)
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,47 @@ class EmbeddingsConfig:
             raise ConfigError(f"model.embeddings.singleton_unk: expected a probability in [0, 1), got {self.singleton_unk}")
         if self.scale is not None and not 0.0 < self.scale < math.inf:
             raise ConfigError(f"model.embeddings.scale: expected a positive finite std or null, got {self.scale}")
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """A pretrained transformer read as a token embedder (:mod:`seqlab.modules.transformer`).
+
+    ``path``: a local Hugging Face model folder (``config.json``, ``model.safetensors``, tokenizer files), or
+    ``pkg:NAME``, the folder inside the installed Python package NAME that holds them. ``layers``: the
+    hidden layers averaged into a token's vector (-1 is the last); ``pooling``: which of a word's pieces
+    make its vector. Frozen (``fine_tune: false``) vectors are computed once per run; fine-tuning trains the
+    encoder too, at ``lr`` with a linear warm-up over the first ``warmup`` steps. ``window``: pieces per
+    transformer input (null: the model's limit); longer sentences are read in windows every ``stride`` pieces
+    (null: half a window).
+    """
+
+    path: str
+    layers: tuple[int, ...] = (-1, -2, -3, -4)
+    pooling: str = "mean"
+    fine_tune: bool = False
+    lr: float = 5e-5
+    warmup: int = 0
+    window: int | None = None
+    stride: int | None = None
+    batch_size: int = 32  # sentences per transformer call when precomputing frozen vectors
+
+    def __post_init__(self) -> None:
+        if not self.path:
+            raise ConfigError("model.transformer.path: expected a model folder or pkg:NAME, got an empty string")
+        if not self.layers:
+            raise ConfigError("model.transformer.layers: expected at least one layer index, such as [-1]")
+        choice("model.transformer.pooling", self.pooling, POOLINGS)
+        positive("model.transformer.lr", self.lr)
+        positive("model.transformer.batch_size", self.batch_size)
+        if self.warmup < 0:
+            raise ConfigError(f"model.transformer.warmup: expected a number of steps >= 0, got {self.warmup}")
+        if self.warmup and not self.fine_tune:
+            raise ConfigError("model.transformer.warmup: warms up fine-tuning; set fine_tune: true or warmup: 0")
+        if self.window is not None and self.window < 2:
+            raise ConfigError(f"model.transformer.window: expected at least 2 pieces, got {self.window}")
+        if self.stride is not None and not 1 <= self.stride <= (self.window or self.stride):
+            raise ConfigError(f"model.transformer.stride: expected 1 <= stride <= window, got {self.stride}")
 
 
 @dataclass(frozen=True)

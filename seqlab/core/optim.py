@@ -45,6 +45,29 @@ def _adadelta(params: list[Any], t: Any) -> "torch.optim.Optimizer":
     return torch.optim.Adadelta(params, lr=t.lr, rho=t.rho, eps=t.eps, weight_decay=t.weight_decay)
 
 
+def transformer_groups(model: Any, contextual: Any, config: Any) -> list[Any]:
+    """``model``'s trainable parameters; with a fine-tuned transformer embedder (``contextual``, configured by
+    ``config``: :class:`seqlab.core.config.TransformerConfig`), its encoder's in a group of their own at
+    ``config.lr``, warmed up linearly over ``config.warmup`` steps (:func:`warm_up`)."""
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    if contextual is None or not contextual.fine_tune:
+        return trainable
+    encoder = {id(p) for p in contextual.transformer.parameters()}
+    return [{"params": [p for p in trainable if id(p) not in encoder]},
+            {"params": [p for p in trainable if id(p) in encoder], "lr": config.lr,
+             "warmup_steps": config.warmup, "warmup_lr": config.lr, "warmup_done": 0}]
+
+
+def warm_up(optimizer: "torch.optim.Optimizer") -> None:
+    """Before a step: a group with ``warmup_steps`` n gets ``warmup_lr × k / n`` at its k-th step (k ≤ n), then
+    keeps its rate (the epoch decay applies from there). The count lives in the group, so it is checkpointed."""
+    for group in optimizer.param_groups:
+        steps, done = group.get("warmup_steps", 0), group.get("warmup_done", 0)
+        if steps and done < steps:
+            group["lr"] = group["warmup_lr"] * (done + 1) / steps
+            group["warmup_done"] = done + 1
+
+
 def build_optimizer(groups: list[Any], t: Any) -> tuple["torch.optim.Optimizer",
                                                         "torch.optim.lr_scheduler.LRScheduler | None"]:
     """The optimizer ``t.optimizer`` names over ``groups``, and per-epoch exponential decay of the

@@ -5,6 +5,8 @@
 * ``manifest.json``: format and version, seqlab's version, the task, the sha256 of every other member,
   the training data and the run's scores;
 * ``config.yaml`` (feature paths rewritten to members of the file), ``vocabs.json``, ``features.json``;
+* ``encoder.json``: which pretrained transformer the model reads (path and weights' sha256); the encoder itself
+  is not packaged (a frozen one is installed separately; a fine-tuned one's weights are in ``model.pt``);
 * ``model.pt``: the best weights, tensors only (``torch.load(weights_only=True)``);
 * ``files/<i>/...``: every file a token feature reads at load time (Brown paths, word vectors, an LS folder).
 
@@ -34,7 +36,7 @@ FORMAT = "seqlab-model"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 SUFFIX = ".seqlab"
-_RUN_MEMBERS = (archive.CONFIG, archive.VOCABS, archive.FEATURES, archive.WEIGHTS)
+_RUN_MEMBERS = (archive.CONFIG, archive.VOCABS, archive.FEATURES, archive.WEIGHTS, archive.ENCODER)
 
 
 def _sha256(data: bytes) -> str:

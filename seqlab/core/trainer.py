@@ -23,7 +23,7 @@ from tqdm import tqdm
 from seqlab.core import archive
 from seqlab.core.device import resolve_device
 from seqlab.core.errors import SeqlabError
-from seqlab.core.optim import build_optimizer
+from seqlab.core.optim import build_optimizer, warm_up
 from seqlab.core.strict import dump_config
 from seqlab.core.distributed import World, broadcast_float, data_parallel, init_world, rank_device, shard_batches
 from seqlab.core.distributed import shutdown
@@ -135,6 +135,7 @@ class Trainer:
     def step(self, batch: Any, params: list[nn.Parameter], where: str) -> BatchLoss:
         """One optimisation step on ``batch`` (gradients averaged over ranks when distributed)."""
         loss = self.loss_module(batch)
+        warm_up(self.optimizer)
         optimizer_step(loss, self.optimizer, params, self.config.train.clip, where)
         return getattr(self.loss_module, "module", self.loss_module).last
 

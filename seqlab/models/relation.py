@@ -8,12 +8,16 @@ word embeddings, the BiLSTM and the entity-aware attention (§4).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
 
 from seqlab.modules.attention import EntityAwareAttention, MultiHeadSelfAttention
 from seqlab.modules.rnn import BiLSTM
+
+if TYPE_CHECKING:
+    from seqlab.modules.transformer import TransformerEmbedder
 
 
 @dataclass
@@ -25,6 +29,7 @@ class RelationBatch:
     e1: torch.Tensor  # shape: (B, 2), inclusive token span
     e2: torch.Tensor  # shape: (B, 2)
     labels: torch.Tensor | None = None  # shape: (B,)
+    tokens: list[tuple[str, ...]] | None = None  # the words, for a contextual (transformer) embedder
 
     @property
     def mask(self) -> torch.Tensor:
@@ -34,20 +39,29 @@ class RelationBatch:
     def to(self, device: torch.device | str) -> "RelationBatch":
         labels = None if self.labels is None else self.labels.to(device)
         return RelationBatch(self.words.to(device), self.lengths.to(device), self.e1.to(device), self.e2.to(device),
-                             labels)
+                             labels, self.tokens)
 
 
 class WordEmbedder(nn.Module):
-    """Word embeddings (initialised from pretrained vectors) followed by dropout."""
+    """Word embeddings (initialised from pretrained vectors), concatenated with a transformer's contextual
+    vectors when there is one, followed by dropout."""
 
-    def __init__(self, words: nn.Embedding, dropout: float) -> None:
+    def __init__(self, words: nn.Embedding, dropout: float, contextual: "TransformerEmbedder | None" = None
+                 ) -> None:
         super().__init__()
         self.words = words
+        self.contextual = contextual
         self.dropout = nn.Dropout(dropout)
-        self.output_dim = words.embedding_dim
+        self.output_dim = words.embedding_dim + (contextual.output_dim if contextual is not None else 0)
 
     def forward(self, batch: RelationBatch) -> torch.Tensor:
-        return self.dropout(self.words(batch.words))  # shape: (B, T, D)
+        x = self.words(batch.words)  # shape: (B, T, word_dim)
+        if self.contextual is not None:
+            if batch.tokens is None:
+                raise ValueError("a contextual embedder needs the batch's tokens, but got none")
+            context = self.contextual(batch.tokens, width=x.shape[1])  # shape: (B, T, transformer_dim)
+            x = torch.cat([x, context], dim=-1)  # shape: (B, T, D)
+        return self.dropout(x)  # shape: (B, T, D)
 
 
 class SelfAttentiveBiLSTM(nn.Module):

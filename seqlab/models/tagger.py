@@ -67,8 +67,8 @@ class Tagger(nn.Module):
     def window_tables(self, data: Encoded, table: torch.Tensor | None, workspace: Workspace) -> WindowTables | None:
         """A windowed tagger's first window layer as per-type tables for decoding ``data`` (same scores,
         several times faster; :mod:`seqlab.modules.window_fast`); None for other encoders."""
-        if not isinstance(self.encoder, WindowEncoder):
-            return None
+        if not isinstance(self.encoder, WindowEncoder) or getattr(self.embedder, "contextual", None) is not None:
+            return None  # contextual vectors are not a function of the word type
         return WindowTables(self, data, table, workspace=workspace)
 
     def decode_with_marginals(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:

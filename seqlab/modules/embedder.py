@@ -4,17 +4,21 @@ As in Lample et al. (2016) §4 and Ghaddar & Langlais (2018) §4: pretrained wor
 embeddings fine-tuned in training, a character BiLSTM whose final forward and
 backward states describe a word's spelling, a small capitalization embedding,
 and a slot for fixed per-token vectors (LS, scaled C&W/HLBL, Brown prefixes)
-that are inputs only and are never trained.
+that are inputs only and are never trained; and, optionally, a pretrained
+transformer's contextual vectors (:mod:`seqlab.modules.transformer`).
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import torch
 from torch import nn
 
 from seqlab.data.batching import Batch
 from seqlab.modules.rnn import BiLSTM
+
+if TYPE_CHECKING:
+    from seqlab.modules.transformer import TransformerEmbedder
 
 
 class CharBiLSTM(nn.Module):
@@ -52,6 +56,7 @@ class TokenEmbedder(nn.Module):
         caps: nn.Embedding | None = None,
         feature_dim: int = 0,
         discrete: Sequence[nn.Embedding] = (),
+        contextual: "TransformerEmbedder | None" = None,
     ) -> None:
         super().__init__()
         self.words = words
@@ -59,12 +64,14 @@ class TokenEmbedder(nn.Module):
         self.caps = caps
         self.feature_dim = feature_dim
         self.discrete = nn.ModuleList(discrete)
+        self.contextual = contextual
         self.output_dim = (
             (words.embedding_dim if words is not None else 0)
             + (chars.output_dim if chars is not None else 0)
             + (caps.embedding_dim if caps is not None else 0)
             + feature_dim
             + sum(table.embedding_dim for table in self.discrete)
+            + (contextual.output_dim if contextual is not None else 0)
         )
         if self.output_dim == 0:
             raise ValueError("a token embedder needs at least one input: word embeddings, chars, caps or features")
@@ -89,4 +96,8 @@ class TokenEmbedder(nn.Module):
                 raise ValueError(f"discrete feature ids must have {len(self.discrete)} columns, but got {got}")
             for j, table in enumerate(self.discrete):
                 parts.append(table(batch.feature_ids[..., j]))  # shape: (B, T, table_dim)
+        if self.contextual is not None:
+            if batch.tokens is None:
+                raise ValueError("a contextual embedder needs the batch's tokens, but got none")
+            parts.append(self.contextual(batch.tokens, width=batch.mask.shape[1]))  # shape: (B, T, transformer_dim)
         return torch.cat(parts, dim=-1)  # shape: (B, T, output_dim)

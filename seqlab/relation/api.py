@@ -22,6 +22,7 @@ from seqlab.relation.build import build_model, encode, model_inputs
 from seqlab.relation.config import RelationConfig, load_relation_config
 from seqlab.relation.predict import evaluate_examples, predict_probabilities
 from seqlab.relation.score import SemEvalResult
+from seqlab.modules.transformer import recorded_encoder
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class RelationModel:
                               f"pass the --output folder of a training run")
         config = load_relation_config(run_dir / archive.CONFIG)
         vocabs = archive.load_vocabs(run_dir)
-        model = build_model(config, vocabs)
+        model = build_model(config, vocabs, encoder=recorded_encoder(run_dir))
         archive.load_state(model, archive.load_weights(run_dir, device), run_dir / archive.WEIGHTS)
         return cls(config, vocabs, model.to(device).eval())
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import torch
 from torch import nn
@@ -19,6 +19,9 @@ from seqlab.models.relation import RelationBatch, RelationClassifier, SelfAttent
 from seqlab.modules.attention import EntityAwareAttention, LatentEntityTyping, MultiHeadSelfAttention
 from seqlab.modules.rnn import BiLSTM
 from seqlab.relation.config import RelationConfig, RelationModelConfig
+
+if TYPE_CHECKING:
+    from seqlab.modules.transformer import EncoderRecord
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +36,7 @@ class RelationData:
     e1: torch.Tensor  # shape: (N, 2)
     e2: torch.Tensor  # shape: (N, 2)
     labels: torch.Tensor  # shape: (N,)
+    tokens: list[tuple[str, ...]]
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -57,6 +61,7 @@ def encode(examples: Sequence[RelationExample], vocabs: dict[str, Vocab]) -> Rel
         e1=torch.tensor([e.e1 for e in examples], dtype=torch.long).view(-1, 2),
         e2=torch.tensor([e.e2 for e in examples], dtype=torch.long).view(-1, 2),
         labels=torch.tensor([labels.index(e.label) if e.label else -1 for e in examples], dtype=torch.long),
+        tokens=[tuple(e.tokens) for e in examples],
     )
 
 
@@ -73,12 +78,13 @@ def batches(data: RelationData, batch_size: int, *, shuffle: bool = False, gener
         lengths = data.lengths[rows]
         width = int(lengths.max())
         yield rows, RelationBatch(data.words[rows, :width], lengths, data.e1[rows], data.e2[rows],
-                                  data.labels[rows] if labelled else None)
+                                  data.labels[rows] if labelled else None, [data.tokens[i] for i in rows.tolist()])
 
 
-def build_model(config: RelationConfig, vocabs: dict[str, Vocab], pretrained: torch.Tensor | None = None
-                ) -> RelationClassifier:
-    """Assemble ``RelationClassifier(embedder, encoder, attention, head)`` from a config."""
+def build_model(config: RelationConfig, vocabs: dict[str, Vocab], pretrained: torch.Tensor | None = None,
+                encoder: EncoderRecord | None = None) -> RelationClassifier:
+    """Assemble ``RelationClassifier(embedder, encoder, attention, head)`` from a config; ``encoder`` is the
+    record of the transformer a trained model needs (a different one is refused)."""
     m = config.model
     words = nn.Embedding(len(vocabs["words"]), m.embeddings.dim, padding_idx=0)
     if pretrained is not None:
@@ -86,10 +92,16 @@ def build_model(config: RelationConfig, vocabs: dict[str, Vocab], pretrained: to
             raise ValueError(f"pretrained matrix must match {tuple(words.weight.shape)}, but got {tuple(pretrained.shape)}")
         words.weight.data.copy_(pretrained)
     words.weight.requires_grad_(m.embeddings.trainable)
-    dim = m.embeddings.dim
+    contextual = None
+    if m.transformer is not None:
+        from seqlab.modules.transformer import TransformerEmbedder
+
+        contextual = TransformerEmbedder(m.transformer, expected=encoder)
+    embedder = WordEmbedder(words, m.dropout_embedding, contextual)
+    dim = embedder.output_dim
     self_attention = MultiHeadSelfAttention(dim, m.heads) if m.self_attention else None
-    encoder = SelfAttentiveBiLSTM(self_attention, BiLSTM(dim, m.hidden), m.dropout_lstm)
-    typing = LatentEntityTyping(encoder.output_dim, m.latent_types) if m.latent_types else None
-    attention = EntityAwareAttention(encoder.output_dim, m.attention_dim, m.position_dim, m.max_length, typing)
-    head = SoftmaxHead(encoder.output_dim, len(vocabs["labels"]), m.dropout_attention)
-    return RelationClassifier(WordEmbedder(words, m.dropout_embedding), encoder, attention, head)
+    lstm = SelfAttentiveBiLSTM(self_attention, BiLSTM(dim, m.hidden), m.dropout_lstm)
+    typing = LatentEntityTyping(lstm.output_dim, m.latent_types) if m.latent_types else None
+    attention = EntityAwareAttention(lstm.output_dim, m.attention_dim, m.position_dim, m.max_length, typing)
+    head = SoftmaxHead(lstm.output_dim, len(vocabs["labels"]), m.dropout_attention)
+    return RelationClassifier(embedder, lstm, attention, head)

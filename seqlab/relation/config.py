@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from seqlab.core.config import EmbeddingsConfig, TrainSettings
+from seqlab.core.config import EmbeddingsConfig, TrainSettings, TransformerConfig
 from seqlab.core.errors import ConfigError
 from seqlab.core.strict import choice, dropout_rate, load_strict, positive
 
@@ -38,6 +38,8 @@ class RelationModelConfig:
     embeddings); ``latent_types: 0`` drops LET (the entity features are the BiLSTM states alone).
     ``entity_markers: true`` keeps the ``<e1>``/``</e1>``/``<e2>``/``</e2>`` tags as input tokens
     (as the paper's released code does; learned embeddings), see :func:`seqlab.data.semeval.with_markers`.
+    ``transformer``: a pretrained transformer's contextual vectors, concatenated with the word embeddings
+    (:class:`seqlab.core.config.TransformerConfig`); the entity tags reach it as plain text.
     """
 
     embeddings: EmbeddingsConfig = field(default_factory=lambda: EmbeddingsConfig(min_count=1))
@@ -52,6 +54,7 @@ class RelationModelConfig:
     dropout_lstm: float = 0.3
     dropout_attention: float = 0.5
     entity_markers: bool = False
+    transformer: TransformerConfig | None = None
 
     def __post_init__(self) -> None:
         for key in ("heads", "hidden", "position_dim", "max_length", "attention_dim"):

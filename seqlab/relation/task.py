@@ -8,6 +8,7 @@ official-format answer files and reports (``dev.answers.txt``, ``test.answers.tx
 """
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -18,6 +19,8 @@ from seqlab.core import archive
 from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import SeqlabError
 from seqlab.core.paths import resolve_data_path
+from seqlab.core.optim import transformer_groups
+from seqlab.modules.transformer import recorded_encoder
 from seqlab.core.task import BatchLoss, Score
 from seqlab.core.vocabulary import word_vocabulary
 from seqlab.data.semeval import LABELS, RelationExample, dev_split, read_semeval
@@ -26,6 +29,8 @@ from seqlab.models.relation import RelationBatch, RelationClassifier
 from seqlab.relation.build import RelationData, batches, build_model, encode, model_inputs
 from seqlab.relation.config import RelationConfig
 from seqlab.relation.predict import evaluate_examples
+
+log = logging.getLogger(__name__)
 
 
 def read_splits(config: RelationConfig) -> dict[str, list[RelationExample]]:
@@ -58,24 +63,33 @@ class RelationTask:
     def __init__(self, config: RelationConfig, run_dir: Path | None, device: torch.device) -> None:
         self.config, self.device = config, device
         self.splits = read_splits(config)
+        self.encoder_record = None  # the record of the transformer a resumed run was trained with
         if run_dir is not None:
             self.vocabs, self.matrix = archive.load_vocabs(run_dir), None
+            self.encoder_record = recorded_encoder(run_dir)
         else:
             self.vocabs, self.matrix = build_vocabs(config, self.splits)
         self.model: RelationClassifier | None = None
         self.data: dict[str, RelationData] = {}
 
     def build_model(self) -> nn.Module:
-        self.model = build_model(self.config, self.vocabs, self.matrix).to(self.device)
+        self.model = build_model(self.config, self.vocabs, self.matrix, self.encoder_record).to(self.device)
         self.matrix = None
         self.data = {name: encode(examples, self.vocabs) for name, examples in self.splits.items()}
+        contextual = self.model.embedder.contextual
+        if contextual is not None and not contextual.fine_tune:
+            stats = contextual.precompute((e.tokens for split in self.splits.values() for e in split), progress=True)
+            log.info("frozen transformer vectors of %d sentences cached in %.1f s (%.0f MB)", stats["sentences"],
+                     stats["seconds"], stats["megabytes"])
         return self.model
 
     def parameter_groups(self) -> list[Any]:
-        return [p for p in self.model.parameters() if p.requires_grad]
+        return transformer_groups(self.model, self.model.embedder.contextual, self.config.model.transformer)
 
     def save_run_files(self, run_dir: Path) -> None:
         archive.save_vocabs(run_dir, self.vocabs)
+        if self.model.embedder.contextual is not None:
+            archive.save_encoder_record(run_dir, self.model.embedder.contextual.record.to_dict())
 
     def split_sizes(self) -> dict[str, int]:
         return {name: len(examples) for name, examples in self.splits.items()}

@@ -27,6 +27,7 @@ from seqlab.data.schemes import convert, detect_scheme
 from features.tokenize import Token, split_sentences
 from seqlab.data.vocab import Vocab
 from seqlab.models.tagger import Tagger
+from seqlab.modules.transformer import recorded_encoder
 from seqlab.tagging.build import build_tagger, use_post_viterbi
 from seqlab.tagging.config import SCHEME_NAMES, Config, load_config
 from seqlab.tagging.document import Document, Sentence, Span
@@ -105,7 +106,7 @@ class SequenceTagger:
         config = load_config(run_dir / archive.CONFIG)
         vocabs = archive.load_vocabs(run_dir)
         features = load_token_features(config.model.features, state=archive.load_feature_state(run_dir))
-        model = build_tagger(config, vocabs, token_features=features)
+        model = build_tagger(config, vocabs, token_features=features, encoder_record=recorded_encoder(run_dir))
         archive.load_state(model, archive.load_weights(run_dir, device), run_dir / archive.WEIGHTS)
         return cls(config, vocabs, features, model.to(device).eval())
 

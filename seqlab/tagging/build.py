@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import torch
 from torch import nn
@@ -10,6 +10,7 @@ from torch import nn
 from seqlab.tagging.config import Config, ModelConfig, TrainConfig
 from seqlab.data.vocab import CAPS, Vocab
 from seqlab.core.errors import SeqlabError
+from seqlab.core.optim import transformer_groups
 from seqlab.models.tagger import Tagger
 from seqlab.modules.decoders import SoftmaxDecoder
 from seqlab.modules.dropout import LockedDropout
@@ -18,6 +19,9 @@ from seqlab.modules.rnn import set_forget_bias
 from seqlab.modules.window import output_filters
 from seqlab.tagging.parts import DECODERS, ENCODERS, post_viterbi
 from seqlab.tagging.features import TokenFeatures
+
+if TYPE_CHECKING:
+    from seqlab.modules.transformer import EncoderRecord
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +63,10 @@ def build_tagger(
     *,
     token_features: TokenFeatures | None = None,
     pretrained: torch.Tensor | None = None,
+    encoder_record: "EncoderRecord | None" = None,
 ) -> Tagger:
-    """Assemble ``Tagger(embedder, encoder, decoder)`` from a config."""
+    """Assemble ``Tagger(embedder, encoder, decoder)`` from a config; ``encoder_record`` is the transformer a
+    trained model needs (a different one is refused)."""
     m = config.model
     words = nn.Embedding(len(vocabs["words"]), m.embeddings.dim, padding_idx=0) if m.embeddings else None
     if pretrained is not None and words is not None:
@@ -73,7 +79,12 @@ def build_tagger(
     caps = nn.Embedding(len(CAPS), m.capitalization.dim, padding_idx=0) if m.capitalization else None
     tf = token_features
     discrete = [nn.Embedding(size, dim, padding_idx=0) for size, dim in (tf.discrete_tables if tf else [])]
-    embedder = TokenEmbedder(words, chars, caps, tf.dense_dim if tf else 0, discrete)
+    contextual = None
+    if m.transformer is not None:
+        from seqlab.modules.transformer import TransformerEmbedder
+
+        contextual = TransformerEmbedder(m.transformer, expected=encoder_record)
+    embedder = TokenEmbedder(words, chars, caps, tf.dense_dim if tf else 0, discrete, contextual)
     encoder = ENCODERS.get(m.encoder, "model.encoder")(embedder.output_dim, m)
     labels = vocabs["tags"].itos
     decoder = DECODERS.get(m.decoder, "model.decoder")(labels, config.data.tag_scheme)
@@ -86,12 +97,19 @@ def build_tagger(
     return tagger
 
 
-def parameter_groups(model: nn.Module, t: TrainConfig) -> list[Any]:
+def parameter_groups(model: nn.Module, t: TrainConfig, transformer: Any = None) -> list[Any]:
     """The trainable parameters, with the word embeddings (``model.embedder.words``) in a group of their
-    own at ``t.embedding_lr × t.lr`` when that multiple is not 1 (the decay scales both groups alike)."""
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    words = getattr(getattr(model, "embedder", None), "words", None)
+    own at ``t.embedding_lr × t.lr`` when that multiple is not 1 (the decay scales both groups alike), and a
+    fine-tuned transformer's in one at its own rate (:func:`seqlab.core.optim.transformer_groups`;
+    ``transformer`` is its config)."""
+    embedder = getattr(model, "embedder", None)
+    groups = transformer_groups(model, getattr(embedder, "contextual", None), transformer)
+    if isinstance(groups[0], dict):  # [the rest, the encoder]
+        rest, more = groups[0]["params"], groups[1:]
+    else:
+        rest, more = groups, []
+    words = getattr(embedder, "words", None)
     if t.embedding_lr == 1.0 or words is None or not words.weight.requires_grad:  # Config refuses the rest
-        return trainable
-    rest = [p for p in trainable if p is not words.weight]
-    return [{"params": rest}, {"params": [words.weight], "lr": t.lr * t.embedding_lr}]
+        return [{"params": rest}, *more] if more else rest
+    rest = [p for p in rest if p is not words.weight]
+    return [{"params": rest}, {"params": [words.weight], "lr": t.lr * t.embedding_lr}, *more]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from seqlab.core.config import EmbeddingsConfig, TrainSettings
+from seqlab.core.config import EmbeddingsConfig, TrainSettings, TransformerConfig
 from seqlab.core.errors import ConfigError
 from seqlab.tagging.parts import DECODERS, ENCODERS, TOKEN_FEATURES
 from seqlab.core.strict import choice, dump_config, dropout_rate, load_strict, positive
@@ -148,6 +148,7 @@ class ModelConfig:
     chars: CharConfig | None = field(default_factory=CharConfig)
     capitalization: CapsConfig | None = field(default_factory=CapsConfig)
     features: tuple[FeatureConfig, ...] = ()
+    transformer: TransformerConfig | None = None  # a pretrained transformer's contextual vectors, concatenated
     encoder: str = "bilstm"
     hidden: int = 128  # per direction
     layers: int = 1

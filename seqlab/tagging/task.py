@@ -23,6 +23,7 @@ from seqlab.data.dataset import Split, read_splits
 from seqlab.data.schemes import labels_for, split_tag
 from seqlab.data.vocab import UNK, Vocab, char_vocab, label_vocab
 from seqlab.models.tagger import Tagger
+from seqlab.modules.transformer import recorded_encoder
 from seqlab.tagging.build import build_tagger, parameter_groups
 from seqlab.tagging.config import Config
 from seqlab.tagging.evaluate import evaluate_split
@@ -70,8 +71,10 @@ class TaggingTask:
     def __init__(self, config: Config, run_dir: Path | None, device: torch.device) -> None:
         self.config, self.device = config, device
         self.splits = read_splits(config.data)
+        self.encoder_record = None  # the transformer a resumed run was trained with
         if run_dir is not None:  # a resumed run: its own vocabularies; its weights come from the checkpoint
             self.vocabs, self.matrix = archive.load_vocabs(run_dir), None
+            self.encoder_record = recorded_encoder(run_dir)
         else:
             self.vocabs, self.matrix = build_vocabs(config, self.splits)
         state = archive.load_feature_state(run_dir) if run_dir is not None else None
@@ -84,19 +87,26 @@ class TaggingTask:
 
     def build_model(self) -> nn.Module:
         self.model = build_tagger(self.config, self.vocabs, token_features=self.features,
-                                  pretrained=self.matrix).to(self.device)
+                                  pretrained=self.matrix, encoder_record=self.encoder_record).to(self.device)
         self.matrix = None
         self.encoded = {name: encode(s.tokens, self.vocabs, tags=s.tags, **encode_options(self.features, s.columns))
                         for name, s in self.splits.items()}
         self.singletons = self._singletons()
+        contextual = self.model.embedder.contextual
+        if contextual is not None and not contextual.fine_tune:
+            stats = contextual.precompute((s for split in self.splits.values() for s in split.tokens), progress=True)
+            log.info("frozen transformer vectors of %d sentences cached in %.1f s (%.0f MB)", stats["sentences"],
+                     stats["seconds"], stats["megabytes"])
         return self.model
 
     def parameter_groups(self) -> list[Any]:
-        return parameter_groups(self.model, self.config.train)
+        return parameter_groups(self.model, self.config.train, self.config.model.transformer)
 
     def save_run_files(self, run_dir: Path) -> None:
         archive.save_vocabs(run_dir, self.vocabs)
         archive.save_feature_state(run_dir, self.features.state if self.features else {})
+        if self.model.embedder.contextual is not None:
+            archive.save_encoder_record(run_dir, self.model.embedder.contextual.record.to_dict())
 
     def split_sizes(self) -> dict[str, int]:
         return {name: len(self.splits[name].tokens) for name in ("train", "dev", "test") if name in self.splits}

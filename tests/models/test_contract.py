@@ -1,6 +1,7 @@
 """The contract every model kind keeps (after AllenNLP's ModelTestCase and flair's BaseModelTest).
 
-For the BiLSTM-CRF, the softmax tagger, the windowed I-T-W-O tagger and the relation classifier:
+For the BiLSTM-CRF, the softmax tagger, the windowed I-T-W-O tagger and the relation classifier, and the
+BiLSTM-CRF and the relation classifier reading a tiny BERT built here (frozen and fine-tuned):
 ``seqlab.train`` trains a tiny model on a real-format fixture; every parameter gets a gradient; and
 the run directory, loaded with ``seqlab.load`` **in a fresh Python process**, predicts exactly the labels
 the training process wrote for the test set, and the same labels and confidences as a load here.
@@ -17,7 +18,7 @@ import torch
 
 import seqlab
 from tests.conftest import FIXTURES, forget_new_log_handlers
-from tests.helpers import relation_trainer, tagger_trainer
+from tests.helpers import relation_trainer, shared_tiny_bert, tagger_trainer
 
 NER, CHUNK, SEMEVAL = FIXTURES / "ner", FIXTURES / "chunk", FIXTURES / "semeval"
 WINDOW_FEATURES = ("model.features=[{type: embeddings, path: vectors.txt, format: glove, lowercase: true, scale: 0.1},"
@@ -27,7 +28,16 @@ KINDS = {  # kind: (config, data folder, overrides)
     "softmax_tagger": (NER / "tiny.yaml", NER, ["model.decoder=softmax", "train.epochs=4", "train.threads=1"]),
     "windowed_tagger": (CHUNK / "window.yaml", CHUNK, [WINDOW_FEATURES, "train.epochs=3"]),
     "relation_classifier": (SEMEVAL / "tiny.yaml", SEMEVAL, []),
+    "bilstm_crf_transformer": (NER / "tiny.yaml", NER, ["model.transformer={path: TINY_BERT, layers: [-1, -2]}",
+                                                       "train.epochs=2", "train.threads=1"]),
+    "bilstm_crf_transformer_fine_tuned": (NER / "tiny.yaml", NER, [
+        "model.transformer={path: TINY_BERT, layers: [-1], pooling: last, fine_tune: true, lr: 0.001, warmup: 3}",
+        "train.epochs=2", "train.threads=1"]),
+    "relation_transformer": (SEMEVAL / "tiny.yaml", SEMEVAL, ["model.transformer={path: TINY_BERT, layers: [-1, -2]}"]),
+    "relation_transformer_fine_tuned": (SEMEVAL / "tiny.yaml", SEMEVAL, [
+        "model.transformer={path: TINY_BERT, layers: [-1], pooling: first, fine_tune: true, lr: 0.001, warmup: 2}"]),
 }
+RELATION_KINDS = ("relation_classifier", "relation_transformer", "relation_transformer_fine_tuned")
 TEXTS = ["EU rejects German call to boycott British lamb. Peter Blackburn said so.",
          "Confidence in the pound is widely expected to take another sharp dive.", ""]
 SENTENCES = (SEMEVAL / "unlabelled.txt").read_text(encoding="utf-8").splitlines()
@@ -49,7 +59,11 @@ print(json.dumps(out))
 
 
 def _config(kind: str):
+    """The kind's config; a transformer kind reads a tiny BERT built here (skipped without the extra)."""
     path, _, overrides = KINDS[kind]
+    if any("TINY_BERT" in o for o in overrides):
+        pytest.importorskip("transformers")
+        overrides = [o.replace("TINY_BERT", str(shared_tiny_bert())) for o in overrides]
     return seqlab.read_config(path, overrides)
 
 
@@ -64,16 +78,18 @@ def trained(request, tmp_path_factory) -> tuple[str, Path]:
 
 
 def _inputs(kind: str) -> list[str]:
-    return SENTENCES if kind == "relation_classifier" else TEXTS
+    return SENTENCES if kind in RELATION_KINDS else TEXTS
 
 
 def _test_file(kind: str) -> Path:
-    return {"bilstm_crf": NER / "dev.txt", "softmax_tagger": NER / "dev.txt", "windowed_tagger": CHUNK / "test.txt",
-            "relation_classifier": SEMEVAL / "test.txt"}[kind]
+    return {"bilstm_crf": NER / "dev.txt", "bilstm_crf_transformer": NER / "dev.txt",
+            "bilstm_crf_transformer_fine_tuned": NER / "dev.txt", "softmax_tagger": NER / "dev.txt", "windowed_tagger": CHUNK / "test.txt",
+            "relation_classifier": SEMEVAL / "test.txt", "relation_transformer": SEMEVAL / "test.txt",
+            "relation_transformer_fine_tuned": SEMEVAL / "test.txt"}[kind]
 
 
 def _predict_here(model, kind: str) -> list:
-    if kind == "relation_classifier":
+    if kind in RELATION_KINDS:
         return [[r.label, r.confidence] for r in model.classify_many(_inputs(kind))]
     return [[[s.text, s.label, s.start, s.end, s.confidence] for s in d.spans] + [d.sentences[0].labels if d.sentences else []]
             for d in model.tag_many(_inputs(kind))]
@@ -82,7 +98,7 @@ def _predict_here(model, kind: str) -> list:
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_every_parameter_gets_a_gradient(kind, tmp_path, monkeypatch):
     monkeypatch.setenv("SEQLAB_DATA", str(KINDS[kind][1]))
-    make = relation_trainer if kind == "relation_classifier" else tagger_trainer
+    make = relation_trainer if kind in RELATION_KINDS else tagger_trainer
     trainer = make(_config(kind), tmp_path, progress=False)
     trainer.model.train()
     batch = next(iter(trainer.task.training_batches(torch.Generator().manual_seed(0))))
@@ -102,7 +118,7 @@ def test_a_fresh_process_predicts_what_training_wrote_and_what_a_load_here_predi
     assert fresh.returncode == 0, fresh.stderr
     here = _predict_here(seqlab.load(run, "cpu"), kind)
     assert json.loads(fresh.stdout) == json.loads(json.dumps(here))  # labels and confidences, bit for bit
-    training_wrote = run / ("test.answers.txt" if kind == "relation_classifier" else "test.predictions.txt")
+    training_wrote = run / ("test.answers.txt" if kind in RELATION_KINDS else "test.predictions.txt")
     assert written.read_text() == training_wrote.read_text()  # the config's test file, decoded at training time
 
 
@@ -110,7 +126,7 @@ def test_the_loaded_object_is_the_public_type(trained, monkeypatch):
     kind, run = trained
     monkeypatch.setenv("SEQLAB_DATA", str(KINDS[kind][1]))
     model = seqlab.load(run, "cpu")
-    expected = seqlab.RelationModel if kind == "relation_classifier" else seqlab.SequenceTagger
+    expected = seqlab.RelationModel if kind in RELATION_KINDS else seqlab.SequenceTagger
     assert isinstance(model, expected) and not model.model.training
 
 
