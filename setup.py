@@ -24,7 +24,12 @@ setup(
         "tqdm>=4.66",
     ],
     extras_require={
-        "test": ["pytest>=7.4", "hypothesis>=6.90"],
+        # ray[data]: tests/tagging/test_ray.py tags on a local Ray instance (about 45 s; installing Ray adds about
+        # a minute), so the optional Ray integration is tested by the default suite.
+        "test": ["pytest>=7.4", "hypothesis>=6.90", "ray[data]>=2.40"],
+        # ray[data]: seqlab.tagging.ray maps a tagger over a Ray Dataset with an actor pool (bulk tagging on a
+        # cluster); the engine users already run, not a home-made one.
+        "ray": ["ray[data]>=2.40"],
         "bench": ["pytorch-crf>=0.7.2", "psutil>=5.9"],
         # python-crfsuite: the linear-chain CRF of examples/crfsuite_chunker.py (Turian et al. 2010 Table 2),
         # a maintained binding of CRFsuite; seqlab itself does not need it.
