@@ -14,7 +14,9 @@
 thread each; every actor loads the model once and tags its batches with
 :meth:`seqlab.tagging.api.SequenceTagger.tag_many`, so the spans are the ones ``seqlab tag`` gives. The
 input's columns pass through (an ``id`` column keeps each row's identity; Ray Data does not keep row order
-unless ``DataContext.get_current().execution_options.preserve_order`` is set).
+unless ``DataContext.get_current().execution_options.preserve_order`` is set). The actors hold ``actors``
+CPUs for the whole run: on a machine with no more CPUs than that, read the input with a task that needs
+none (``ray.data.read_text(path, num_cpus=0)``), or the read waits for a CPU that never comes free.
 """
 from __future__ import annotations
 
@@ -95,9 +97,10 @@ def tag_dataset(dataset: Any, model: str | Path | None = None, *, text_column: s
             raise SeqlabError(f"tag_dataset: {name} must be a positive number, got {value}")
     if not isinstance(dataset, ray.data.Dataset):
         raise SeqlabError(f"tag_dataset: expected a ray.data.Dataset, got {type(dataset).__name__}")
-    if text_column not in dataset.schema().names:
+    schema = dataset.schema(fetch_if_missing=False)  # known without reading the input, or None
+    if schema is not None and text_column not in schema.names:
         raise SeqlabError(f"tag_dataset: the dataset has no column {text_column!r} (it has "
-                          f"{', '.join(dataset.schema().names)}); say which with text_column=")
+                          f"{', '.join(schema.names)}); say which with text_column=")
     if model is not None and Path(model).exists():
         model = Path(model).resolve()  # actors may start in another working directory
     if not isinstance(load(model, "cpu"), SequenceTagger):
