@@ -5,7 +5,6 @@ import argparse
 import contextlib
 import logging
 import os
-import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Any
