@@ -96,7 +96,8 @@ class PeakRss:
             for pid in tree:
                 try:
                     self.peaks[pid] = max(self.peaks.get(pid, 0.0), _hwm_mb(pid))
-                    self.names.setdefault(pid, commands.get(pid, "")[:80])
+                    if pid in commands:  # the latest: a Ray worker is renamed when it becomes an actor
+                        self.names[pid] = commands[pid][:80]
                 except OSError:
                     continue
 

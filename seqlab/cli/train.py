@@ -31,6 +31,7 @@ def default_output(config_path: str) -> Path:
 def launch(nproc: int, argv: list[str]) -> int:
     """Run ``seqlab train`` with ``argv`` in ``nproc`` processes on this machine, through torchrun (in this
     process, so that a failed rank is reported in one line naming it rather than as torchrun's traceback)."""
+    from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.run import parse_args, run
 
@@ -44,6 +45,8 @@ def launch(nproc: int, argv: list[str]) -> int:
                else f"exited with status {failure.exitcode}")
         raise SeqlabError(f"training process rank {rank} of {nproc} {how} (pid {failure.pid}); torchrun stopped "
                           f"the others") from None
+    except SignalException:  # Ctrl-C or a SIGTERM: torchrun has stopped the ranks; say so as for one process
+        raise KeyboardInterrupt from None
     return 0
 
 
