@@ -4,6 +4,7 @@ from setuptools import find_packages, setup
 ONNX = ["onnx>=1.16", "onnxruntime>=1.18"]
 SERVE = ["starlette>=1.0", "uvicorn>=0.30", "httptools>=0.6", "uvloop>=0.19; sys_platform != 'win32'"]
 TRANSFORMERS = ["transformers>=4.40", "safetensors>=0.4"]
+RAY = ["ray[data]>=2.40"]
 
 setup(
     name="seqlab",
@@ -28,8 +29,9 @@ setup(
         "tqdm>=4.66",
     ],
     extras_require={
-        # the test extra holds the optional extras whose tests run offline on a CPU, so that CI runs them
-        "test": ["pytest>=7.4", "hypothesis>=6.90", *SERVE[:2], *ONNX, *TRANSFORMERS],
+        # the test extra holds the optional extras whose tests run offline on a CPU, so that CI runs them (Ray's
+        # test tags on a local instance in about 45 s; installing Ray adds about a minute)
+        "test": ["pytest>=7.4", "hypothesis>=6.90", *SERVE[:2], *ONNX, *TRANSFORMERS, *RAY],
         # onnx (the exporter writes its format) and onnxruntime: `seqlab export --format onnx` and the
         # `--backend onnx` inference path; the torch path needs neither
         "onnx": ONNX,
@@ -41,6 +43,9 @@ setup(
         # transformers + safetensors: the optional contextual (transformer) embedder, model.transformer; weights
         # load from local safetensors files only (tested with transformers 5.24). The core install does not need it.
         "transformers": TRANSFORMERS,
+        # ray[data]: seqlab.tagging.ray maps a tagger over a Ray Dataset with an actor pool (bulk tagging on a
+        # cluster); the engine users already run, not a home-made one.
+        "ray": RAY,
         "bench": ["pytorch-crf>=0.7.2", "psutil>=5.9"],
         # python-crfsuite: the linear-chain CRF of examples/crfsuite_chunker.py (Turian et al. 2010 Table 2),
         # a maintained binding of CRFsuite; seqlab itself does not need it.

@@ -54,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except (SeqlabError, FeatureError) as err:  # FeatureError: bad input found by features/ (a vector file)
-        print(f"seqlab: error: {err}", file=sys.stderr)
+        print(f"seqlab: error: {_rank()}{err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         hint = " (a training run can be continued with --resume)" if args.command == "train" else ""
@@ -67,8 +67,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         log.debug("the OSError's traceback", exc_info=True)  # shown with -v
         if err.filename is None:
             _silence_stdout()  # a failed write to standard output fails again when Python flushes it at exit
-        print(f"seqlab: error: {os_error_text(err)}", file=sys.stderr)
+        print(f"seqlab: error: {_rank()}{os_error_text(err)}", file=sys.stderr)
         return 2
+
+
+def _rank() -> str:
+    """``"rank R of N: "`` in a process torchrun started (each rank reports its own error), else ``""``."""
+    size = os.environ.get("WORLD_SIZE", "1")
+    return f"rank {os.environ.get('RANK', '?')} of {size}: " if size.isdigit() and int(size) > 1 else ""
 
 
 def os_error_text(err: OSError) -> str:

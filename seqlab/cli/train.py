@@ -5,8 +5,6 @@ import argparse
 import contextlib
 import logging
 import os
-import subprocess
-import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -31,11 +29,25 @@ def default_output(config_path: str) -> Path:
 
 
 def launch(nproc: int, argv: list[str]) -> int:
-    """Run ``seqlab train`` with ``argv`` in ``nproc`` processes on this machine, through torchrun."""
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc),
-               "-m", "seqlab", "train", *argv]
-    log.info("launching %d training processes: %s", nproc, " ".join(command))
-    return subprocess.run(command, check=False).returncode
+    """Run ``seqlab train`` with ``argv`` in ``nproc`` processes on this machine, through torchrun (in this
+    process, so that a failed rank is reported in one line naming it rather than as torchrun's traceback)."""
+    from torch.distributed.elastic.multiprocessing.api import SignalException
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+    from torch.distributed.run import parse_args, run
+
+    command = ["--standalone", "--nproc_per_node", str(nproc), "-m", "seqlab", "train", *argv]
+    log.info("launching %d training processes: torchrun %s", nproc, " ".join(command))
+    try:
+        run(parse_args(command))
+    except ChildFailedError as err:  # torchrun has stopped the other ranks
+        rank, failure = err.get_first_failure()
+        how = (f"was killed by {failure.signal_name()}" if failure.exitcode < 0
+               else f"exited with status {failure.exitcode}")
+        raise SeqlabError(f"training process rank {rank} of {nproc} {how} (pid {failure.pid}); torchrun stopped "
+                          f"the others") from None
+    except SignalException:  # Ctrl-C or a SIGTERM: torchrun has stopped the ranks; say so as for one process
+        raise KeyboardInterrupt from None
+    return 0
 
 
 def cmd_train(args: argparse.Namespace) -> int:

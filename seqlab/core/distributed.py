@@ -18,6 +18,7 @@ rendezvous flags (``--nnodes 2 --node_rank 0 --rdzv_endpoint HOST:PORT``).
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 from dataclasses import dataclass
@@ -123,6 +124,20 @@ def data_parallel(model: nn.Module, task: Any, world: World, device: torch.devic
 
     ids = [device.index] if device.type == "cuda" else None
     return DistributedDataParallel(module, device_ids=ids)
+
+
+@contextlib.contextmanager
+def peers_lost(world: World) -> Iterator[None]:
+    """A collective that fails because another rank died or timed out becomes a one-line error (the launcher
+    names the rank that failed first); any other exception passes unchanged."""
+    try:
+        yield
+    except RuntimeError as err:  # gloo raises plain RuntimeErrors; NCCL and the store raise DistError subclasses
+        text = str(err)
+        lost = isinstance(err, dist.DistError) or any(word in text for word in ("gloo", "NCCL", "Connection"))
+        if not world.distributed or not lost:
+            raise
+        raise SeqlabError(f"lost another training process: {text.splitlines()[0][:300]}") from None
 
 
 def shutdown(world: World) -> None:

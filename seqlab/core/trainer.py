@@ -26,7 +26,7 @@ from seqlab.core.errors import SeqlabError
 from seqlab.core.optim import build_optimizer, warm_up
 from seqlab.core.strict import dump_config
 from seqlab.core.distributed import World, broadcast_float, data_parallel, init_world, rank_device, shard_batches
-from seqlab.core.distributed import shutdown
+from seqlab.core.distributed import peers_lost, shutdown
 from seqlab.core.task import BatchLoss, Task
 
 log = logging.getLogger("seqlab.train")
@@ -213,9 +213,10 @@ def train(prepare: Prepare, config: Any, out_dir: str | Path, *, resume: bool = 
     archive.check_output(out_dir, resume)
     world = init_world(resolve_device(config.train.device))
     try:
-        if not world.main:
-            return _train_other_rank(prepare, config, out_dir, resume, world)
-        return _train_main(prepare, config, out_dir, resume, progress, world)
+        with peers_lost(world):
+            if not world.main:
+                return _train_other_rank(prepare, config, out_dir, resume, world)
+            return _train_main(prepare, config, out_dir, resume, progress, world)
     finally:
         shutdown(world)
 

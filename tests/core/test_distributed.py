@@ -88,7 +88,8 @@ def test_two_processes_train_resume_and_match_an_uninterrupted_run(tmp_path):
 
 
 def _rank_one_pids(marker: str) -> list[int]:
-    """Worker processes of rank 1 whose command line names ``marker`` (read from /proc)."""
+    """Worker processes of rank 1 whose command line names ``marker`` (read from /proc; the launching
+    process's own environment has no RANK)."""
     found = []
     for entry in Path("/proc").iterdir():
         try:
@@ -104,9 +105,9 @@ def _rank_one_pids(marker: str) -> list[int]:
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="finds the worker through /proc (Linux)")
 def test_a_rank_that_dies_ends_the_job_in_bounded_time(tmp_path):
     out = tmp_path / "crash"
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "seqlab",
-               "train", str(NER / "tiny.yaml"), "--set", "train.epochs=500", "--set", "train.patience=500",
-               "--set", "train.threads=1", "--output", str(out), "--quiet"]
+    command = [sys.executable, "-m", "seqlab", "train", str(NER / "tiny.yaml"), "--nproc", "2", "--set",
+               "train.epochs=500", "--set", "train.patience=500", "--set", "train.threads=1", "--output", str(out),
+               "--quiet"]
     env = {**os.environ, "SEQLAB_DATA": str(NER), "SEQLAB_DIST_TIMEOUT": "30", "OMP_NUM_THREADS": "1"}
     job = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT)
     try:
@@ -118,8 +119,20 @@ def test_a_rank_that_dies_ends_the_job_in_bounded_time(tmp_path):
         os.kill(victims[0], signal.SIGKILL)
         started = time.monotonic()
         job.wait(timeout=90)
-        assert job.returncode != 0 and time.monotonic() - started < 90
+        assert job.returncode == 2 and time.monotonic() - started < 90
+        error = job.stderr.read().decode()
+        assert f"training process rank 1 of 2 was killed by SIGKILL (pid {victims[0]})" in error
+        assert "Traceback" not in error
     finally:
         if job.poll() is None:
             job.kill()
         job.stderr.close()
+
+
+def test_an_error_on_a_rank_names_the_rank(tmp_path, monkeypatch, capsys):
+    from seqlab.cli import main
+
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "1")
+    assert main(["train", str(tmp_path / "missing.yaml"), "--output", str(tmp_path / "run")]) == 2
+    assert capsys.readouterr().err.startswith("seqlab: error: rank 1 of 2: ")

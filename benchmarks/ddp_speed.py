@@ -1,0 +1,72 @@
+"""Data-parallel training throughput: 1 vs N processes (one torch thread each) at the same per-process batch.
+
+    OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/ddp_speed.py --config configs/conll03_glove.yaml \\
+        --limit 2000 --epochs 2 --nproc 1 2
+
+Each run is a whole ``seqlab train CONFIG --nproc N`` (torchrun for N > 1) on the first ``--limit``
+sentences of each file (``data.limit``), ``train.threads=1``, ``--epochs`` epochs, in a scratch run
+directory. Throughput is read from the run's ``metrics.json``: the trainer times each epoch's training
+steps alone (dev scoring, loading and start-up excluded) on rank 0; ranks step in lockstep (gradients are
+all-reduced every step), so the job's sentences/s is rank 0's times N. The last epoch is reported (the
+first warms up), and ``speedup`` is each N's sentences/s over the first N's. Target: 2 processes at least
+1.6× one on 2 cores.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def train(config: str, nproc: int, limit: int, epochs: int, batch_size: int | None, out: Path) -> dict:
+    """One whole training run; its last epoch's figures."""
+    overrides = [f"data.limit={limit}", f"train.epochs={epochs}", f"train.patience={epochs}", "train.threads=1",
+                 "train.device=cpu"] + ([f"train.batch_size={batch_size}"] if batch_size else [])
+    command = [sys.executable, "-m", "seqlab", "train", config, "--nproc", str(nproc), "--output", str(out),
+               "--quiet", *[x for item in overrides for x in ("--set", item)]]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"ddp_speed: {' '.join(command)} failed:\n{done.stderr[-3000:]}")
+    history = json.loads((out / "metrics.json").read_text())["history"]
+    last = history[-1]
+    return {"nproc": nproc, "epochs": len(history),
+            "rank0_sentences_per_epoch": round(last["sentences_per_second"] * last["train_seconds"]),
+            "train_seconds_last_epoch": round(last["train_seconds"], 2),
+            "sentences_per_second": round(last["sentences_per_second"] * nproc, 1),
+            "tokens_per_second": round(last["tokens_per_second"] * nproc),
+            "every_epoch_sentences_per_second": [round(h["sentences_per_second"] * nproc, 1) for h in history],
+            "dev_f1_last_epoch": round(last["dev_f1"], 2), "whole_run_seconds": round(wall, 1)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--config", default="configs/conll03_glove.yaml")
+    p.add_argument("--limit", type=int, default=2000, help="data.limit: sentences of each file")
+    p.add_argument("--epochs", type=int, default=2)
+    p.add_argument("--batch-size", type=int, help="train.batch_size, per process (default the config's)")
+    p.add_argument("--nproc", type=int, nargs="+", default=[1, 2])
+    args = p.parse_args()
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    with tempfile.TemporaryDirectory() as scratch:
+        runs = [train(args.config, n, args.limit, args.epochs, args.batch_size, Path(scratch) / f"n{n}")
+                for n in args.nproc]
+    base = runs[0]["sentences_per_second"]
+    for run in runs:
+        run["speedup"] = round(run["sentences_per_second"] / base, 2)
+    print(json.dumps({"config": args.config, "limit": args.limit, "per_process_batch": args.batch_size or "config",
+                      "threads_per_process": 1, "cpus": os.cpu_count(), "load_before": load_before,
+                      "load_after": [round(x, 2) for x in os.getloadavg()], "runs": runs}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
