@@ -30,20 +30,33 @@ def _ami_nats(n: np.ndarray) -> float:
     return float((p[mask] * np.log(p[mask] / outer[mask])).sum())
 
 
+def _window_objective(n: np.ndarray, y: np.ndarray) -> float:
+    """N × the window's objective: Σ f(n[i, j]) - Σ r_i ln y_i - Σ c_j ln y'_j, from scratch.
+
+    ``y`` holds each class's row and column totals in the whole corpus's table; once every word
+    is in the window they equal ``r`` and ``c`` and this is N × AMI up to the constant f(N).
+    """
+    r, c = n.sum(axis=1), n.sum(axis=0)
+    return float(_xlogx(n).sum() - (r * np.log(np.where(r > 0, y[0], 1.0))).sum()
+                 - (c * np.log(np.where(c > 0, y[1], 1.0))).sum())
+
+
 def _brute_losses(state: Clusterer) -> tuple[np.ndarray, np.ndarray]:
-    """N × (AMI before - AMI after merging i and j) for every pair of active slots, by recomputation."""
+    """N × (objective before - after merging i and j) for every pair of active slots, by recomputation."""
     slots = np.flatnonzero(state.active)
     n = state.T[0][np.ix_(slots, slots)]
-    total, base = n.sum(), _ami_nats(n)
+    y = state.y[:, slots]
+    base = _window_objective(n, y)
     losses = np.full((slots.size, slots.size), np.inf)
     for i in range(slots.size):
         for j in range(slots.size):
             if i != j:
-                merged = n.copy()
+                merged, ym = n.copy(), y.copy()
                 merged[i] += merged[j]
                 merged[:, i] += merged[:, j]
+                ym[:, i] += ym[:, j]
                 keep = [k for k in range(slots.size) if k != j]
-                losses[i, j] = total * (base - _ami_nats(merged[np.ix_(keep, keep)]))
+                losses[i, j] = base - _window_objective(merged[np.ix_(keep, keep)], ym[:, keep])
     return slots, losses
 
 
