@@ -23,11 +23,19 @@ updates ``L[a ∪ s, ·]`` from ``L[a, ·]`` on the cells of ``s`` only.
 
 Liang's window (wcluster): the ``C`` most frequent words start as singleton clusters; each
 further word, by falling count (ties alphabetically), enters as cluster ``C + 1``, and the
-pair losing the least AMI merges. Bigram cells count only words already clustered, and the
-marginals ``r``, ``c`` are that table's sums, so ``L`` is an exact AMI loss of the table at
-every step (wcluster mixes in full-corpus unigram marginals instead). After the last word
-the ``C`` clusters merge down to one; each word's bit-string is its cluster's path in that
-last tree (0 = the older cluster), as wcluster writes it.
+pair losing the least merges. Bigram cells count only words already clustered, but the
+marginal terms use each class's totals in the *whole* corpus's table, ``y_r``, ``y_c`` (its
+words' counts as left and right member of a bigram), as wcluster uses unigram counts::
+
+    N · objective = Σ_ij f(n[i, j]) - Σ_i r[i] ln y_r[i] - Σ_j c[j] ln y_c[j]
+
+so ``-g(r[a], r[b]) - g(c[a], c[b])`` in ``L`` becomes the same difference of ``x ln y``
+terms. A word whose neighbours are mostly rarer (not yet in the window) thereby joins the
+class it will fit once they arrive, not the one that suits its few counted bigrams; with the
+partial table's own sums the clusters lost 0.05 bits of AMI on Reuters-21578 at c = 100.
+Once every word is in, ``y = r, c`` and the objective is AMI (up to ``f(N)``). After the
+last word the ``C`` clusters merge down to one, by exact AMI loss; each word's bit-string is
+its cluster's path in that last tree (0 = the older cluster), as wcluster writes it.
 
 Bigrams join adjacent tokens of one sentence and never bridge sentences (wcluster treats
 its whole input as one stream). Words below ``min_count`` are dropped together with their

@@ -28,6 +28,11 @@ def _fs(x: float) -> float:
     return x * math.log(x) if x > 0 else 0.0
 
 
+def _pm(x: Any, y: Any) -> Any:
+    """A marginal's term ``x ln y``: ``x`` the marginal in the window's table, ``y`` its corpus total (``0 ln 0 = 0``)."""
+    return xlogy(x, y)
+
+
 def ami_from_table(cells: np.ndarray, left: np.ndarray, right: np.ndarray) -> float:
     """AMI in bits of a class bigram table given its cells (any shape) and its row and column sums."""
     total = float(cells.sum())
@@ -42,9 +47,10 @@ class Clusterer:
 
     Both directions of the class bigram table sit in one array, ``T[0] = n`` and
     ``T[1] = n.T``, so that every row-side and column-side term is one numpy operation;
-    ``FT = f(T)``; ``m[0] = r`` and ``m[1] = c`` are the marginals, ``fm = f(m)``.
-    ``L[i, j]`` is ``N ×`` the loss of merging slots ``i`` and ``j`` (``inf`` on the
-    diagonal and for empty slots; ``N`` is common to every pair and left out).
+    ``FT = f(T)``; ``m[0] = r`` and ``m[1] = c`` are the marginals of the window's table,
+    ``y[0]``, ``y[1]`` the same slots' marginals in the whole corpus's table (``y >= m``),
+    and ``fm = m ln y``. ``L[i, j]`` is ``N ×`` the loss of merging slots ``i`` and ``j``
+    (``inf`` on the diagonal and for empty slots; ``N`` is common to every pair and left out).
     """
 
     def __init__(self, data: BigramCounts, num_clusters: int) -> None:
@@ -59,6 +65,11 @@ class Clusterer:
         self.nb_idx = np.concatenate([data.fwd_idx, rows + v]).astype(np.int32)[order]
         self.nb_cnt = np.concatenate([data.fwd_cnt, data.fwd_cnt]).astype(np.int32)[order]  # int32: half the memory
         self.nb_ptr = data.fwd_ptr + np.concatenate([[0], np.cumsum(np.bincount(data.fwd_idx, minlength=v))])
+        # each word's corpus marginals: shape (2, V), [0] = bigrams it starts, [1] = bigrams it ends
+        self.word_y = np.stack([np.bincount(rows, weights=data.fwd_cnt, minlength=v),
+                                np.bincount(data.fwd_idx, weights=data.fwd_cnt, minlength=v)])
+        self.y = np.zeros((2, s))
+        self._ys = np.zeros(2)  # the corpus marginals of the word being added
         self.slot_of = np.concatenate([np.full(v, s), np.full(v, 2 * s + 1)])  # s, 2s+1: not clustered yet
         self.words = v
         self.members: list[list[int]] = [[] for _ in range(s)]
@@ -90,7 +101,8 @@ class Clusterer:
         self.T = np.stack([n, n.T.copy()])
         self.FT = _f(self.T)
         self.m = np.stack([n.sum(axis=1), n.sum(axis=0)])
-        self.fm = _f(self.m)
+        self.y[:, :c] = self.word_y[:, :c]
+        self.fm = _pm(self.m, self.y)
         for i in range(c):
             self.L[i] = self._losses_against(i)
         self.L = 0.5 * (self.L + self.L.T)
@@ -115,6 +127,7 @@ class Clusterer:
         ``u`` the other slots it has cells with. O(number of w's neighbour types)."""
         size = self.size
         self._assign(w, s)
+        self._ys = self.word_y[:, w]
         lo, hi = self.nb_ptr[w], self.nb_ptr[w + 1]
         cells = np.bincount(self.slot_of[self.nb_idx[lo:hi]], weights=self.nb_cnt[lo:hi], minlength=2 * size + 2)
         vec = cells.astype(np.float64, copy=False).reshape(2, size + 1)[:, :size]  # shape: (2, S); int when empty
@@ -128,17 +141,19 @@ class Clusterer:
         f of the grown ones), which changes ``-g(r_i, r_j) - g(c_i, c_j)`` by ``marg``; ``block``
         is the new terms ``g(n[i, s], n[j, s]) + g(n[s, i], n[s, j])`` (j ∈ u).
         """
-        m, fm = self.m, self.fm
+        m, fm, y = self.m, self.fm, self.y
         x = vec[:, u]  # shape: (2, |u|)
         fx = _f(x)
         block = (fx[:, :, None] + fx[:, None, :] - _f(x[:, :, None] + x[:, None, :])).sum(axis=0)
         old = m[:, u]
         new = old + x[::-1]
-        fnew = _f(new)
+        yu = y[:, u]
+        fnew = _pm(new, yu)
         e = (fm[:, u] - fnew).sum(axis=0)
         mp = m.copy()
         mp[:, u] = new
-        marg = (_f(new[:, :, None] + mp[:, None, :]) - _f(old[:, :, None] + m[:, None, :])).sum(axis=0)
+        yy = yu[:, :, None] + y[:, None, :]  # shape: (2, |u|, S)
+        marg = (_pm(new[:, :, None] + mp[:, None, :], yy) - _pm(old[:, :, None] + m[:, None, :], yy)).sum(axis=0)
         marg += e[:, None]
         marg[:, u] += e
         return marg, block, mp, fnew
@@ -156,7 +171,8 @@ class Clusterer:
         self.T[:, s, :], self.T[:, :, s] = vec, vec[::-1]
         self.FT[:, s, :], self.FT[:, :, s] = fv, fv[::-1]
         self.m[:, s] = vec.sum(axis=1)
-        self.fm[:, s] = _f(self.m[:, s])
+        self.y[:, s] = self._ys
+        self.fm[:, s] = _pm(self.m[:, s], self.y[:, s])
         self.active[s] = True
         self.members[s] = [w]
         self.born[s] = w
@@ -197,7 +213,7 @@ class Clusterer:
     def _new_word_losses(self, vec: np.ndarray, s: int, u: np.ndarray, mp: np.ndarray,
                          fnew: np.ndarray) -> np.ndarray:
         """``N × L[s, i]`` as :meth:`_losses_against` gives it, for a new word whose cells ``vec`` are not in the tables."""
-        d, fd, z = self._d, self._fd, self._z[:3]
+        d, fd, z, ys = self._d, self._fd, self._z[:3], self._ys
         x, nss, ms = vec[:, u], float(vec[0, s]), vec.sum(axis=1)
         fx = _f(x)
         fmp = self.fm.copy()
@@ -210,19 +226,20 @@ class Clusterer:
         z[0] += d
         z[0] += nss
         np.add(ms[:, None], mp, out=z[1:3])
-        fz = _f(z)
-        row += fz[1] + fz[2] - fz[0] + _f(vec).sum(axis=0) + fd - fmp.sum(axis=0)
-        row += _fs(nss) - _fs(ms[0]) - _fs(ms[1])
+        pz = _pm(z[1:3], ys[:, None] + self.y)
+        row += pz[0] + pz[1] - _f(z[0]) + _f(vec).sum(axis=0) + fd - fmp.sum(axis=0)
+        row += _fs(nss) - _pm(ms, ys).sum()
         row[~self.active] = np.inf
         return row
 
     def _folded_losses(self, a: int, s: int, vec: np.ndarray, u: np.ndarray, mp: np.ndarray,
                        fnew: np.ndarray) -> np.ndarray:
         """``N × L[a ∪ s, i]`` from ``L[a, i]``, for a new word with cells ``vec``, in O(S × |u|)."""
-        T, FT, m, z, d = self.T, self.FT, self.m, self._zm, self._d
+        T, FT, m, z, d, y = self.T, self.FT, self.m, self._zm, self._d, self.y
         naa = T[0, a, a]
         nmm = float(naa + vec[1, a] + vec[0, a] + vec[0, s])
         mpa = mp[:, a] + vec.sum(axis=1)
+        ypa = y[:, a] + self._ys
         # swap the 2×2-block and marginal terms of a for those of a ∪ s, in one f call
         np.add(T[0, a], T[1, a], out=z[0])
         z[0] += d
@@ -233,10 +250,14 @@ class Clusterer:
         z[3] += nmm
         np.add(mpa[:, None], mp, out=z[4:6])
         np.add(m[:, a, None], m, out=z[6:8])
-        out = self._fold_signs @ _f(z)
+        fz = np.empty_like(z)
+        fz[:4] = _f(z[:4])
+        fz[4:6] = _pm(z[4:6], ypa[:, None] + y)
+        fz[6:8] = _pm(z[6:8], y[:, a, None] + y)
+        out = self._fold_signs @ fz
         out += self.L[a]
         out -= FT[:, a].sum(axis=0)
-        out += _fs(nmm) - FT[0, a, a] - _fs(mpa[0]) - _fs(mpa[1]) + self.fm[0, a] + self.fm[1, a]
+        out += _fs(nmm) - FT[0, a, a] - _pm(mpa, ypa).sum() + self.fm[0, a] + self.fm[1, a]
         out[u] += (self.fm[:, u] - fnew).sum(axis=0)
         k = u[u != a]
         if k.size:  # the sums over k: g(u_k + v_k, w_ik) - g(u_k, w_ik), u = a's cells, v = s's
@@ -276,7 +297,8 @@ class Clusterer:
         FT[:, a], FT[:, :, a] = fa, fa[::-1]
         m[:, u], fm[:, u] = mp[:, u], fnew
         m[:, a] += vec.sum(axis=1)
-        fm[:, a] = _f(m[:, a])
+        self.y[:, a] += self._ys
+        fm[:, a] = _pm(m[:, a], self.y[:, a])
 
     def _losses_against(self, s: int) -> np.ndarray:
         """``N × L[s, i]`` for every slot ``i``, afresh, in O(S × non-zero cells of slot s)."""
@@ -293,7 +315,10 @@ class Clusterer:
         np.add(vec, nss, out=z[2:4])
         np.add(z[0], z[3], out=z[4])
         np.add(m[:, s, None], m, out=z[5:7])
-        losses = self._signs @ _f(z)
+        fz = np.empty_like(z)
+        fz[:5] = _f(z[:5])
+        fz[5:7] = _pm(z[5:7], self.y[:, s, None] + self.y)
+        losses = self._signs @ fz
         losses += sums
         losses -= FT[:, s].sum(axis=0) + np.diagonal(FT[0]) + self.fm.sum(axis=0)
         losses -= FT[0, s, s] + self.fm[0, s] + self.fm[1, s]
@@ -315,7 +340,9 @@ class Clusterer:
         self.FT[:, b], self.FT[:, :, b] = 0.0, 0.0
         self.m[:, a] += self.m[:, b]
         self.m[:, b] = 0.0
-        self.fm[:, a], self.fm[:, b] = _f(self.m[:, a]), 0.0
+        self.y[:, a] += self.y[:, b]
+        self.y[:, b] = 0.0
+        self.fm[:, a], self.fm[:, b] = _pm(self.m[:, a], self.y[:, a]), 0.0
         self.active[b] = False
         self.L[b], self.L[:, b] = np.inf, np.inf
         row = self._losses_against(a)
