@@ -432,3 +432,18 @@ def test_the_command_line_starts_without_torch():
              "print(sorted(m for m in ('torch', 'sklearn') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_score_runs_without_torch_or_scikit_learn(tmp_path):
+    """`seqlab score conll FILE` scores without importing torch or scikit-learn (seqeval's metrics package
+    imports scikit-learn: a second or more of start-up)."""
+    import subprocess
+    import sys
+
+    scored = tmp_path / "pred.txt"
+    scored.write_text("EU B-ORG B-ORG\nrejects O O\nGerman B-MISC I-MISC\n\n", encoding="utf-8")
+    probe = ("import sys, contextlib, io, seqlab.cli as c\nwith contextlib.redirect_stdout(io.StringIO()):\n"
+             f"    c.main(['score', 'conll', {str(scored)!r}])\n"
+             "print(sorted(m for m in ('torch', 'sklearn', 'scipy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
