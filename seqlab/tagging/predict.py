@@ -22,12 +22,55 @@ class Prediction:
     spans: list[tuple[str, int, int, float]]  # (type, start, end exclusive, confidence)
 
 
+class SpellingCache:
+    """The character BiLSTM's spelling vectors by word, kept from one call of a :class:`Predictor` to the
+    next: a stream tagged batch by batch (``seqlab tag``, a service) runs the BiLSTM once per word type of
+    the whole stream instead of once per type and batch. At most ``capacity`` words are kept (about 400
+    bytes each for a 100-wide spelling vector); when a call would pass it, the cache starts afresh. The
+    model's weights must not change while it is used (a trained model, in eval mode)."""
+
+    def __init__(self, capacity: int = 1 << 16) -> None:
+        self.capacity = capacity
+        self.slots: dict[str, int] = {}  # word -> row of `store`
+        self.store = torch.empty(0)  # shape: (rows allocated, C_dim)
+
+    def table(self, model: Tagger, data: Encoded) -> torch.Tensor | None:
+        """Spelling vectors of every word type of ``data`` (shape: (n_types, C_dim)); None without a
+        character BiLSTM."""
+        chars = model.embedder.chars
+        if chars is None or len(data.type_strings) != data.type_chars.shape[0] or \
+                len(data.type_strings) > self.capacity:  # nothing to keep, or more words than it may keep
+            return model.spelling_table(data)
+        words = data.type_strings
+        if len(self.slots) + len(words) > self.capacity:
+            self.slots = {}
+        new = [i for i, word in enumerate(words) if word not in self.slots]
+        if new:
+            device = next(model.parameters()).device
+            rows = torch.tensor(new)
+            vectors = chars.encode_types(data.type_chars[rows].to(device),
+                                         data.type_char_lengths[rows].to(device))  # shape: (new, C_dim)
+            self._keep([words[i] for i in new], vectors)
+        return self.store[torch.tensor([self.slots[word] for word in words], device=self.store.device)]
+
+    def _keep(self, words: list[str], vectors: torch.Tensor) -> None:
+        start, end = len(self.slots), len(self.slots) + len(words)
+        if end > self.store.shape[0] or self.store.shape[1:] != vectors.shape[1:] or self.store.device != vectors.device:
+            grown = torch.empty(min(self.capacity, max(end, 2 * self.store.shape[0])), vectors.shape[1],
+                                device=vectors.device)  # shape: (rows, C_dim)
+            if self.store.shape[1:] == vectors.shape[1:] and start:
+                grown[:start] = self.store[:start]
+            self.store = grown
+        self.store[start:end] = vectors
+        self.slots.update(zip(words, range(start, end)))
+
+
 class Predictor:
     """Decodes encoded sentences with a trained tagger, in the original order.
 
     A span's confidence is the smallest posterior marginal p(y_t = predicted label | x) over its
     tokens, from the CRF's forward-backward (or the softmax). Spelling vectors are computed once per
-    word type of the input, and a windowed tagger reads its window through per-type tables (same
+    word type and kept from call to call (:class:`SpellingCache`), and a windowed tagger reads its window through per-type tables (same
     scores, several times faster; ``tables=False`` runs the plain forward pass instead). One predictor
     used for many inputs (a service) reuses the tables' memory from one call to the next.
     """
@@ -39,6 +82,7 @@ class Predictor:
         self.names = np.array(labels.itos, dtype=object)  # label id -> label string, indexed by whole rows
         self.read_spans = SpanReader(labels.itos)
         self.workspace = Workspace()
+        self.spelling = SpellingCache()
 
     def __call__(self, data: Encoded, *, batch_size: int = 100, confidences: bool = False) -> list[Prediction]:
         if len(data) == 0:
@@ -46,7 +90,7 @@ class Predictor:
         self.model.eval()
         out: list[Prediction | None] = [None] * len(data)
         with torch.inference_mode():
-            table = self.model.spelling_table(data)  # spelling vectors once per word type, not once per token
+            table = self.spelling.table(self.model, data)  # shape: (n_types, C_dim), once per word type of the stream
             fast = self.model.window_tables(data, table, self.workspace) if self.tables else None
             for indices in sorted_batches(data, batch_size):
                 if fast is not None:  # the tables need only which sentences, and their lengths
