@@ -32,6 +32,7 @@ from seqlab.tagging.config import SCHEME_NAMES, Config, load_config
 from seqlab.tagging.document import Document, Sentence, Span
 from seqlab.tagging.evaluate import EvalResult, evaluate_split
 from seqlab.tagging.features import TokenFeatures, encode_options, load_token_features
+from seqlab.tagging.locate import locate_feature_files
 from seqlab.tagging.predict import Prediction, Predictor
 
 
@@ -94,7 +95,7 @@ class SequenceTagger:
         if not (run_dir / archive.CONFIG).is_file():
             raise SeqlabError(f"{run_dir}: not a seqlab run directory (no {archive.CONFIG}); "
                               "pass the --output folder of a training run")
-        config = load_config(run_dir / archive.CONFIG)
+        config = locate_feature_files(load_config(run_dir / archive.CONFIG), run_dir)
         vocabs = archive.load_vocabs(run_dir)
         features = load_token_features(config.model.features, state=archive.load_feature_state(run_dir))
         model = build_tagger(config, vocabs, token_features=features)
