@@ -50,7 +50,7 @@ def _is_model(name: str) -> bool:
 
 
 def cmd_tag(args: argparse.Namespace) -> int:
-    from seqlab.tagging.api import SequenceTagger
+    from seqlab.tagging.api import POOL_BATCHES, SequenceTagger
     from seqlab.tagging.parallel import parse_shard, shard, tag_in_workers
 
     use_threads(args.threads)
@@ -62,7 +62,8 @@ def cmd_tag(args: argparse.Namespace) -> int:
     index, count = parse_shard(args.shard) if args.shard else (0, 1)
     numbered_a, numbered_b = itertools.tee(shard(lines, index, count))
     texts = (line for _, line in numbered_a)
-    options = {"batch_size": args.batch_size, "scheme": args.scheme,
+    interactive = file in (None, "-") and sys.stdin.isatty()  # a person typing: answer each line at once
+    options = {"batch_size": args.batch_size, "scheme": args.scheme, "pool": 1 if interactive else POOL_BATCHES,
                "confidences": args.format == "jsonl"}  # the only format that prints them
     if args.workers > 1:
         del tagger  # each worker loads its own copy
