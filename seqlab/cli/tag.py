@@ -83,8 +83,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     where = Path(args.model_dir) if Path(args.model_dir).is_dir() else Path.cwd()  # a model file: here
     default = where / "eval" / Path(args.file).name
     if isinstance(model, RelationModel):
-        if args.post_viterbi:
-            raise SeqlabError("--post-viterbi applies to softmax taggers, not to relation classifiers")
+        if args.post_viterbi or args.columns:
+            raise SeqlabError(f"{'--post-viterbi' if args.post_viterbi else '--columns'} applies to taggers, "
+                              "not to relation classifiers")
         answers = Path(args.output) if args.output else default.with_name(default.name + ".answers.txt")
         result = model.evaluate(args.file, answers=answers, batch_size=args.batch_size)
         sys.stdout.write(result.report + f"answers written to {answers}\n")
@@ -92,7 +93,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.post_viterbi:
         model.use_post_viterbi()
     output = Path(args.output) if args.output else default.with_name(default.name + ".pred.txt")
-    result = model.evaluate(args.file, output=output, batch_size=args.batch_size, scheme=args.scheme)
+    columns = args.columns.split(",") if args.columns else None
+    result = model.evaluate(args.file, output=output, batch_size=args.batch_size, scheme=args.scheme,
+                            columns=columns)
     sys.stdout.write(result.report_text + f"predictions written to {output}\n")
     return 0
 
@@ -110,6 +113,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--scheme", choices=("auto", *SCHEME_NAMES), default="auto",
                    help="tag scheme of the gold file; predictions are written and compared in it (default auto: "
                         "detected from the file's tags, else the model's training scheme)")
+    e.add_argument("--columns", metavar="NAMES",
+                   help="the file's columns, comma-separated, in the model's column names (e.g. ner,word for a "
+                        "'TAG token' file; _ skips a column); default: the model's layout, or token ... tag")
     add_threads_option(e)
     e.set_defaults(func=cmd_eval)
 

@@ -204,17 +204,19 @@ class SequenceTagger:
     # ------------------------------------------------------------ evaluation
 
     def evaluate(self, data: str | Path | Split, *, output: str | Path | None = None,
-                 batch_size: int = 100, scheme: str | None = None) -> EvalResult:
+                 batch_size: int = 100, scheme: str | None = None, columns: Sequence[str] | None = None) -> EvalResult:
         """Score the model on a labelled file laid out like its training data, or as ``token ... tag`` (e.g.
         ``token TAG``: :func:`seqlab.data.dataset.file_layout`), or on a split already read,
         with conlleval's measure; with ``output``, write ``token gold pred`` lines there (atomically).
         Predictions are written and compared in ``scheme``, the gold file's tag scheme: by default the
         scheme of the model's training files; ``"auto"`` detects it from the file's tags
         (:func:`seqlab.data.schemes.detect_scheme`), so that an IOB2 file is not scored against IOB1 labels.
-        ``result.f1`` is the span F1, ``result.to_dict()`` the report as data, ``str(result)`` conlleval's text."""
+        ``columns`` names the file's columns with the model's column names (``["ner", "word"]`` for a ``TAG
+        token`` file; ``"_"`` skips one). ``result.f1`` is the span F1, ``result.to_dict()`` the report as data,
+        ``str(result)`` conlleval's text."""
         if not isinstance(data, Split):
             require_file(data)
-            data = read_split(file_layout(self.config.data, data), "eval", path=data)
+            data = read_split(file_layout(self.config.data, data, columns), "eval", path=data)
         split = data
         if scheme == "auto":
             try:
