@@ -60,8 +60,9 @@ def whole_process(model: str, path: Path, threads: int) -> dict[str, float]:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE, env=env)
         _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"tag_speed: {' '.join(command)} failed:\n{process.stderr.read().decode()[-2000:]}")
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        sys.exit(f"tag_speed: {' '.join(command)} failed (exit {code}):\n{process.stderr.read().decode()[-2000:]}")
     return {"seconds": round(wall, 2), "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
             "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
 
