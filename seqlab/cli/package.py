@@ -10,7 +10,7 @@ def cmd_package(args: argparse.Namespace) -> int:
     from seqlab.core.package import SUFFIX, package
 
     out = Path(args.out) if args.out else Path(args.run).with_suffix(SUFFIX)
-    manifest = package(args.run, out)
+    manifest = package(args.run, out, prune=not args.full_features)
     size = out.stat().st_size
     print(json.dumps({"model": str(out), "bytes": size, "task": manifest["task"], "scores": manifest["scores"],
                       "members": len(manifest["members"])}))
@@ -28,6 +28,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("package", help="write a trained run as one portable .seqlab model file")
     p.add_argument("run", help="a finished run directory")
     p.add_argument("--out", help="the model file to write (default RUN.seqlab)")
+    p.add_argument("--full-features", action="store_true",
+                   help="embed feature files (Brown paths, word vectors, LS tables) whole, not pruned to the words "
+                        "of the model's vocabulary and data files")
     p.set_defaults(func=cmd_package)
     i = sub.add_parser("inspect", help="check a .seqlab model file and print its manifest")
     i.add_argument("model")

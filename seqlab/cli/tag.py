@@ -52,7 +52,7 @@ def _is_model(name: str) -> bool:
 
 
 def cmd_tag(args: argparse.Namespace) -> int:
-    from seqlab.tagging.api import SequenceTagger
+    from seqlab.tagging.api import POOL_BATCHES, SequenceTagger
     from seqlab.tagging.parallel import parse_shard, shard, tag_in_workers
 
     use_threads(args.threads)
@@ -64,7 +64,8 @@ def cmd_tag(args: argparse.Namespace) -> int:
     index, count = parse_shard(args.shard) if args.shard else (0, 1)
     numbered_a, numbered_b = itertools.tee(shard(lines, index, count))
     texts = (line for _, line in numbered_a)
-    options = {"batch_size": args.batch_size, "scheme": args.scheme,
+    interactive = file in (None, "-") and sys.stdin.isatty()  # a person typing: answer each line at once
+    options = {"batch_size": args.batch_size, "scheme": args.scheme, "pool": 1 if interactive else POOL_BATCHES,
                "confidences": args.format == "jsonl"}  # the only format that prints them
     if args.workers > 1:
         del tagger  # each worker loads its own copy
@@ -84,8 +85,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     where = Path(args.model_dir) if Path(args.model_dir).is_dir() else Path.cwd()  # a model file: here
     default = where / "eval" / Path(args.file).name
     if isinstance(model, RelationModel):
-        if args.post_viterbi:
-            raise SeqlabError("--post-viterbi applies to softmax taggers, not to relation classifiers")
+        if args.post_viterbi or args.columns:
+            raise SeqlabError(f"{'--post-viterbi' if args.post_viterbi else '--columns'} applies to taggers, "
+                              "not to relation classifiers")
         answers = Path(args.output) if args.output else default.with_name(default.name + ".answers.txt")
         result = model.evaluate(args.file, answers=answers, batch_size=args.batch_size)
         sys.stdout.write(result.report + f"answers written to {answers}\n")
@@ -93,7 +95,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.post_viterbi:
         model.use_post_viterbi()
     output = Path(args.output) if args.output else default.with_name(default.name + ".pred.txt")
-    result = model.evaluate(args.file, output=output, batch_size=args.batch_size, scheme=args.scheme)
+    columns = args.columns.split(",") if args.columns else None
+    result = model.evaluate(args.file, output=output, batch_size=args.batch_size, scheme=args.scheme,
+                            columns=columns)
     sys.stdout.write(result.report_text + f"predictions written to {output}\n")
     return 0
 
@@ -111,6 +115,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--scheme", choices=("auto", *SCHEME_NAMES), default="auto",
                    help="tag scheme of the gold file; predictions are written and compared in it (default auto: "
                         "detected from the file's tags, else the model's training scheme)")
+    e.add_argument("--columns", metavar="NAMES",
+                   help="the file's columns, comma-separated, in the model's column names (e.g. ner,word for a "
+                        "'TAG token' file; _ skips a column); default: the model's layout, or token ... tag")
     add_threads_option(e)
     e.set_defaults(func=cmd_eval)
 

@@ -1,7 +1,8 @@
 """Span-level metrics: a drop-in replacement for the CoNLL ``conlleval`` script.
 
-Chunks are extracted with seqeval's ``get_entities`` in its default,
-conlleval-compatible mode (Tjong Kim Sang and Buchholz 2000, CoNLL-2000 shared
+Chunks are extracted as seqeval's ``get_entities`` does in its default,
+conlleval-compatible mode (:func:`chunks`, the same rules without importing seqeval's
+metrics package, which pulls in scikit-learn: a second of start-up for every command) (Tjong Kim Sang and Buchholz 2000, CoNLL-2000 shared
 task; the script is ``conlleval.pl``, version 2004-01-26). For tags made of
 ``B-``, ``I-`` and ``O`` (IOB1 and IOB2 alike) and of ``I-``, ``E-`` and ``O``
 (IOE1, IOE2), counts and the printed report are identical to the script's.
@@ -30,8 +31,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
-
-from seqeval.metrics.sequence_labeling import get_entities
 
 from seqlab.data.schemes import PREFIXES, split_tag
 from seqlab.core.errors import DataFormatError, SeqlabError
@@ -135,6 +134,30 @@ def _bad_tag_message(tag: str) -> str:
     )
 
 
+# conlleval's endOfChunk / startOfChunk (as seqeval's end_of_chunk / start_of_chunk): pairs of
+# (previous prefix, prefix) that close the open chunk, and that open a new one, whatever the types.
+_ENDS = {("B", "B"), ("B", "S"), ("B", "O"), ("I", "B"), ("I", "S"), ("I", "O")}
+_STARTS = {("E", "E"), ("E", "I"), ("S", "E"), ("S", "I"), ("O", "E"), ("O", "I")}
+
+
+def chunks(sentences: Sequence[Sequence[str]]) -> list[tuple[str, int, int]]:
+    """(type, first, last) of every chunk, positions counted over the sentences joined with an ``O`` after
+    each: seqeval's ``get_entities`` in its default mode (each tag read as its first character and the
+    text after its first '-', ``_`` for none), which follows conlleval's chunk rules."""
+    joined = [tag for sentence in sentences for tag in (*sentence, "O")]
+    found: list[tuple[str, int, int]] = []
+    prev_tag, prev_type, begin = "O", "", 0
+    for position, tag_text in enumerate([*joined, "O"]):
+        tag, type_ = tag_text[0], tag_text[1:].split("-", maxsplit=1)[-1] or "_"
+        typed = prev_type != type_
+        if prev_tag in ("E", "S") or (prev_tag, tag) in _ENDS or (prev_tag not in ("O", ".") and typed):
+            found.append((prev_type, begin, position - 1))
+        if tag in ("B", "S") or (prev_tag, tag) in _STARTS or (tag not in ("O", ".") and typed):
+            begin = position
+        prev_tag, prev_type = tag, type_
+    return found
+
+
 class _TagCodec:
     """Rewrites tags for seqeval, with each chunk type replaced by a number.
 
@@ -199,9 +222,9 @@ def score(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> SpanR
         pred_tags.append([tag for tag, _ in pred_encoded])
         token_correct += sum(g == p for (_, g), (_, p) in zip(gold_encoded, pred_encoded))
 
-    # get_entities joins the sentences with an O between them, which closes chunks there.
-    gold_chunks = set(get_entities(gold_tags))
-    found_chunks = set(get_entities(pred_tags))
+    # chunks() joins the sentences with an O between them, which closes chunks there.
+    gold_chunks = set(chunks(gold_tags))
+    found_chunks = set(chunks(pred_tags))
     gold_counts = Counter(type_id for type_id, _, _ in gold_chunks)
     found_counts = Counter(type_id for type_id, _, _ in found_chunks)
     correct_counts = Counter(type_id for type_id, _, _ in gold_chunks & found_chunks)

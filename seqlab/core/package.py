@@ -8,7 +8,8 @@
 * ``encoder.json``: which pretrained transformer the model reads (path and weights' sha256); the encoder itself
   is not packaged (a frozen one is installed separately; a fine-tuned one's weights are in ``model.pt``);
 * ``model.pt``: the best weights, tensors only (``torch.load(weights_only=True)``);
-* ``files/<i>/...``: every file a token feature reads at load time (Brown paths, word vectors, an LS folder).
+* ``files/<i>/...``: every file a token feature reads at load time (Brown paths, word vectors, an LS folder),
+  pruned to the words the model needs (:mod:`seqlab.tagging.prune`; ``--full-features`` keeps them whole).
 
 Loading checks the format and every checksum before anything is read, so a truncated, altered or foreign
 file is refused with one line naming what failed; the verified members are unpacked once into
@@ -61,17 +62,25 @@ def _feature_files(tree: dict[str, Any], run_dir: Path) -> Iterator[tuple[str, P
         yield prefix, source
 
 
-def _members(run_dir: Path) -> dict[str, bytes]:
-    """The archive's members (manifest excluded), as bytes."""
+def _members(run_dir: Path, prune: bool = True) -> dict[str, bytes]:
+    """The archive's members (manifest excluded), as bytes; with ``prune``, a tagger's feature tables kept to
+    the words it needs (:mod:`seqlab.tagging.prune`)."""
+    from seqlab.tagging.prune import PRUNERS, copy_whole, pruned_members, run_words
+
     if not (run_dir / archive.WEIGHTS).is_file():
         raise SeqlabError(f"{run_dir}: no {archive.WEIGHTS} (is it a finished seqlab run directory?)")
     tree = yaml.safe_load((run_dir / archive.CONFIG).read_text(encoding="utf-8"))
     members: dict[str, bytes] = {}
-    for prefix, source in list(_feature_files(tree, run_dir)):
-        files = sorted(p for p in source.rglob("*") if p.is_file()) if source.is_dir() else [source]
-        for file in files:
-            inner = prefix if file == source else f"{prefix}/{file.relative_to(source).as_posix()}"
-            members[inner] = file.read_bytes()
+    features = (tree.get("model") or {}).get("features") or ()
+    words = run_words(run_dir) if prune and tree.get("task", "tagging") == "tagging" and features else None
+    for (prefix, source), feature in zip(list(_feature_files(tree, run_dir)), [f for f in features if f.get("path")]):
+        try:
+            if words is not None and feature.get("type") in PRUNERS:
+                members.update(pruned_members(feature, source, prefix, words))
+            else:
+                members.update(copy_whole(source, prefix))
+        except (ValueError, OSError) as err:  # features/ names the file and what was wrong
+            raise SeqlabError(f"{run_dir}: cannot package {source}: {err}") from None
     members[archive.CONFIG] = yaml.safe_dump(tree, sort_keys=False).encode("utf-8")
     for name in _RUN_MEMBERS[1:]:
         if (run_dir / name).is_file():
@@ -93,14 +102,15 @@ def _manifest(run_dir: Path, members: dict[str, bytes]) -> dict[str, Any]:
             "members": {name: _sha256(data) for name, data in sorted(members.items())}}
 
 
-def package(run_dir: str | Path, out: str | Path) -> dict[str, Any]:
-    """Write the model of ``run_dir`` as one ``.seqlab`` file at ``out`` (atomically); returns its manifest."""
+def package(run_dir: str | Path, out: str | Path, *, prune: bool = True) -> dict[str, Any]:
+    """Write the model of ``run_dir`` as one ``.seqlab`` file at ``out`` (atomically); returns its manifest.
+    With ``prune`` (the default) the feature tables are kept to the words the model needs; without, whole."""
     run_dir, out = Path(run_dir), Path(out)
     if not (run_dir / archive.CONFIG).is_file():
         raise SeqlabError(f"{run_dir}: not a seqlab run directory (no {archive.CONFIG})")
     if out.is_dir():
         raise SeqlabError(f"--out {out}: is a directory; give a file name such as {out / run_dir.name}{SUFFIX}")
-    members = _members(run_dir)
+    members = _members(run_dir, prune)
     manifest = _manifest(run_dir, members)
     out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_open(out, "wb") as handle, zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as zf:

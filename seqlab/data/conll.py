@@ -41,11 +41,15 @@ class Sentence:
             ) from None
 
 
-def _split(line: str) -> list[str]:
-    return line.split()  # any run of spaces or tabs
+def split_fields(line: str) -> list[str]:
+    """The fields of a line: split on tabs when it has any (so a token may be a space, a no-break space or
+    hold one, as in TAB-separated files), else on any run of whitespace."""
+    if "\t" in line:
+        return [f.strip(" ") or f for f in line.split("\t") if f]  # a field of spaces only is a token
+    return line.split()
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
+def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
     """Yield (line number, text) from a UTF-8 file, with a clear error on bad bytes."""
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
@@ -78,8 +82,8 @@ def read_conll(
     rows: list[list[str]] = []
     first_line = 0
     doc_start = False
-    for number, text in _lines(path):
-        fields = _split(text)
+    for number, text in numbered_lines(path):
+        fields = split_fields(text)
         if not fields:
             if rows:
                 yield _sentence(rows, names, str(path), first_line, doc_start)

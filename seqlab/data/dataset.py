@@ -6,9 +6,10 @@ import logging
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 from seqlab.tagging.config import DataConfig
-from seqlab.data.conll import DOCSTART, read_conll
+from seqlab.data.conll import DOCSTART, numbered_lines, read_conll, split_fields
 from seqlab.data.schemes import convert, split_tag
 from seqlab.core.errors import DataFormatError, SeqlabError
 from seqlab.core.paths import resolve_data_path
@@ -61,26 +62,57 @@ def read_split(config: DataConfig, name: str, path: str | Path | None = None) ->
     return Split(name, path, tokens, file_tags, tags, columns)
 
 
-def file_layout(config: DataConfig, path: str | Path) -> DataConfig:
-    """``config`` with its columns fitted to a labelled file laid out otherwise than the training files: a file
-    of another width is read as ``token ... tag`` (the token first, the tag last), the common layout of public
-    NER files (``token TAG``). The width is that of the file's first token line; the reader checks the rest."""
+def _is_tag(value: str) -> bool:
+    try:
+        split_tag(value)
+        return True
+    except SeqlabError:
+        return False
+
+
+def file_layout(config: DataConfig, path: str | Path, columns: Sequence[str] | None = None) -> DataConfig:
+    """``config`` with its columns fitted to a labelled file laid out otherwise than the training files.
+
+    ``columns`` names the file's columns in the model's terms (``config.word_column``, ``config.tag_column``,
+    a column the model reads, ``_`` for one to skip). Without it, a file of another width is read as
+    ``token ... tag`` (the token first, the tag last), the common layout of public NER files (``token TAG``).
+    The width is that of the file's first token line (the reader checks the rest); a file whose last column
+    does not hold tags while its first does (``TAG token``) is refused with a message naming the fix.
+    """
     path = Path(path)
-    width, number = 0, 0
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            fields = raw.split()
-            if fields and fields[0].decode("utf-8", "replace") != DOCSTART:
-                width = len(fields)
-                break
+    if columns is not None:
+        return _named_layout(config, path, columns)
+    width, number, first = 0, 0, []
+    for number, text in numbered_lines(path):
+        fields = split_fields(text)
+        if fields and fields[0] != DOCSTART:
+            width, first = len(fields), fields
+            break
     if width in (0, len(config.columns)):
         return config
     if width < 2:
         raise DataFormatError(str(path), number, "expected a token and its tag (at least 2 columns), found 1")
+    if not _is_tag(first[-1]) and _is_tag(first[0]):
+        example = ",".join((config.tag_column, config.word_column, *("_" for _ in range(width - 2))))
+        raise DataFormatError(str(path), number, f"the last column holds {first[-1]!r}, not a tag, and the first "
+                                                 f"holds tags; name the columns (e.g. --columns {example})")
     names = (config.word_column, *(f"column{i}" for i in range(2, width)), config.tag_column)
     logging.getLogger("seqlab").info("%s: %d columns, read as token ... tag (the model's files have %d: %s)",
                                      path, width, len(config.columns), " ".join(config.columns))
     return dataclasses.replace(config, columns=names)
+
+
+def _named_layout(config: DataConfig, path: Path, columns: Sequence[str]) -> DataConfig:
+    """``config`` reading ``path``'s columns as ``columns`` (``_``: a column to skip)."""
+    names = [c.strip() for c in columns]
+    missing = [c for c in (config.word_column, config.tag_column) if c not in names]
+    unknown = sorted({c for c in names if c != "_"} - set(config.columns))
+    named = [c for c in names if c != "_"]
+    if missing or unknown or len(set(named)) != len(named):
+        raise SeqlabError(f"--columns {','.join(names)}: name each column of {path} with one of the model's "
+                          f"column names {list(config.columns)} or _ (to skip it); {config.word_column!r} and "
+                          f"{config.tag_column!r} are needed" + (f"; unknown: {unknown}" if unknown else ""))
+    return dataclasses.replace(config, columns=tuple(c if c != "_" else f"skipped{i}" for i, c in enumerate(names)))
 
 
 def hold_out(split: Split, count: int, seed: int) -> tuple[Split, Split]:

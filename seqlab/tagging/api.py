@@ -36,6 +36,7 @@ from seqlab.tagging.features import TokenFeatures, encode_options, load_token_fe
 from seqlab.modules.decoders import SoftmaxDecoder
 from seqlab.tagging.parts import post_viterbi
 from seqlab.tagging.predict import Emissions, Prediction, Predictor
+from seqlab.tagging.locate import locate_feature_files
 
 
 log = logging.getLogger("seqlab")
@@ -103,7 +104,7 @@ class SequenceTagger:
         if not (run_dir / archive.CONFIG).is_file():
             raise SeqlabError(f"{run_dir}: not a seqlab run directory (no {archive.CONFIG}); "
                               "pass the --output folder of a training run")
-        config = load_config(run_dir / archive.CONFIG)
+        config = locate_feature_files(load_config(run_dir / archive.CONFIG), run_dir)
         vocabs = archive.load_vocabs(run_dir)
         features = load_token_features(config.model.features, state=archive.load_feature_state(run_dir))
         model = build_tagger(config, vocabs, token_features=features, encoder_record=recorded_encoder(run_dir))
@@ -134,13 +135,15 @@ class SequenceTagger:
         return next(self.tag_many([text], scheme=scheme))
 
     def tag_many(self, texts: Iterable[str], *, batch_size: int = 64, scheme: str | None = None,
-                 confidences: bool = True) -> Iterator[Document]:
+                 confidences: bool = True, pool: int = 1) -> Iterator[Document]:
         """Tag texts (e.g. the lines of a file) as a stream: ``batch_size`` sentences are decoded at a time,
         within a text (a long one :data:`POOL_BATCHES` batches at a time, sorted by length) and across texts,
         and a document is yielded as soon as all its sentences are done, in input order. Memory stays bounded
         by the batch and the longest text: a sentence longer than :data:`MAX_SENTENCE_TOKENS` tokens is tagged
         in pieces (with a warning). Labels are in ``scheme``, as
-        in :meth:`tag`; without ``confidences`` (a quarter faster) every span's confidence is 1.0."""
+        in :meth:`tag`; without ``confidences`` (a quarter faster) every span's confidence is 1.0. Between
+        texts, sentences are decoded once ``pool`` batches are waiting (sorted by length into batches: less
+        padding, so faster for a file; 1 keeps the output closest behind the input)."""
         scheme = self._scheme(scheme)
         waiting: deque[_Pending] = deque()  # texts not yet yielded, in input order
         queue: list[tuple[_Pending, int]] = []  # (text, sentence index) of sentences not yet tagged
@@ -158,7 +161,7 @@ class SequenceTagger:
                     self._tag_queue(queue, batch_size, scheme, confidences)
                     queue = []
                     yield from _ready(waiting)
-            if len(queue) >= batch_size:  # between texts, a batch is enough: output keeps up with input
+            if len(queue) >= batch_size * pool:  # between texts: `pool` batches, sorted by length
                 self._tag_queue(queue, batch_size, scheme, confidences)
                 queue = []
             yield from _ready(waiting)
@@ -217,17 +220,19 @@ class SequenceTagger:
     # ------------------------------------------------------------ evaluation
 
     def evaluate(self, data: str | Path | Split, *, output: str | Path | None = None,
-                 batch_size: int = 100, scheme: str | None = None) -> EvalResult:
+                 batch_size: int = 100, scheme: str | None = None, columns: Sequence[str] | None = None) -> EvalResult:
         """Score the model on a labelled file laid out like its training data, or as ``token ... tag`` (e.g.
         ``token TAG``: :func:`seqlab.data.dataset.file_layout`), or on a split already read,
         with conlleval's measure; with ``output``, write ``token gold pred`` lines there (atomically).
         Predictions are written and compared in ``scheme``, the gold file's tag scheme: by default the
         scheme of the model's training files; ``"auto"`` detects it from the file's tags
         (:func:`seqlab.data.schemes.detect_scheme`), so that an IOB2 file is not scored against IOB1 labels.
-        ``result.f1`` is the span F1, ``result.to_dict()`` the report as data, ``str(result)`` conlleval's text."""
+        ``columns`` names the file's columns with the model's column names (``["ner", "word"]`` for a ``TAG
+        token`` file; ``"_"`` skips one). ``result.f1`` is the span F1, ``result.to_dict()`` the report as data,
+        ``str(result)`` conlleval's text."""
         if not isinstance(data, Split):
             require_file(data)
-            data = read_split(file_layout(self.config.data, data), "eval", path=data)
+            data = read_split(file_layout(self.config.data, data, columns), "eval", path=data)
         split = data
         if scheme == "auto":
             try:

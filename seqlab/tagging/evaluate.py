@@ -40,5 +40,13 @@ def evaluate_split(predictor: Predictor, data: Encoded, split: Split, *, file_sc
     pred = [convert(r.labels, file_scheme) for r in results]
     report = score(split.file_tags, pred)
     if predictions is not None:
-        write_conll(predictions, ([(w, g, p) for w, g, p in zip(*row)] for row in zip(split.tokens, split.file_tags, pred)))
+        write_conll(predictions, ([(_one_field(w), g, p) for w, g, p in zip(*row)]
+                                  for row in zip(split.tokens, split.file_tags, pred)))
     return EvalResult(report.f1, report, format_conlleval(report))
+
+
+def _one_field(token: str) -> str:
+    """``token`` as one space-separated field: whitespace in it (a TAB-separated file's token may be a space
+    or hold one) becomes ``_``, so that conlleval and ``seqlab score`` read the predictions file's columns."""
+    return token if token.isprintable() and not any(c.isspace() for c in token) else \
+        "".join("_" if c.isspace() or not c.isprintable() else c for c in token)

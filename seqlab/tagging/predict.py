@@ -23,6 +23,49 @@ class Prediction:
     spans: list[tuple[str, int, int, float]]  # (type, start, end exclusive, confidence)
 
 
+class SpellingCache:
+    """The character BiLSTM's spelling vectors by word, kept from one call of a :class:`Predictor` to the
+    next: a stream tagged batch by batch (``seqlab tag``, a service) runs the BiLSTM once per word type of
+    the whole stream instead of once per type and batch. At most ``capacity`` words are kept (about 400
+    bytes each for a 100-wide spelling vector); when a call would pass it, the cache starts afresh. The
+    model's weights must not change while it is used (a trained model, in eval mode)."""
+
+    def __init__(self, capacity: int = 1 << 16) -> None:
+        self.capacity = capacity
+        self.slots: dict[str, int] = {}  # word -> row of `store`
+        self.store = torch.empty(0)  # shape: (rows allocated, C_dim)
+
+    def table(self, model: Tagger, data: Encoded) -> torch.Tensor | None:
+        """Spelling vectors of every word type of ``data`` (shape: (n_types, C_dim)); None without a
+        character BiLSTM."""
+        chars = model.embedder.chars
+        if chars is None or len(data.type_strings) != data.type_chars.shape[0] or \
+                len(data.type_strings) > self.capacity:  # nothing to keep, or more words than it may keep
+            return model.spelling_table(data)
+        words = data.type_strings
+        if len(self.slots) + len(words) > self.capacity:
+            self.slots = {}
+        new = [i for i, word in enumerate(words) if word not in self.slots]
+        if new:
+            device = next(model.parameters()).device
+            rows = torch.tensor(new)
+            vectors = chars.encode_types(data.type_chars[rows].to(device),
+                                         data.type_char_lengths[rows].to(device))  # shape: (new, C_dim)
+            self._keep([words[i] for i in new], vectors)
+        return self.store[torch.tensor([self.slots[word] for word in words], device=self.store.device)]
+
+    def _keep(self, words: list[str], vectors: torch.Tensor) -> None:
+        start, end = len(self.slots), len(self.slots) + len(words)
+        if end > self.store.shape[0] or self.store.shape[1:] != vectors.shape[1:] or self.store.device != vectors.device:
+            grown = torch.empty(min(self.capacity, max(end, 2 * self.store.shape[0])), vectors.shape[1],
+                                device=vectors.device)  # shape: (rows, C_dim)
+            if self.store.shape[1:] == vectors.shape[1:] and start:
+                grown[:start] = self.store[:start]
+            self.store = grown
+        self.store[start:end] = vectors
+        self.slots.update(zip(words, range(start, end)))
+
+
 class Emissions(Protocol):
     """Where a :class:`Predictor` gets label scores: a torch :class:`Tagger` (:class:`TorchEmissions`) or an
     onnxruntime session (:class:`seqlab.tagging.onnx_runtime.OnnxEmissions`). Both hand the scores to the
@@ -38,13 +81,15 @@ class Emissions(Protocol):
 
 class TorchEmissions:
     """Emissions of a torch :class:`Tagger` in eval mode. Spelling vectors are computed once per word type
-    of the input, and a windowed tagger reads its window through per-type tables (same scores, several times
-    faster; ``tables=False`` runs the plain forward pass instead), whose memory one instance reuses."""
+    and kept from call to call (:class:`SpellingCache`), and a windowed tagger reads its window through
+    per-type tables (same scores, several times faster; ``tables=False`` runs the plain forward pass instead),
+    whose memory one instance reuses."""
 
     def __init__(self, model: Tagger, device: torch.device | None = None, tables: bool = True) -> None:
         self.model, self.tables = model, tables
         self.device = device or next(model.parameters()).device
         self.workspace = Workspace()
+        self.spelling = SpellingCache()  # kept from call to call: once per word type of a whole stream
 
     @property
     def decoder(self) -> nn.Module:
@@ -56,7 +101,7 @@ class TorchEmissions:
 
     def scorer(self, data: Encoded) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
         self.model.eval()
-        table = self.model.spelling_table(data)  # spelling vectors once per word type, not once per token
+        table = self.spelling.table(self.model, data)  # shape: (n_types, C_dim), once per word type of the stream
         fast = self.model.window_tables(data, table, self.workspace) if self.tables else None
 
         def score(indices: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -358,6 +358,53 @@ def test_eval_prints_the_report_and_writes_token_gold_pred(run_dir, tmp_path, ca
     assert capsys.readouterr().out == report.rsplit("predictions written to", 1)[0]
 
 
+def _layouts(tmp_path: Path) -> dict[str, Path]:
+    """The fixture's dev file in the layouts of public NER files: token TAG (space, TAB), IOB2 tags, TAG token,
+    -DOCSTART- lines without a blank line after them, and whitespace-only tokens in a TAB file."""
+    from seqlab.data.schemes import convert
+
+    sentences = [[(row[0], row[-1]) for row in s] for s in read_columns(NER / "dev.txt")]
+    iob2 = [list(zip([w for w, _ in s], convert([t for _, t in s], "iob2"))) for s in sentences]
+    files = {
+        "space": "\n\n".join("\n".join(f"{w} {t}" for w, t in s) for s in iob2),
+        "tab": "\n\n".join("\n".join(f"{w}\t{t}" for w, t in s) for s in iob2),
+        "docstart": "\n\n".join("-DOCSTART- O\n" + "\n".join(f"{w} {t}" for w, t in s) for s in iob2),
+        "tag_first": "\n\n".join("\n".join(f"{t} {w}" for w, t in s) for s in iob2),
+        "whitespace_tokens": "\n\n".join("\n".join(f"{w}\t{t}" for w, t in s) + "\n \tO\n\u00a0\tO" for s in iob2),
+    }
+    for name, text in files.items():
+        (tmp_path / f"{name}.txt").write_text(text + "\n", encoding="utf-8")
+    return {name: tmp_path / f"{name}.txt" for name in files}
+
+
+def test_eval_reads_public_layouts_in_the_gold_files_scheme(run_dir, tmp_path, capsys):
+    """token TAG files (space or TAB), IOB2, -DOCSTART- anywhere, TAG token with --columns, whitespace-only
+    tokens: each is scored as the 4-column IOB1 original is, with predictions written in IOB2."""
+    files = _layouts(tmp_path)
+    assert main(["eval", str(run_dir), str(NER / "dev.txt"), "--output", str(tmp_path / "gold.pred")]) == 0
+    original = capsys.readouterr().out.splitlines()[2:-1]  # the per-type lines (accuracy depends on the scheme)
+    for name, path in files.items():
+        extra = ["--columns", "ner,word"] if name == "tag_first" else []
+        out = tmp_path / f"{name}.pred"
+        assert main(["eval", str(run_dir), str(path), "--output", str(out), *extra]) == 0, name
+        report = capsys.readouterr().out.splitlines()
+        assert report[2:-1] == original, name
+        predicted = [row[2] for s in read_columns(out) for row in s]
+        assert not any(a == "O" and b.startswith("I-") for a, b in zip(["O", *predicted], predicted)), name  # IOB2
+        assert all(len(row) == 3 for s in read_columns(out) for row in s), name  # a space token stays one field
+    assert main(["score", "conll", str(tmp_path / "whitespace_tokens.pred")]) == 0
+
+
+def test_eval_names_the_fix_for_a_tag_first_file_and_for_bad_column_names(run_dir, tmp_path, capsys):
+    files = _layouts(tmp_path)
+    assert main(["eval", str(run_dir), str(files["tag_first"])]) == 2
+    err = capsys.readouterr().err
+    assert "the last column holds" in err and "name the columns (e.g. --columns ner,word)" in err
+    assert main(["eval", str(run_dir), str(files["tag_first"]), "--columns", "ner,token"]) == 2
+    err = capsys.readouterr().err
+    assert "one of the model's column names ['word', 'pos', 'chunk', 'ner']" in err and "unknown: ['token']" in err
+
+
 def test_eval_default_output_is_inside_the_run(run_dir, capsys):
     assert main(["eval", str(run_dir), str(NER / "dev.txt")]) == 0
     default = run_dir / "eval" / "dev.txt.pred.txt"
@@ -430,5 +477,20 @@ def test_the_command_line_starts_without_torch():
 
     probe = ("import sys, seqlab.cli; seqlab.cli.parser().parse_args(['train', 'x.yaml']); "
              "print(sorted(m for m in ('torch', 'sklearn') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_score_runs_without_torch_or_scikit_learn(tmp_path):
+    """`seqlab score conll FILE` scores without importing torch or scikit-learn (seqeval's metrics package
+    imports scikit-learn: a second or more of start-up)."""
+    import subprocess
+    import sys
+
+    scored = tmp_path / "pred.txt"
+    scored.write_text("EU B-ORG B-ORG\nrejects O O\nGerman B-MISC I-MISC\n\n", encoding="utf-8")
+    probe = ("import sys, contextlib, io, seqlab.cli as c\nwith contextlib.redirect_stdout(io.StringIO()):\n"
+             f"    c.main(['score', 'conll', {str(scored)!r}])\n"
+             "print(sorted(m for m in ('torch', 'sklearn', 'scipy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

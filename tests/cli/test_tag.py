@@ -132,6 +132,16 @@ def test_batch_size_does_not_change_the_output(run_dir):
     assert conf_one == [pytest.approx(c, abs=2e-4) for c in conf_many]
 
 
+def test_pooling_sentences_across_lines_does_not_change_the_output(run_dir):
+    """seqlab tag decodes a file's sentences POOL_BATCHES batches at a time across lines (sorted by length:
+    less padding); the documents are those of decoding batch by batch, in input order."""
+    tagger = SequenceTagger.load(run_dir)
+    lines = LINES * 5
+    plain = [[(s.tokens, s.labels) for s in d.sentences] for d in tagger.tag_many(lines, batch_size=2, pool=1)]
+    pooled = [[(s.tokens, s.labels) for s in d.sentences] for d in tagger.tag_many(lines, batch_size=2, pool=4)]
+    assert pooled == plain and len(pooled) == len(lines)
+
+
 class Recorder(io.StringIO):
     """An output that notes how many input lines had been read when it was first written to."""
 

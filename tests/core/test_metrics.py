@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqlab.core.errors import DataFormatError
@@ -18,6 +18,7 @@ from seqlab.core.metrics import (
     PredictionFile,
     SpanReport,
     TypeCounts,
+    chunks,
     format_conlleval,
     read_prediction_file,
     report_to_dict,
@@ -252,3 +253,21 @@ def test_perfect_prediction_scores_100(gold: list[list[str]]) -> None:
     assert report.correct == report.phrases_gold == report.phrases_found
     if report.phrases_gold:
         assert report.f1 == pytest.approx(100.0)
+
+
+_TAGS = st.sampled_from(["O", "B-PER", "I-PER", "E-PER", "S-PER", "B-LOC", "I-LOC", "E-LOC", "S-LOC", "B", "I",
+                         "E", "S", "B-_", "I-X-Y", ".", ".-PER"])
+
+
+@settings(deadline=None)  # the first example imports seqeval
+@given(st.lists(st.lists(_TAGS, max_size=8), max_size=5))
+def test_chunks_match_seqeval_get_entities(sentences):
+    """chunks() reads tags exactly as seqeval's get_entities (default mode) does, without importing it."""
+    import warnings
+
+    from seqeval.metrics.sequence_labeling import get_entities
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # seqeval warns about untyped tags
+        expected = get_entities([list(s) for s in sentences])
+    assert chunks(sentences) == expected

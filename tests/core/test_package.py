@@ -97,3 +97,47 @@ def test_package_and_inspect_from_the_command_line(model_file, tmp_path, monkeyp
     assert json.loads(capsys.readouterr().out)["format"] == "seqlab-model"
     assert main(["package", str(tmp_path), "--out", str(tmp_path / "x.seqlab")]) == 2
     assert "not a seqlab run directory" in capsys.readouterr().err
+
+
+def test_feature_tables_are_pruned_and_a_copied_model_file_evaluates_as_its_run(tmp_path, monkeypatch):
+    """Brown paths and word vectors are packaged pruned to the run's words (plus one word per other Brown path,
+    and the unknown-word row); the file copied to a fresh folder, with no data folder, evaluates and tags
+    exactly as its run directory does."""
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    brown = (NER / "brown_paths.txt").read_text(encoding="utf-8")
+    brown += "011100\tzzunseen\t5\n0111\tzzother\t3\n0110\tzzdrop\t9\n"  # two new paths; a known one
+    (tables / "paths.txt").write_text(brown, encoding="utf-8")
+    vectors = (NER / "vectors.txt").read_text(encoding="utf-8") + "zzunused 0.9 0.8 0.7 0.6\n<unk> 0.1 0.1 0.1 0.1\n"
+    (tables / "vectors.txt").write_text(vectors, encoding="utf-8")
+    features = (f"model.features=[{{type: brown, path: {tables / 'paths.txt'}, prefixes: [2, 4], dim: 3}},"
+                f" {{type: brown, path: {tables / 'paths.txt'}, prefixes: [4]}},"
+                f" {{type: embeddings, path: {tables / 'vectors.txt'}, lowercase: true}}]")
+    monkeypatch.setenv("SEQLAB_DATA", str(NER))
+    monkeypatch.setenv("SEQLAB_CACHE", str(tmp_path / "cache"))
+    with forget_new_log_handlers():
+        seqlab.train(NER / "tiny.yaml", tmp_path / "run", overrides=(features, "train.threads=1"), progress=False)
+    package(tmp_path / "run", tmp_path / "tiny.seqlab")
+    run = seqlab.load(tmp_path / "run", "cpu")
+    expected_spans = _spans(run)
+    expected = run.evaluate(NER / "dev.txt", output=tmp_path / "run.pred.txt")
+
+    with zipfile.ZipFile(tmp_path / "tiny.seqlab") as zf:
+        paths = zf.read("files/0/paths.txt").decode()
+        embedded = zf.read("files/2/vectors.txt").decode()
+    assert "zzunused" not in embedded and "<unk> " in embedded and "german " in embedded
+    assert "\tzzunseen\t" in paths and "\tzzother\t" in paths  # the only words of their paths: ids stay
+    assert "\tzzdrop\t" not in paths  # its path has a word of the run
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    (fresh / "tiny.seqlab").write_bytes((tmp_path / "tiny.seqlab").read_bytes())
+    (fresh / "dev.txt").write_bytes((NER / "dev.txt").read_bytes())
+    (tables / "paths.txt").unlink()
+    (tables / "vectors.txt").unlink()
+    monkeypatch.setenv("SEQLAB_DATA", str(tmp_path / "nothing here"))
+    monkeypatch.chdir(fresh)
+    model = seqlab.load("tiny.seqlab", "cpu")
+    got = model.evaluate("dev.txt", output="pred.txt")
+    assert got.report_text == expected.report_text
+    assert (fresh / "pred.txt").read_text() == (tmp_path / "run.pred.txt").read_text()
+    assert _spans(model) == expected_spans

@@ -9,7 +9,7 @@ from seqlab.tagging.api import SequenceTagger
 from seqlab.core import archive
 from seqlab.tagging.config import load_config
 from seqlab.data.batching import encode, iterate
-from seqlab.tagging.predict import predict
+from seqlab.tagging.predict import Predictor, SpellingCache, predict
 from seqlab.tagging.features import encode_options
 from seqlab.tasks import train
 from seqlab.core.trainer import Trainer
@@ -284,6 +284,24 @@ def test_precomputed_spelling_vectors_equal_per_batch_ones(config, tmp_path):
         for plain, cached in zip(iterate(data, 3, shuffle=False), iterate(data, 3, shuffle=False, char_table=table)):
             assert cached.char_vectors is not None and plain.char_vectors is None
             assert torch.allclose(model.emissions(plain), model.emissions(cached), atol=1e-5)
+
+
+@pytest.mark.parametrize("capacity", [1 << 16, 40])
+def test_spelling_cache_gives_each_call_the_vectors_computed_afresh(config, tmp_path, capacity):
+    """A Predictor keeps spelling vectors by word from call to call; each call's table equals the one the
+    character BiLSTM computes for that call alone, also when the cache fills up and starts afresh."""
+    trainer = tagger_trainer(config(), tmp_path)
+    model, split, vocabs = trainer.model.eval(), trainer.task.splits["train"], trainer.task.vocabs
+    cache = SpellingCache(capacity)
+    with torch.inference_mode():
+        for part in (split.tokens[:3], split.tokens[2:6], split.tokens[:6], [["Unseen", "Zyzzyva", "EU"]]):
+            data = encode(part, vocabs)
+            fresh = model.spelling_table(data)
+            assert torch.allclose(cache.table(model, data), fresh, atol=1e-6)
+    assert len(cache.slots) <= capacity
+    predictor, data = Predictor(model, vocabs["tags"]), trainer.task.encoded["train"]
+    first, second = predictor(data), predictor(data)  # the second call reads every vector from the cache
+    assert [p.labels for p in first] == [p.labels for p in second] == [p.labels for p in predict(model, data, vocabs["tags"])]
 
 
 def test_singleton_unk_replaces_only_training_singletons(config, tmp_path):

@@ -133,19 +133,21 @@ def _unpack(tagger):  # the parts of a loaded tagger the tests below look at
     return tagger.config, tagger.vocabs, tagger.model, tagger.features
 
 
-def test_a_trained_model_whose_ls_vectors_are_not_found_says_where_it_looked(monkeypatch, tmp_path, typed_ls,
-                                                                            quiet_log):
+def test_a_trained_model_finds_its_ls_vectors_from_elsewhere_or_says_where_it_looked(monkeypatch, tmp_path, typed_ls,
+                                                                                    quiet_log):
     monkeypatch.setenv("SEQLAB_DATA", str(NER))
     monkeypatch.chdir(tmp_path)
     shutil.copytree(typed_ls, tmp_path / "vectors")
     out = tmp_path / "run"
     train(config_with(tmp_path, "./vectors", "train.epochs=1"), out, progress=False)
+    expected = SequenceTagger.load(out, "cpu").tag_tokens([["EU", "rejects", "German", "call"]])
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    monkeypatch.chdir(elsewhere)
+    monkeypatch.chdir(elsewhere)  # './vectors' is found beside the run directory, where training ran
+    assert SequenceTagger.load(out, "cpu").tag_tokens([["EU", "rejects", "German", "call"]]) == expected
+    shutil.move(tmp_path / "vectors", elsewhere / "moved")
     with pytest.raises(SeqlabError) as err:
         SequenceTagger.load(out, "cpu")
     message = str(err.value)
-    assert message.startswith("model.features[0].path: this model needs its LS vectors, './vectors' in its "
-                              f"config.yaml, which is relative to the working directory {elsewhere}")
-    assert "build them" not in message and "Run from the folder the model was trained in" in message
+    assert message.startswith("model.features[0].path: this model reads its ls file './vectors'")
+    assert "build them" not in message and f"put it at {out / 'vectors'}" in message

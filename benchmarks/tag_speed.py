@@ -1,0 +1,111 @@
+"""Whole-process ``seqlab tag`` beside in-process decoding of the same sentences, printed as JSON.
+
+    python benchmarks/tag_speed.py [--model en-ner-conll03] [--sentences 100000] [--threads 1]
+
+The input is the first Wikipedia lines (``$SEQLAB_DATA/unlabeled/wikipedia_en_2014``) holding
+``--sentences`` sentences, one paragraph per line, written to a scratch folder. Three timings:
+
+* ``whole_process``: a fresh ``python -m seqlab tag MODEL FILE --format conll --threads T`` with its output
+  going to a file: wall time, CPU time (user + system, from ``os.wait4``) and peak RSS, start-up included;
+* ``tag_many``: in this process, the model loaded beforehand, ``SequenceTagger.tag_many`` over the lines as
+  ``seqlab tag`` calls it (tokenizing and label conversion included, no output written);
+* ``decoding``: in this process, ``predict()`` on the sentences encoded beforehand (tokenized and turned
+  into id tensors outside the timing), at batch 100: the in-process decoding figure of
+  ``benchmarks/tagger_speed.py``, on this input.
+
+``ratio`` is decoding's sentences/s over the whole process's, by wall time and by CPU time (the steadier
+one on a shared machine).
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from features.tokenize import split_sentences  # noqa: E402
+from seqlab.core.paths import data_root  # noqa: E402
+
+
+def wikipedia_sentences(count: int, out: Path) -> int:
+    """Write the first Wikipedia lines holding ``count`` sentences (or more, by the last line's) to ``out``."""
+    root = data_root()
+    folder = root / "unlabeled" / "wikipedia_en_2014" if root else None
+    if folder is None or not folder.is_dir():
+        sys.exit(f"tag_speed: no Wikipedia text under {root}; set SEQLAB_DATA")
+    sentences = 0
+    with gzip.open(sorted(folder.glob("enwiki2014_part_*.txt.gz"))[0], "rt", encoding="utf-8") as handle, \
+            open(out, "w", encoding="utf-8") as sink:
+        for line in handle:
+            if line.strip() and sentences < count:
+                sink.write(line.strip() + "\n")
+                sentences += len(split_sentences(line.strip()))
+    return sentences
+
+
+def whole_process(model: str, path: Path, threads: int) -> dict[str, float]:
+    command = [sys.executable, "-m", "seqlab", "tag", model, str(path), "--format", "conll", "--threads",
+               str(threads)]
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONPATH": str(ROOT)}
+    start = time.perf_counter()
+    with open(path.with_suffix(".tagged"), "w", encoding="utf-8") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE, env=env)
+        _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        sys.exit(f"tag_speed: {' '.join(command)} failed (exit {code}):\n{process.stderr.read().decode()[-2000:]}")
+    return {"seconds": round(wall, 2), "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
+            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", default="en-ner-conll03", help="a run directory, .seqlab file or installed name")
+    p.add_argument("--sentences", type=int, default=100_000)
+    p.add_argument("--threads", type=int, default=1)
+    args = p.parse_args()
+    import torch
+
+    import seqlab
+    from seqlab.data.batching import encode
+    from seqlab.tagging.features import encode_options
+    from seqlab.tagging.predict import predict
+
+    torch.set_num_threads(args.threads)
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "wikipedia.txt"
+        count = wikipedia_sentences(args.sentences, path)
+        whole = whole_process(args.model, path, args.threads)
+        lines = path.read_text(encoding="utf-8").splitlines()
+    tagger = seqlab.load(args.model, device="cpu")
+    start, cpu = time.perf_counter(), time.process_time()
+    for _ in tagger.tag_many(lines, confidences=False):
+        pass
+    many = {"seconds": round(time.perf_counter() - start, 2), "cpu_seconds": round(time.process_time() - cpu, 2)}
+    sentences = [[t.text for t in s] for line in lines for s in split_sentences(line)]
+    data = encode(sentences, tagger.vocabs, **encode_options(tagger.features))
+    start, cpu = time.perf_counter(), time.process_time()
+    predict(tagger.model, data, tagger.vocabs["tags"], batch_size=100)
+    decoding = {"seconds": round(time.perf_counter() - start, 2), "cpu_seconds": round(time.process_time() - cpu, 2)}
+    for timing in (whole, many, decoding):
+        timing["sentences_per_second"] = round(count / timing["seconds"])
+        timing["sentences_per_cpu_second"] = round(count / timing["cpu_seconds"])
+    print(json.dumps({"model": args.model, "threads": args.threads, "sentences": count,
+                      "tokens": int(data.lengths.sum()), "load_average": os.getloadavg()[0],
+                      "whole_process": whole, "tag_many": many, "decoding": decoding,
+                      "ratio_wall": round(decoding["sentences_per_second"] / whole["sentences_per_second"], 2),
+                      "ratio_cpu": round(decoding["sentences_per_cpu_second"] / whole["sentences_per_cpu_second"], 2)},
+                     indent=2))
+
+
+if __name__ == "__main__":
+    main()
