@@ -45,8 +45,9 @@ class Task(Protocol):
     config: Any  # the task's frozen config; ``config.train`` is a seqlab.core.config.TrainSettings
     measure: str  # the name of the model-selection score, e.g. "F1" or "macro-F1"
 
-    def build_model(self) -> nn.Module:
-        """Build the model (on the task's device) and keep it: later calls train and score it."""
+    def build_model(self, *, progress: bool = True) -> nn.Module:
+        """Build the model (on the task's device) and keep it: later calls train and score it. ``progress``:
+        whether long preparation (a frozen transformer's vectors) may show a progress bar."""
 
     def parameter_groups(self) -> list[Any]:
         """The trainable parameters (or parameter groups with their own learning rates)."""

@@ -72,7 +72,7 @@ class Trainer:
         self.device = rank_device(resolve_device(t.device), self.world)
         self.task = prepare(config, out_dir if resume else None, self.device)
         torch.manual_seed(t.seed)
-        self.model = self.task.build_model()
+        self.model = self.task.build_model(progress=self.progress)
         if self.world.rank > 0:  # its own dropout masks; rank 0 draws as a single process would
             torch.manual_seed(t.seed * 1000 + self.world.rank)
         self.loss_module = data_parallel(self.model, self.task, self.world, self.device)

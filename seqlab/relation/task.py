@@ -72,13 +72,14 @@ class RelationTask:
         self.model: RelationClassifier | None = None
         self.data: dict[str, RelationData] = {}
 
-    def build_model(self) -> nn.Module:
+    def build_model(self, *, progress: bool = True) -> nn.Module:
         self.model = build_model(self.config, self.vocabs, self.matrix, self.encoder_record).to(self.device)
         self.matrix = None
         self.data = {name: encode(examples, self.vocabs) for name, examples in self.splits.items()}
         contextual = self.model.embedder.contextual
         if contextual is not None and not contextual.fine_tune:
-            stats = contextual.precompute((e.tokens for split in self.splits.values() for e in split), progress=True)
+            sentences = (e.tokens for split in self.splits.values() for e in split)
+            stats = contextual.precompute(sentences, progress=progress)
             log.info("frozen transformer vectors of %d sentences cached in %.1f s (%.0f MB)", stats["sentences"],
                      stats["seconds"], stats["megabytes"])
         return self.model

@@ -85,7 +85,7 @@ class TaggingTask:
         self.encoded: dict[str, Encoded] = {}
         self.singletons: torch.Tensor | None = None
 
-    def build_model(self) -> nn.Module:
+    def build_model(self, *, progress: bool = True) -> nn.Module:
         self.model = build_tagger(self.config, self.vocabs, token_features=self.features,
                                   pretrained=self.matrix, encoder_record=self.encoder_record).to(self.device)
         self.matrix = None
@@ -94,7 +94,8 @@ class TaggingTask:
         self.singletons = self._singletons()
         contextual = self.model.embedder.contextual
         if contextual is not None and not contextual.fine_tune:
-            stats = contextual.precompute((s for split in self.splits.values() for s in split.tokens), progress=True)
+            sentences = (s for split in self.splits.values() for s in split.tokens)
+            stats = contextual.precompute(sentences, progress=progress)
             log.info("frozen transformer vectors of %d sentences cached in %.1f s (%.0f MB)", stats["sentences"],
                      stats["seconds"], stats["megabytes"])
         return self.model

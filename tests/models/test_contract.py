@@ -143,3 +143,14 @@ def test_a_model_reading_pos_tags_them_from_columns_and_says_so_for_raw_text(tmp
     assert len(tagged[0].labels) == 6 and all(label == "O" or label[:2] in ("B-", "I-") for label in tagged[0].labels)
     with pytest.raises(SeqlabError, match=r"reads the data column\(s\) \['pos'\]"):
         chunker.tag("He reckons the current account deficit will narrow.")
+
+
+@pytest.mark.parametrize("kind", ["bilstm_crf_transformer", "relation_transformer"])
+@pytest.mark.parametrize("progress", [True, False])
+def test_a_frozen_transformers_cache_shows_progress_only_when_training_does(kind, progress, tmp_path, monkeypatch,
+                                                                            capsys):
+    monkeypatch.setenv("SEQLAB_DATA", str(KINDS[kind][1]))
+    config = _config(kind)
+    with forget_new_log_handlers():
+        seqlab.train(config, tmp_path / "run", progress=progress)
+    assert ("transformer vectors" in capsys.readouterr().err) is progress
