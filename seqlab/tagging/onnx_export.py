@@ -126,11 +126,11 @@ def to_onnx(model: nn.Module, *, opset: int = OPSET) -> bytes:
 
 def _check(data: bytes, graph: nn.Module, example: tuple[torch.Tensor, ...], names: list[str]) -> None:
     """Refuse a graph whose emissions differ from torch's by more than :data:`TOLERANCE` on ``example``."""
-    from seqlab.tagging.onnx_runtime import session
+    from seqlab.tagging.onnx_runtime import open_runtime
 
     with torch.inference_mode():
         expected = graph(*example)  # shape: (B, T, K)
-    got = session(data, threads=1).run(None, {n: x.numpy() for n, x in zip(names, example)})[0]
+    got = open_runtime(data, threads=1).run(None, {n: x.numpy() for n, x in zip(names, example)})[0]
     mask = (torch.arange(expected.shape[1]).unsqueeze(0) < example[-1].unsqueeze(1)).unsqueeze(-1)
     gap = float(((torch.from_numpy(got) - expected).abs() * mask).max())
     if not gap <= TOLERANCE:

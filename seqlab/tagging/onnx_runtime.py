@@ -30,8 +30,8 @@ def _onnxruntime() -> Any:
     return onnxruntime
 
 
-def session(model: bytes | str | Path, *, threads: int | None = None) -> Any:
-    """An onnxruntime CPU session over a graph (bytes or a file), on ``threads`` threads (default: torch's)."""
+def open_runtime(model: bytes | str | Path, *, threads: int | None = None) -> Any:
+    """An onnxruntime CPU inference runtime over a graph (bytes or a file), on ``threads`` threads (default: torch's)."""
     ort = _onnxruntime()
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads or torch.get_num_threads()
@@ -43,10 +43,10 @@ def session(model: bytes | str | Path, *, threads: int | None = None) -> Any:
 
 
 class OnnxEmissions:
-    """Emissions from an onnxruntime session over a tagger's exported graph, decoded by ``decoder``."""
+    """Emissions computed by onnxruntime over a tagger's exported graph, decoded by ``decoder``."""
 
     def __init__(self, runtime: Any, decoder: nn.Module) -> None:
-        self.session, self.decoder = runtime, decoder
+        self.runtime, self.decoder = runtime, decoder
         self.device = torch.device("cpu")
         self.names = [node.name for node in runtime.get_inputs()]
 
@@ -57,7 +57,7 @@ class OnnxEmissions:
                      "char_lengths": batch.char_lengths, "type_index": batch.type_index,
                      "features": batch.features, "feature_ids": batch.feature_ids, "lengths": data.lengths[indices]}
             feed = {name: given[name].numpy() for name in self.names}
-            return torch.from_numpy(self.session.run(None, feed)[0])  # shape: (B, T, K)
+            return torch.from_numpy(self.runtime.run(None, feed)[0])  # shape: (B, T, K)
         return score
 
 
@@ -110,7 +110,7 @@ def load_onnx(folder: str | Path, device: torch.device | str = "auto", *, thread
                           f"device must be auto or cpu, got {str(device)!r}")
     folder = Path(folder)
     read_export(folder)
-    runtime = session(folder / ONNX, threads=threads)
+    runtime = open_runtime(folder / ONNX, threads=threads)
     run_dir = unpack(folder / PACKAGE)
     config = load_config(run_dir / archive.CONFIG)
     vocabs = archive.load_vocabs(run_dir)
