@@ -55,7 +55,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the CRFsuite plumbing of the chunker example
 
-from crfsuite_chunker import _offset, _pycrfsuite, _tag, tag, train_crf  # noqa: E402
+from crfsuite_chunker import _offset, _pycrfsuite, _tag, tag, train_crf, write_predictions  # noqa: E402
 
 from features.base import FeatureFileError  # noqa: E402
 from features.brown import BrownClusters  # noqa: E402
@@ -223,15 +223,6 @@ def load_features(cfg: NerConfig) -> NerFeatures:
                                          normalize_numbers=cfg.embeddings_normalize_numbers)
                   for p in cfg.embeddings]
     return NerFeatures(brown, embeddings, brown_lowercase=cfg.brown_lowercase)
-
-
-def write_predictions(path: str | os.PathLike[str], sentences: Sequence[NerSentence],
-                      predicted: Sequence[Sequence[str]]) -> None:
-    """``word POS gold predicted`` per token, a blank line after each sentence (conlleval's input)."""
-    with atomic_open(path) as out:
-        for (words, pos, gold), pred in zip(sentences, predicted):
-            out.writelines(f"{w} {p} {g} {y}\n" for w, p, g, y in zip(words, pos, gold, pred))
-            out.write("\n")
 
 
 def run(cfg: NerConfig) -> dict[str, Any]:
