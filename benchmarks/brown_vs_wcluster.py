@@ -33,7 +33,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-from sidebyside import command_line, load_average, machine, one_thread_env, run_process, summarise  # noqa: E402
+from sidebyside import (  # noqa: E402
+    command_line, load_average, machine, one_thread_env, portable_command, portable_path, run_process, summarise,
+)
 
 CORPUS = "unlabeled/reuters21578_text.txt"  # under $SEQLAB_DATA (default ../shared/data)
 
@@ -115,9 +117,9 @@ def main() -> None:
     load_after = load_average()
     print(json.dumps({
         "benchmark": "brown_clustering_vs_wcluster", "scope": "whole process on both sides",
-        "corpus": f"first {lines} lines of {args.corpus}", "tokens": tokens, "clusters": args.clusters,
+        "corpus": f"first {lines} lines of {portable_path(args.corpus.resolve())}", "tokens": tokens, "clusters": args.clusters,
         "threads": 1, "rounds_count": args.rounds, "wcluster_cache_kept": args.keep_wcluster_cache, "order": "per round: seqlab, wcluster",
-        "commands": {"seqlab": " ".join(seqlab_cmd[1:]), "wcluster": " ".join(wcluster_cmd)},
+        "commands": {"seqlab": portable_command(seqlab_cmd[1:]), "wcluster": portable_command(wcluster_cmd)},
         "wall_seconds": summarise(wall, "seqlab", "wcluster"),
         "cpu_seconds": summarise(cpu, "seqlab", "wcluster"),
         "seqlab_in_process": [{k: r[k] for k in ("seconds", "cpu_seconds", "ami_bits", "types", "peak_rss_mb")}

@@ -34,7 +34,7 @@ import torch
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "examples"))
-from sidebyside import command_line, load_average, machine, package_version, summarise  # noqa: E402
+from sidebyside import command_line, load_average, machine, package_version, portable_path, summarise  # noqa: E402
 
 
 def seqlab_surface():
@@ -117,10 +117,10 @@ def main() -> None:
     tagger.close()
     print(json.dumps({
         "benchmark": "windowed_chunker_vs_crfsuite", "scope": "in-process, models loaded, feature extraction included",
-        "sides": {"seqlab": f"{args.run} ({config.model.window.architecture if config.model.window else config.model.encoder}"
+        "sides": {"seqlab": f"{portable_path(args.run)} ({config.model.window.architecture if config.model.window else config.model.encoder}"
                             f", decoder {config.model.decoder})",
-                  "crfsuite": str(args.crfsuite_model)},
-        "test": str(test_file), "sentences": len(sentences), "tokens": tokens,
+                  "crfsuite": portable_path(args.crfsuite_model)},
+        "test": portable_path(test_file), "sentences": len(sentences), "tokens": tokens,
         "threads": args.threads, "torch_threads": torch.get_num_threads(),
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"), "batch_size": args.batch_size,
         "rounds_count": args.rounds, "order": "per round: seqlab, crfsuite",

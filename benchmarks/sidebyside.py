@@ -1,4 +1,4 @@
-"""Helpers for side-by-side speed comparisons with peer tools (no seqlab imports).
+"""Helpers for side-by-side speed comparisons with peer tools (no seqlab imports at import time).
 
 On a shared two-core machine the speed of a core drifts with the other jobs' load, so the
 comparisons run side A, side B, side A, side B ... in one process or one driver script, and
@@ -15,7 +15,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
+
+CHECKOUT = Path(__file__).resolve().parents[1]
 
 
 def one_thread_env(threads: int = 1) -> dict[str, str]:
@@ -53,8 +56,40 @@ def package_version(name: str) -> str | None:
         return None
 
 
+def portable_path(value: str | os.PathLike[str]) -> str:
+    """``value`` as a committed result may hold it: ``$SEQLAB_DATA/...`` under the data folder, relative
+    (``benchmarks/...``) under the checkout, else the basename (a scratch file or a peer tool's install).
+    A relative path is returned as given."""
+    text = os.fspath(value)
+    if not os.path.isabs(text):
+        return text
+    path = Path(text).resolve()
+    try:
+        from seqlab.core.paths import data_root  # lazily: this module imports no seqlab at import time
+
+        root = data_root()
+    except ImportError:
+        root = Path(os.environ["SEQLAB_DATA"]) if os.environ.get("SEQLAB_DATA") else None
+    if root is not None and path.is_relative_to(root.resolve()):
+        return "$SEQLAB_DATA/" + path.relative_to(root.resolve()).as_posix()
+    if path.is_relative_to(CHECKOUT):
+        return path.relative_to(CHECKOUT).as_posix()
+    return path.name
+
+
+def portable_command(args: Sequence[str]) -> str:
+    """A command line with every absolute path argument written by :func:`portable_path`."""
+    return " ".join(_quote(portable_path(a)) if os.path.isabs(a) else shlex.quote(a) for a in args)
+
+
+def _quote(path: str) -> str:
+    """Shell-quote ``path``, leaving a leading ``$SEQLAB_DATA/`` outside the quotes so that it still expands."""
+    prefix = "$SEQLAB_DATA/"
+    return prefix + shlex.quote(path[len(prefix):]) if path.startswith(prefix) else shlex.quote(path)
+
+
 def command_line() -> str:
-    return " ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0])] + sys.argv[1:])
+    return portable_command([os.path.relpath(sys.argv[0])] + sys.argv[1:])
 
 
 def summarise(rounds: Sequence[dict[str, float]], a: str, b: str, lower_is_better: bool = True) -> dict[str, Any]:

@@ -47,7 +47,8 @@ import torch
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from sidebyside import (  # noqa: E402
-    command_line, load_average, machine, one_thread_env, package_version, run_process, summarise,
+    command_line, load_average, machine, one_thread_env, package_version, portable_command, portable_path, run_process,
+    summarise,
 )
 
 
@@ -82,7 +83,7 @@ class SeqlabSide:
         self.generator = torch.Generator().manual_seed(0)
         self.batches = self._batches()
         self.info = {
-            "run": run, "train_sentences": len(self.train_data), "test_sentences": len(self.test_data),
+            "run": portable_path(run), "train_sentences": len(self.train_data), "test_sentences": len(self.test_data),
             "test_tokens": int(self.test_data.lengths.sum()), "word_vocab": len(self.vocabs["words"]),
             "parameters": sum(p.numel() for p in model.parameters() if p.requires_grad),
             "batch_size": self.config.train.batch_size, "optimizer": self.config.train.optimizer,
@@ -145,7 +146,7 @@ class NcrfppSide:
         self.rng = random.Random(0)
         self.batches = self._batches()
         self.info = {
-            "source": source, "train_sentences": len(data.train_Ids), "test_sentences": len(data.test_Ids),
+            "source": portable_path(source), "train_sentences": len(data.train_Ids), "test_sentences": len(data.test_Ids),
             "test_tokens": sum(len(s[0]) for s in data.test_Ids), "word_vocab": data.word_alphabet.size(),
             "parameters": sum(p.numel() for p in model.parameters() if p.requires_grad),
             "batch_size": data.HP_batch_size, "optimizer": data.optimizer, "lr": data.HP_lr,
@@ -306,8 +307,8 @@ def main() -> None:
             cpu_rounds.append(cpu)
         result["whole_process"] = {
             "scope": "whole process: start-up, loading, decoding, scoring, writing predictions",
-            "units": "wall seconds per run", "commands": {"seqlab": " ".join(seqlab_cmd[1:]),
-                                                          "ncrfpp": "(cd NCRF++) " + " ".join(ncrfpp_cmd[1:])},
+            "units": "wall seconds per run", "commands": {"seqlab": portable_command(seqlab_cmd[1:]),
+                                                          "ncrfpp": "(cd NCRF++) " + portable_command(ncrfpp_cmd[1:])},
             **summarise(rounds, "seqlab", "ncrfpp", lower_is_better=True),
             "cpu_seconds": summarise(cpu_rounds, "seqlab", "ncrfpp", lower_is_better=True),
             "load_average": load_average(),

@@ -102,3 +102,20 @@ def test_onnx_speed_prints_json(runs, tmp_path):
         assert result["in_process"]["batch_1"][side]["tokens_per_second"] > 0
         assert result["whole_process"][side]["seconds"] > 0
     assert result["whole_process"]["identical_output"] is True
+
+
+def test_portable_paths_name_no_machine(monkeypatch, tmp_path):
+    """Paths written into benchmarks/results/*.json: data under $SEQLAB_DATA, the checkout relative, else a basename."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import sidebyside
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    data = tmp_path / "data"
+    monkeypatch.setenv("SEQLAB_DATA", str(data))
+    assert sidebyside.portable_path(data / "conll2003" / "test.txt") == "$SEQLAB_DATA/conll2003/test.txt"
+    assert sidebyside.portable_path(BENCHMARKS / "brown_speed.py") == "benchmarks/brown_speed.py"
+    assert sidebyside.portable_path(tmp_path / "brown-cluster" / "wcluster") == "wcluster"
+    assert sidebyside.portable_path("runs/glove1") == "runs/glove1"
+    command = [str(tmp_path / "wcluster"), "--text", str(data / "a b.txt"), "--c", "100"]
+    assert sidebyside.portable_command(command) == "wcluster --text $SEQLAB_DATA/'a b.txt' --c 100"
