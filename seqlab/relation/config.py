@@ -25,9 +25,12 @@ class RelationDataConfig:
     test: str | None = None
     dev_size: int = 800
     dev_seed: int = 1  # fixed apart from train.seed, so every seed selects on the same dev split
+    limit: int = 0  # > 0: keep only the first `limit` sentences of each of train, dev and test (a smoke run)
 
     def __post_init__(self) -> None:
         positive("data.dev_size", self.dev_size)
+        if self.limit < 0:
+            raise ConfigError(f"data.limit: expected a number of sentences >= 0 (0: all), got {self.limit}")
 
 
 @dataclass(frozen=True)

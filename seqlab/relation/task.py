@@ -43,6 +43,8 @@ def read_splits(config: RelationConfig) -> dict[str, list[RelationExample]]:
     splits = {"train": train, "dev": dev}
     if d.test:
         splits["test"] = read_semeval(resolve_data_path(d.test, key="data.test"))
+    if d.limit:  # after the dev split, so a smoke run's dev sentences are the full run's
+        splits = {name: examples[:d.limit] for name, examples in splits.items()}
     return {name: model_inputs(examples, config.model) for name, examples in splits.items()}
 
 

@@ -65,3 +65,25 @@ def test_tagger_configs_stay_strict_about_task(tmp_path):
     path.write_text("task: relation\ndata: {train: a.txt, dev: b.txt}\n")
     with pytest.raises(ConfigError, match="task: expected one of \\['tagging'\\], got 'relation'"):
         load_config(path)
+
+
+def test_data_limit_keeps_the_first_sentences_of_each_split_after_the_dev_split(tmp_path):
+    from seqlab.relation.task import read_splits
+
+    fixture = (Path(__file__).parents[1] / "fixtures" / "semeval" / "test.txt").read_text()
+    train = tmp_path / "train.txt"
+    blocks = [b for b in fixture.strip("\n").split("\n\n")] * 3  # 18 labelled sentences, ids made unique below
+    train.write_text("".join(f"{i}\t{b.split(chr(9), 1)[1]}\n\n" for i, b in enumerate(blocks, start=1)))
+    text = f"task: relation\ndata: {{train: {train}, test: {train}, dev_size: 5}}\n"
+    (tmp_path / "c.yaml").write_text(text)
+    full = read_splits(load_relation_config(tmp_path / "c.yaml"))
+    limited = read_splits(load_relation_config(tmp_path / "c.yaml", ["data.limit=2"]))
+    assert {name: len(v) for name, v in full.items()} == {"train": 13, "dev": 5, "test": 18}
+    assert {name: len(v) for name, v in limited.items()} == {"train": 2, "dev": 2, "test": 2}
+    assert all(limited[name] == full[name][:2] for name in full)  # the full run's dev split, cut
+
+
+def test_a_negative_data_limit_is_refused(tmp_path):
+    (tmp_path / "c.yaml").write_text("task: relation\ndata: {train: t.txt}\n")
+    with pytest.raises(ConfigError, match=r"data.limit: expected a number of sentences >= 0"):
+        load_relation_config(tmp_path / "c.yaml", ["data.limit=-1"])
