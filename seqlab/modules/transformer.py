@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 INSTALL_HINT = "pip install 'seqlab[transformers]'"
 WEIGHTS_FILE = "model.safetensors"
 KEY = "model.transformer.path"
+STORE_VERSION = 1  # bump when the layout of the stored vectors changes
 
 
 def require_transformers() -> Any:
@@ -260,22 +261,50 @@ class TransformerEmbedder(nn.Module):
 
     def precompute(self, sentences: Iterable[Sequence[str]], progress: bool = False) -> dict[str, float]:
         """Compute and cache the vectors of every distinct sentence (frozen only), longest first in batches
-        of ``batch_size``; returns how many, the cache's size in MB and the seconds it took."""
+        of ``batch_size``; returns how many, the cache's size in MB and the seconds it took.
+
+        The order is fixed (length, then the tokens), so the batches and hence the vectors do not depend on
+        Python's hash seed. The vectors of a whole sentence set are also kept on disk
+        (:func:`stored_vectors_path`), so a second run over the same data and encoder settings (the next
+        seed of a sweep) reads them instead of running the encoder again."""
         if self.fine_tune:
             raise ValueError("a fine-tuned encoder changes every step; its vectors cannot be cached")
-        todo = sorted({tuple(s) for s in sentences if len(s)} - self.cache.keys(), key=len, reverse=True)
+        todo = sorted({tuple(s) for s in sentences if len(s)} - self.cache.keys(), key=lambda s: (-len(s), s))
         start = time.perf_counter()
-        bar = tqdm(total=len(todo), unit="sent", desc="transformer vectors", disable=not progress, leave=False,
-                   mininterval=0.5 if sys.stderr.isatty() else 30.0)
-        with torch.no_grad():
-            for at in range(0, len(todo), self.config.batch_size):
-                chunk = todo[at: at + self.config.batch_size]
-                for key, vectors in zip(chunk, self.encode(chunk)):
-                    self.cache[key] = vectors.to("cpu", torch.float16)  # half precision: half the memory
-                bar.update(len(chunk))
-        bar.close()
+        stored = self.stored_vectors_path(todo) if todo else None
+        found = _read_stored(stored, todo, self.output_dim) if stored is not None else None
+        if found is not None:
+            self.cache.update(zip(todo, found))
+            log.info("transformer vectors of %d sentences read from %s", len(todo), stored)
+        else:
+            bar = tqdm(total=len(todo), unit="sent", desc="transformer vectors", disable=not progress, leave=False,
+                       mininterval=0.5 if sys.stderr.isatty() else 30.0)
+            with torch.no_grad():
+                for at in range(0, len(todo), self.config.batch_size):
+                    chunk = todo[at: at + self.config.batch_size]
+                    for key, vectors in zip(chunk, self.encode(chunk)):
+                        self.cache[key] = vectors.to("cpu", torch.float16)  # half precision: half the memory
+                    bar.update(len(chunk))
+            bar.close()
+            if stored is not None:
+                _write_stored(stored, [self.cache[key] for key in todo])
         megabytes = sum(v.numel() * v.element_size() for v in self.cache.values()) / 1e6
         return {"sentences": len(self.cache), "megabytes": megabytes, "seconds": time.perf_counter() - start}
+
+    def stored_vectors_path(self, ordered: Sequence[tuple[str, ...]]) -> Path | None:
+        """Where the vectors of exactly these sentences, in this order, from this encoder's weights and
+        settings are kept on disk (``$SEQLAB_CACHE/transformer/<sha256>.pt``), or None with the cache off."""
+        from features.vector_cache import cache_root
+
+        root = cache_root()
+        if root is None:
+            return None
+        c = self.config
+        digest = hashlib.sha256(f"{STORE_VERSION}|{self.record.weights_sha256}|{list(c.layers)}|{c.pooling}|"
+                                f"{self.window}|{self.stride}|{c.batch_size}".encode("utf-8"))
+        for sentence in ordered:
+            digest.update("\x1f".join(sentence).encode("utf-8", "surrogatepass") + b"\x1e")
+        return root / "transformer" / f"{digest.hexdigest()[:32]}.pt"
 
     def forward(self, sentences: Sequence[Sequence[str]], width: int | None = None) -> torch.Tensor:
         """Token vectors, (B, T, D), zero-padded to ``width`` (default: the longest sentence)."""
@@ -291,3 +320,34 @@ class TransformerEmbedder(nn.Module):
         for i, row in enumerate(rows):
             out[i, : row.shape[0]] = row.to(device, torch.float32)
         return out
+
+
+def _read_stored(path: Path, ordered: Sequence[tuple[str, ...]], dim: int) -> list[torch.Tensor] | None:
+    """The stored vectors of ``ordered``'s sentences, or None when there are none or they cannot be read."""
+    if not path.is_file():
+        return None
+    try:
+        stored = torch.load(path, map_location="cpu", weights_only=True)
+        lengths, vectors = stored["lengths"], stored["vectors"]
+    except Exception as err:  # noqa: BLE001 - a damaged entry only costs the speed-up
+        log.warning("ignoring the unreadable transformer vector store %s (%s); computing them again", path, err)
+        return None
+    expected = [len(s) for s in ordered]
+    if (lengths.tolist() != expected or vectors.dtype != torch.float16
+            or tuple(vectors.shape) != (sum(expected), dim)):
+        log.warning("ignoring the transformer vector store %s: it does not match these sentences", path)
+        return None
+    return list(vectors.split(expected))
+
+
+def _write_stored(path: Path, rows: list[torch.Tensor]) -> None:
+    """Keep ``rows`` (one (T_i, D) fp16 tensor per sentence) at ``path``, written atomically; a cache folder
+    that cannot be written only costs the speed-up."""
+    from seqlab.core.atomic import atomic_torch_save
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_torch_save({"lengths": torch.tensor([r.shape[0] for r in rows], dtype=torch.int64),
+                           "vectors": torch.cat(rows)}, path)
+    except OSError as err:
+        log.warning("could not keep the transformer vectors in %s (%s); set SEQLAB_CACHE=off to skip this", path, err)

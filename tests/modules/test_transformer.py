@@ -96,6 +96,35 @@ def test_a_frozen_encoder_has_no_parameters_no_state_no_gradient_and_a_cache(ber
     assert torch.allclose(cached[0], fresh[:11], atol=1e-2) and torch.equal(cached[1, :1], fresh[11:])
 
 
+def test_frozen_vectors_are_kept_on_disk_for_the_next_run_over_the_same_sentences(bert, tmp_path, monkeypatch):
+    monkeypatch.setenv("SEQLAB_CACHE", str(tmp_path / "cache"))
+    sentences = [SENTENCE, SENTENCE[:3], ["fire"], SENTENCE[2:]]
+    first = embedder(bert)
+    first.precompute(sentences)
+    stored = list((tmp_path / "cache" / "transformer").glob("*.pt"))
+    assert len(stored) == 1
+    second = embedder(bert)
+    monkeypatch.setattr(second, "encode", lambda chunk: pytest.fail("the encoder ran although the vectors are stored"))
+    second.precompute(list(reversed(sentences)))  # the same set in another order: the same store
+    assert second.cache.keys() == first.cache.keys()
+    assert all(torch.equal(second.cache[k], first.cache[k]) for k in first.cache)
+    other = embedder(bert, pooling="first")  # other settings, other vectors: not read from that store
+    assert other.stored_vectors_path(sorted(second.cache)) != second.stored_vectors_path(sorted(second.cache))
+    stored[0].write_bytes(b"not a tensor file")  # a damaged store is computed again, with a warning
+    third = embedder(bert)
+    third.precompute(sentences)
+    assert all(torch.equal(third.cache[k], first.cache[k]) for k in first.cache)
+
+
+def test_the_cache_order_does_not_depend_on_the_hash_seed(bert):
+    e = embedder(bert, batch_size=2)
+    batches: list[list[tuple[str, ...]]] = []
+    encode = e.encode
+    e.encode = lambda chunk: batches.append(list(chunk)) or encode(chunk)  # type: ignore[method-assign]
+    e.precompute([["b", "a"], ["a", "b"], ["c"], ["a"]])
+    assert batches == [[("a", "b"), ("b", "a")], [("a",), ("c",)]]
+
+
 def test_a_fine_tuned_encoder_gets_gradients_its_own_lr_and_a_warm_up(bert):
     config = TransformerConfig(path=str(bert), layers=(-1,), fine_tune=True, lr=1e-4, warmup=4)
     e = TransformerEmbedder(config)
