@@ -5,9 +5,11 @@ starts one process per rank; the trainer (:mod:`seqlab.core.trainer`) then
 
 * wraps the model's loss in ``DistributedDataParallel`` (gloo on CPU, NCCL on GPU), so gradients are
   averaged over ranks after every backward pass;
-* gives every rank the same shuffled, length-bucketed batch order (one seeded generator) and each rank
-  every ``world``-th batch: ``train.batch_size`` is **per process**, a step sees ``batch_size × world``
-  sentences, and the learning rate is left as configured (scale it yourself when the world size changes);
+* gives every rank the same shuffled, length-bucketed order of global batches (one seeded generator) of
+  ``batch_size × world`` sentences, and each rank every ``world``-th sentence of each in length order
+  (:func:`seqlab.data.batching.bucketed_batches`), so the ranks of a step hold sentences of nearly the
+  same lengths and none waits long at the all-reduce: ``train.batch_size`` is **per process**, and the
+  learning rate is left as configured (scale it yourself when the world size changes);
 * scores dev on rank 0 only and broadcasts the score, so every rank takes the same early-stopping decision;
 * writes the run directory from rank 0 only; a checkpoint records the world size, and ``--resume`` with
   another number of processes is refused.
@@ -22,7 +24,7 @@ import contextlib
 import datetime
 import os
 from dataclasses import dataclass
-from typing import Any, Iterator, TypeVar
+from typing import Any, Iterator
 
 import torch
 import torch.distributed as dist
@@ -30,7 +32,6 @@ from torch import nn
 
 from seqlab.core.errors import SeqlabError
 
-T = TypeVar("T")
 TIMEOUT_ENV = "SEQLAB_DIST_TIMEOUT"
 
 
@@ -49,6 +50,11 @@ class World:
     @property
     def distributed(self) -> bool:
         return self.size > 1
+
+    @property
+    def shard(self) -> tuple[int, int]:
+        """``(rank, size)``: which part of each step's batch this process trains on."""
+        return self.rank, self.size
 
 
 def init_world(device: torch.device) -> World:
@@ -69,20 +75,6 @@ def init_world(device: torch.device) -> World:
 def rank_device(device: torch.device, world: World) -> torch.device:
     """A rank's own GPU (``cuda:LOCAL_RANK``) when training on GPUs; the CPU stays the CPU."""
     return torch.device("cuda", world.local_rank) if device.type == "cuda" and world.distributed else device
-
-
-def shard_batches(batches: Iterator[T], world: World) -> Iterator[T]:
-    """Every ``world.size``-th batch, starting at this rank; each rank gets the same number of batches
-    (a last incomplete round is left out, so no rank waits for a gradient that never comes)."""
-    if not world.distributed:
-        yield from batches
-        return
-    round_: list[T] = []
-    for batch in batches:
-        round_.append(batch)
-        if len(round_) == world.size:
-            yield round_[world.rank]
-            round_ = []
 
 
 def broadcast_float(value: float, world: World) -> float:
@@ -123,7 +115,10 @@ def data_parallel(model: nn.Module, task: Any, world: World, device: torch.devic
     from torch.nn.parallel import DistributedDataParallel
 
     ids = [device.index] if device.type == "cuda" else None
-    return DistributedDataParallel(module, device_ids=ids)
+    # Buffers are not broadcast before every forward (a collective, and a wait for the other ranks, per
+    # step): seqlab's buffers are constants (the CRF's transition masks), equal on every rank. Gradients
+    # live in DDP's all-reduce buckets instead of being copied into and out of them.
+    return DistributedDataParallel(module, device_ids=ids, broadcast_buffers=False, gradient_as_bucket_view=True)
 
 
 @contextlib.contextmanager

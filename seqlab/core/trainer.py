@@ -25,7 +25,7 @@ from seqlab.core.device import resolve_device
 from seqlab.core.errors import SeqlabError
 from seqlab.core.optim import build_optimizer, warm_up
 from seqlab.core.strict import dump_config
-from seqlab.core.distributed import World, broadcast_float, data_parallel, init_world, rank_device, shard_batches
+from seqlab.core.distributed import World, broadcast_float, data_parallel, init_world, rank_device
 from seqlab.core.distributed import peers_lost, shutdown
 from seqlab.core.task import BatchLoss, Task
 
@@ -115,7 +115,7 @@ class Trainer:
         total, seen, tokens, start = 0.0, 0, 0, time.perf_counter()
         params = [p for p in self.model.parameters() if p.requires_grad]
         steps = math.ceil(self.task.split_sizes()["train"] / t.batch_size / self.world.size)
-        for step, batch in enumerate(shard_batches(self.task.training_batches(self.generator), self.world)):
+        for step, batch in enumerate(self.task.training_batches(self.generator, self.world.shard)):
             out = self.step(batch, params, f"epoch {epoch}, step {step}")
             if self.averaged is not None:
                 self.averaged.update_parameters(self.model)
