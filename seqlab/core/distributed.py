@@ -4,7 +4,8 @@
 starts one process per rank; the trainer (:mod:`seqlab.core.trainer`) then
 
 * wraps the model's loss in ``DistributedDataParallel`` (gloo on CPU, NCCL on GPU), so gradients are
-  averaged over ranks after every backward pass;
+  averaged over ranks after every backward pass, a large word table's by the rows that the step used
+  (:class:`TouchedRows`);
 * gives every rank the same shuffled, length-bucketed order of global batches (one seeded generator) of
   ``batch_size × world`` sentences, and each rank every ``world``-th sentence of each in length order
   (:func:`seqlab.data.batching.bucketed_batches`), so the ranks of a step hold sentences of nearly the
@@ -107,18 +108,64 @@ class LossModule(nn.Module):
         return self.last.loss
 
 
-def data_parallel(model: nn.Module, task: Any, world: World, device: torch.device) -> LossModule | nn.Module:
-    """The module whose ``forward(batch)`` gives the training loss: DDP-wrapped across ranks when distributed."""
+#: Embedding tables with at least this many rows are averaged over ranks by the rows a step touched
+#: (:class:`TouchedRows`); smaller ones go with the other parameters into DDP's all-reduce buckets.
+TOUCHED_ROWS_MIN = 1000
+
+
+class TouchedRows:
+    """Averages large embedding tables' gradients over ranks by the rows some rank's batch used.
+
+    A step's batches use a few hundred rows of a word table of tens of thousands, and the other rows'
+    gradients are zero on every rank, yet the table is most of a tagger's parameters: DDP would
+    all-reduce it whole, zeros included. Here one all-reduce (MAX) of a byte per row finds the rows
+    nonzero on some rank, and one all-reduce (SUM) of just those rows averages them; the gradients
+    come out as DDP's dense average would leave them (the others stay zero).
+    """
+
+    def __init__(self, tables: list[nn.Parameter], world: World) -> None:
+        self.tables, self.world = tables, world
+
+    def __call__(self) -> None:
+        for table in self.tables:  # every rank must join both collectives, used or not
+            if table.grad is None:
+                table.grad = torch.zeros_like(table)
+        grads = [table.grad for table in self.tables]
+        # a row is touched if any entry is nonzero (or NaN); |g| summed per row is a quarter of ne(0).any's time
+        touched = torch.cat([g.flatten(1).abs().sum(1).ne(0) for g in grads]).to(torch.uint8)  # shape: (sum of rows,)
+        dist.all_reduce(touched, op=dist.ReduceOp.MAX)
+        rows = [part.nonzero().squeeze(1) for part in touched.split([len(g) for g in grads])]
+        packed = torch.cat([g[r].flatten() for g, r in zip(grads, rows)])  # shape: (touched rows × dim,)
+        dist.all_reduce(packed)
+        packed.div_(self.world.size)
+        for g, r, part in zip(grads, rows, packed.split([len(r) * g[0].numel() for g, r in zip(grads, rows)])):
+            g.index_copy_(0, r, part.view(len(r), *g.shape[1:]))
+
+
+def data_parallel(model: nn.Module, task: Any, world: World,
+                  device: torch.device) -> tuple[LossModule | nn.Module, TouchedRows | None]:
+    """The module whose ``forward(batch)`` gives the training loss, DDP-wrapped across ranks when distributed,
+    and what averages the large embedding tables' gradients after each backward pass (None when DDP does it all)."""
     module = LossModule(model, task)
     if not world.distributed:
-        return module
+        return module, None
     from torch.nn.parallel import DistributedDataParallel
 
+    large = {id(m.weight) for m in module.modules()
+             if isinstance(m, nn.Embedding) and m.weight.requires_grad and m.num_embeddings >= TOUCHED_ROWS_MIN}
+    trainable = [(name, p) for name, p in module.named_parameters() if p.requires_grad]
+    tables = [(name, p) for name, p in trainable if id(p) in large]
+    if len(tables) == len(trainable):  # DDP needs a parameter of its own
+        tables = []
+    for _, table in tables:  # DDP broadcasts rank 0's weights at the start, but not those it ignores
+        dist.broadcast(table.data, src=0)
+    DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(module, [name for name, _ in tables])
     ids = [device.index] if device.type == "cuda" else None
     # Buffers are not broadcast before every forward (a collective, and a wait for the other ranks, per
     # step): seqlab's buffers are constants (the CRF's transition masks), equal on every rank. Gradients
     # live in DDP's all-reduce buckets instead of being copied into and out of them.
-    return DistributedDataParallel(module, device_ids=ids, broadcast_buffers=False, gradient_as_bucket_view=True)
+    wrapped = DistributedDataParallel(module, device_ids=ids, broadcast_buffers=False, gradient_as_bucket_view=True)
+    return wrapped, TouchedRows([p for _, p in tables], world) if tables else None
 
 
 @contextlib.contextmanager
