@@ -4,10 +4,13 @@
 starts one process per rank; the trainer (:mod:`seqlab.core.trainer`) then
 
 * wraps the model's loss in ``DistributedDataParallel`` (gloo on CPU, NCCL on GPU), so gradients are
-  averaged over ranks after every backward pass;
-* gives every rank the same shuffled, length-bucketed batch order (one seeded generator) and each rank
-  every ``world``-th batch: ``train.batch_size`` is **per process**, a step sees ``batch_size × world``
-  sentences, and the learning rate is left as configured (scale it yourself when the world size changes);
+  averaged over ranks after every backward pass, a large word table's by the rows that the step used
+  (:class:`TouchedRows`);
+* gives every rank the same shuffled, length-bucketed order of global batches (one seeded generator) of
+  ``batch_size × world`` sentences, and each rank every ``world``-th sentence of each in length order
+  (:func:`seqlab.data.batching.bucketed_batches`), so the ranks of a step hold sentences of nearly the
+  same lengths and none waits long at the all-reduce: ``train.batch_size`` is **per process**, and the
+  learning rate is left as configured (scale it yourself when the world size changes);
 * scores dev on rank 0 only and broadcasts the score, so every rank takes the same early-stopping decision;
 * writes the run directory from rank 0 only; a checkpoint records the world size, and ``--resume`` with
   another number of processes is refused.
@@ -22,7 +25,7 @@ import contextlib
 import datetime
 import os
 from dataclasses import dataclass
-from typing import Any, Iterator, TypeVar
+from typing import Any, Iterator
 
 import torch
 import torch.distributed as dist
@@ -30,7 +33,6 @@ from torch import nn
 
 from seqlab.core.errors import SeqlabError
 
-T = TypeVar("T")
 TIMEOUT_ENV = "SEQLAB_DIST_TIMEOUT"
 
 
@@ -49,6 +51,11 @@ class World:
     @property
     def distributed(self) -> bool:
         return self.size > 1
+
+    @property
+    def shard(self) -> tuple[int, int]:
+        """``(rank, size)``: which part of each step's batch this process trains on."""
+        return self.rank, self.size
 
 
 def init_world(device: torch.device) -> World:
@@ -69,20 +76,6 @@ def init_world(device: torch.device) -> World:
 def rank_device(device: torch.device, world: World) -> torch.device:
     """A rank's own GPU (``cuda:LOCAL_RANK``) when training on GPUs; the CPU stays the CPU."""
     return torch.device("cuda", world.local_rank) if device.type == "cuda" and world.distributed else device
-
-
-def shard_batches(batches: Iterator[T], world: World) -> Iterator[T]:
-    """Every ``world.size``-th batch, starting at this rank; each rank gets the same number of batches
-    (a last incomplete round is left out, so no rank waits for a gradient that never comes)."""
-    if not world.distributed:
-        yield from batches
-        return
-    round_: list[T] = []
-    for batch in batches:
-        round_.append(batch)
-        if len(round_) == world.size:
-            yield round_[world.rank]
-            round_ = []
 
 
 def broadcast_float(value: float, world: World) -> float:
@@ -115,15 +108,64 @@ class LossModule(nn.Module):
         return self.last.loss
 
 
-def data_parallel(model: nn.Module, task: Any, world: World, device: torch.device) -> LossModule | nn.Module:
-    """The module whose ``forward(batch)`` gives the training loss: DDP-wrapped across ranks when distributed."""
+#: Embedding tables with at least this many rows are averaged over ranks by the rows a step touched
+#: (:class:`TouchedRows`); smaller ones go with the other parameters into DDP's all-reduce buckets.
+TOUCHED_ROWS_MIN = 1000
+
+
+class TouchedRows:
+    """Averages large embedding tables' gradients over ranks by the rows some rank's batch used.
+
+    A step's batches use a few hundred rows of a word table of tens of thousands, and the other rows'
+    gradients are zero on every rank, yet the table is most of a tagger's parameters: DDP would
+    all-reduce it whole, zeros included. Here one all-reduce (MAX) of a byte per row finds the rows
+    nonzero on some rank, and one all-reduce (SUM) of just those rows averages them; the gradients
+    come out as DDP's dense average would leave them (the others stay zero).
+    """
+
+    def __init__(self, tables: list[nn.Parameter], world: World) -> None:
+        self.tables, self.world = tables, world
+
+    def __call__(self) -> None:
+        for table in self.tables:  # every rank must join both collectives, used or not
+            if table.grad is None:
+                table.grad = torch.zeros_like(table)
+        grads = [table.grad for table in self.tables]
+        # a row is touched if any entry is nonzero (or NaN); |g| summed per row is a quarter of ne(0).any's time
+        touched = torch.cat([g.flatten(1).abs().sum(1).ne(0) for g in grads]).to(torch.uint8)  # shape: (sum of rows,)
+        dist.all_reduce(touched, op=dist.ReduceOp.MAX)
+        rows = [part.nonzero().squeeze(1) for part in touched.split([len(g) for g in grads])]
+        packed = torch.cat([g[r].flatten() for g, r in zip(grads, rows)])  # shape: (touched rows × dim,)
+        dist.all_reduce(packed)
+        packed.div_(self.world.size)
+        for g, r, part in zip(grads, rows, packed.split([len(r) * g[0].numel() for g, r in zip(grads, rows)])):
+            g.index_copy_(0, r, part.view(len(r), *g.shape[1:]))
+
+
+def data_parallel(model: nn.Module, task: Any, world: World,
+                  device: torch.device) -> tuple[LossModule | nn.Module, TouchedRows | None]:
+    """The module whose ``forward(batch)`` gives the training loss, DDP-wrapped across ranks when distributed,
+    and what averages the large embedding tables' gradients after each backward pass (None when DDP does it all)."""
     module = LossModule(model, task)
     if not world.distributed:
-        return module
+        return module, None
     from torch.nn.parallel import DistributedDataParallel
 
+    large = {id(m.weight) for m in module.modules()
+             if isinstance(m, nn.Embedding) and m.weight.requires_grad and m.num_embeddings >= TOUCHED_ROWS_MIN}
+    trainable = [(name, p) for name, p in module.named_parameters() if p.requires_grad]
+    tables = [(name, p) for name, p in trainable if id(p) in large]
+    if len(tables) == len(trainable):  # DDP needs a parameter of its own
+        tables = []
+    for _, table in tables:  # DDP broadcasts rank 0's weights at the start, but not those it ignores
+        dist.broadcast(table.data, src=0)
+    DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(module, [name for name, _ in tables])
     ids = [device.index] if device.type == "cuda" else None
-    return DistributedDataParallel(module, device_ids=ids)
+    # Buffers are not broadcast before every forward (a collective, and a wait for the other ranks, per
+    # step): seqlab's buffers are constants (the CRF's transition masks), equal on every rank. Gradients
+    # live in DDP's all-reduce buckets instead of being copied into and out of them.
+    wrapped = DistributedDataParallel(module, device_ids=ids, broadcast_buffers=False, gradient_as_bucket_view=True)
+    return wrapped, TouchedRows([p for _, p in tables], world) if tables else None
 
 
 @contextlib.contextmanager

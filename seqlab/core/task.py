@@ -55,8 +55,10 @@ class Task(Protocol):
     def save_run_files(self, run_dir: Path) -> None:
         """Write what loading the model needs besides config.yaml and the weights (vocabularies, fitted features)."""
 
-    def training_batches(self, generator: torch.Generator) -> Iterator[Any]:
-        """One epoch of shuffled training batches, drawn with ``generator``."""
+    def training_batches(self, generator: torch.Generator, shard: tuple[int, int] = (0, 1)) -> Iterator[Any]:
+        """One epoch of shuffled training batches, drawn with ``generator``; with ``shard`` = (rank, ranks),
+        this data-parallel rank's part of each step's ``batch_size × ranks`` sentences (every rank draws
+        the same steps and builds only its own part)."""
 
     def loss(self, batch: Any) -> BatchLoss:
         """The training loss of ``batch`` under the current model (in training mode)."""

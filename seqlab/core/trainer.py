@@ -25,7 +25,7 @@ from seqlab.core.device import resolve_device
 from seqlab.core.errors import SeqlabError
 from seqlab.core.optim import build_optimizer, warm_up
 from seqlab.core.strict import dump_config
-from seqlab.core.distributed import World, broadcast_float, data_parallel, init_world, rank_device, shard_batches
+from seqlab.core.distributed import World, broadcast_float, data_parallel, init_world, rank_device
 from seqlab.core.distributed import peers_lost, shutdown
 from seqlab.core.task import BatchLoss, Task
 
@@ -36,12 +36,15 @@ Prepare = Callable[[Any, "Path | None", torch.device], Task]
 
 
 def optimizer_step(loss: torch.Tensor, optimizer: torch.optim.Optimizer, params: list[nn.Parameter],
-                   clip: float, where: str) -> None:
-    """One update from ``loss``: refuse a non-finite loss (naming ``where``), backward, clip the norm, step."""
+                   clip: float, where: str, after_backward: Callable[[], None] | None = None) -> None:
+    """One update from ``loss``: refuse a non-finite loss (naming ``where``), backward (then ``after_backward``),
+    clip the norm, step."""
     if not torch.isfinite(loss):
         raise SeqlabError(f"training diverged at {where}: loss is {loss.item()}; lower train.lr")
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
+    if after_backward is not None:
+        after_backward()
     if clip > 0:
         torch.nn.utils.clip_grad_norm_(params, clip)
     optimizer.step()
@@ -75,7 +78,7 @@ class Trainer:
         self.model = self.task.build_model(progress=self.progress)
         if self.world.rank > 0:  # its own dropout masks; rank 0 draws as a single process would
             torch.manual_seed(t.seed * 1000 + self.world.rank)
-        self.loss_module = data_parallel(self.model, self.task, self.world, self.device)
+        self.loss_module, self.touched_rows = data_parallel(self.model, self.task, self.world, self.device)
         self.optimizer, self.scheduler = build_optimizer(self.task.parameter_groups(), t)
         # Polyak-style weight averaging: dev is scored, and the best weights saved, from the moving average.
         self.averaged = AveragedModel(self.model, multi_avg_fn=get_ema_multi_avg_fn(t.ema)) if t.ema > 0 else None
@@ -115,7 +118,7 @@ class Trainer:
         total, seen, tokens, start = 0.0, 0, 0, time.perf_counter()
         params = [p for p in self.model.parameters() if p.requires_grad]
         steps = math.ceil(self.task.split_sizes()["train"] / t.batch_size / self.world.size)
-        for step, batch in enumerate(shard_batches(self.task.training_batches(self.generator), self.world)):
+        for step, batch in enumerate(self.task.training_batches(self.generator, self.world.shard)):
             out = self.step(batch, params, f"epoch {epoch}, step {step}")
             if self.averaged is not None:
                 self.averaged.update_parameters(self.model)
@@ -136,7 +139,7 @@ class Trainer:
         """One optimisation step on ``batch`` (gradients averaged over ranks when distributed)."""
         loss = self.loss_module(batch)
         warm_up(self.optimizer)
-        optimizer_step(loss, self.optimizer, params, self.config.train.clip, where)
+        optimizer_step(loss, self.optimizer, params, self.config.train.clip, where, self.touched_rows)
         return getattr(self.loss_module, "module", self.loss_module).last
 
     @property

@@ -217,16 +217,20 @@ def iterate(
     generator: torch.Generator | None = None,
     bucket_factor: int = 50,
     char_table: torch.Tensor | None = None,
+    shard: tuple[int, int] = (0, 1),
 ) -> Iterator[Batch]:
     """Batches over a data set.
 
     With ``shuffle``, sentences are shuffled, sorted by length within pools of
     ``bucket_factor * batch_size``, cut into batches, and the batches shuffled
-    (bucketing as in AllenNLP's ``BucketBatchSampler``). Without it, sentences
-    are sorted by length for fast decoding; ``Batch.indices`` maps them back.
+    (bucketing as in AllenNLP's ``BucketBatchSampler``); ``shard`` = (rank, ranks)
+    gives one data-parallel rank its part of each step (:func:`bucketed_batches`).
+    Without ``shuffle``, sentences are sorted by length for fast decoding;
+    ``Batch.indices`` maps them back.
     """
     if shuffle:
-        for rows in bucketed_batches(data.lengths, batch_size, generator=generator, bucket_factor=bucket_factor):
+        for rows in bucketed_batches(data.lengths, batch_size, generator=generator, bucket_factor=bucket_factor,
+                                     shard=shard):
             yield make_batch(data, rows)
     else:
         for part in sorted_batches(data, batch_size):
@@ -234,21 +238,34 @@ def iterate(
 
 
 def bucketed_batches(lengths: torch.Tensor, batch_size: int, *, generator: torch.Generator | None = None,
-                     bucket_factor: int = 50) -> list[torch.Tensor]:
+                     bucket_factor: int = 50, shard: tuple[int, int] = (0, 1)) -> list[torch.Tensor]:
     """Random batches of similar length (row indices), for training any model on sentences.
 
     The rows are shuffled, sorted by length within pools of ``bucket_factor * batch_size``, cut into
     batches, and the batches shuffled (bucketing as in AllenNLP's ``BucketBatchSampler``); with
     ``bucket_factor`` 1 the batches are plain random ones.
+
+    ``shard`` = (rank, ranks) is data-parallel training: each step's global batch of ``batch_size ×
+    ranks`` rows is drawn as above (the same draws for every rank, and the batches one process gets
+    with ``batch_size × ranks``), and rank ``r`` takes its rows ``r, r + ranks, ...`` in length order,
+    so every rank gets ``batch_size`` sentences of nearly the same lengths and no rank waits for a
+    longer one at the gradient all-reduce. The last global batch is cut to a multiple of ``ranks``
+    rows (a step's ranks hold equally many sentences, so averaging their gradients averages the
+    sentences' alike).
     """
+    rank, ranks = shard
     order = torch.randperm(len(lengths), generator=generator)
-    pool = batch_size * bucket_factor
+    step = batch_size * ranks  # rows in one step's global batch
+    pool = step * bucket_factor
     chunks: list[torch.Tensor] = []
     for start in range(0, len(order), pool):
         part = order[start : start + pool]
         part = part[torch.argsort(lengths[part], stable=True)]
-        chunks.extend(part.split(batch_size))
-    return [chunks[k] for k in torch.randperm(len(chunks), generator=generator).tolist()]
+        chunks.extend(part.split(step))
+    chunks = [chunks[k] for k in torch.randperm(len(chunks), generator=generator).tolist()]
+    if ranks == 1:
+        return chunks
+    return [rows[: len(rows) - len(rows) % ranks][rank::ranks] for rows in chunks if len(rows) >= ranks]
 
 
 def sorted_batches(data: Encoded, batch_size: int) -> list[torch.Tensor]:

@@ -66,14 +66,16 @@ def encode(examples: Sequence[RelationExample], vocabs: dict[str, Vocab]) -> Rel
 
 
 def batches(data: RelationData, batch_size: int, *, shuffle: bool = False, generator: torch.Generator | None = None,
-            bucket_factor: int = 50) -> Iterator[tuple[torch.Tensor, RelationBatch]]:
+            bucket_factor: int = 50, shard: tuple[int, int] = (0, 1)) -> Iterator[tuple[torch.Tensor, RelationBatch]]:
     """(row indices, batch) pairs; each batch is cut to its longest sentence.
 
-    With ``shuffle``, batches are random but bucketed by length (less padding for the BiLSTM).
+    With ``shuffle``, batches are random but bucketed by length (less padding for the BiLSTM), and
+    ``shard`` = (rank, ranks) gives a data-parallel rank its part of each step
+    (:func:`seqlab.data.batching.bucketed_batches`).
     """
     labelled = bool((data.labels >= 0).all()) if len(data) else False
-    groups = bucketed_batches(data.lengths, batch_size, generator=generator, bucket_factor=bucket_factor) if shuffle \
-        else list(torch.arange(len(data)).split(batch_size))
+    groups = bucketed_batches(data.lengths, batch_size, generator=generator, bucket_factor=bucket_factor,
+                              shard=shard) if shuffle else list(torch.arange(len(data)).split(batch_size))
     for rows in groups:
         lengths = data.lengths[rows]
         width = int(lengths.max())

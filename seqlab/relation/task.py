@@ -97,10 +97,10 @@ class RelationTask:
     def split_sizes(self) -> dict[str, int]:
         return {name: len(examples) for name, examples in self.splits.items()}
 
-    def training_batches(self, generator: torch.Generator) -> Iterator[RelationBatch]:
+    def training_batches(self, generator: torch.Generator, shard: tuple[int, int] = (0, 1)) -> Iterator[RelationBatch]:
         t = self.config.train
         for _, batch in batches(self.data["train"], t.batch_size, shuffle=True, generator=generator,
-                                bucket_factor=t.bucket_factor):
+                                bucket_factor=t.bucket_factor, shard=shard):
             yield batch.to(self.device)
 
     def loss(self, batch: RelationBatch) -> BatchLoss:

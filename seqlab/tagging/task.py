@@ -123,10 +123,10 @@ class TaggingTask:
         counts = torch.bincount(data.words[data.types > 0], minlength=len(self.vocabs["words"]))
         return (counts == 1).to(self.device)
 
-    def training_batches(self, generator: torch.Generator) -> Iterator[Batch]:
+    def training_batches(self, generator: torch.Generator, shard: tuple[int, int] = (0, 1)) -> Iterator[Batch]:
         t = self.config.train
         for batch in iterate(self.encoded["train"], t.batch_size, shuffle=True, generator=generator,
-                             bucket_factor=t.bucket_factor):
+                             bucket_factor=t.bucket_factor, shard=shard):
             yield batch.to(self.device)
 
     def drop_singletons(self, words: torch.Tensor) -> torch.Tensor:

@@ -34,14 +34,17 @@ def _config():
     return seqlab.read_config(NER / "tiny.yaml", ("train.threads=1",))
 
 
-def _one_step(rank: int, port: int, out: str) -> None:
+def _one_step(rank: int, port: int, out: str, touched_rows_min: int) -> None:
     """Rank ``rank`` of 2: one DDP step on its half of the global batch; rank 0 saves the parameters."""
+    from seqlab.core import distributed
     from seqlab.core.distributed import init_world
 
+    distributed.TOUCHED_ROWS_MIN = touched_rows_min
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE="2",
                       LOCAL_RANK=str(rank), SEQLAB_DATA=str(NER), SEQLAB_DIST_TIMEOUT="60")
     world = init_world(torch.device("cpu"))
     trainer = tagger_trainer(_config(), Path(out) / f"rank{rank}", world=world)
+    assert (trainer.touched_rows is not None) == (touched_rows_min == 1)  # the tiny word table has < 1000 rows
     rows = torch.tensor(ROWS[2 * rank: 2 * rank + 2])
     trainer.model.train()
     params = [p for p in trainer.model.parameters() if p.requires_grad]
@@ -51,13 +54,14 @@ def _one_step(rank: int, port: int, out: str) -> None:
     torch.distributed.destroy_process_group()
 
 
-def test_one_ddp_step_equals_one_step_on_the_global_batch(tmp_path, monkeypatch):
+@pytest.mark.parametrize("touched_rows_min", [1, 1000], ids=["word-table-by-touched-rows", "all-in-ddp"])
+def test_one_ddp_step_equals_one_step_on_the_global_batch(tmp_path, monkeypatch, touched_rows_min):
     monkeypatch.setenv("SEQLAB_DATA", str(NER))
     single = tagger_trainer(_config(), tmp_path / "single")
     single.model.train()
     params = [p for p in single.model.parameters() if p.requires_grad]
     single.step(make_batch(single.task.encoded["train"], torch.tensor(ROWS)), params, "test")
-    mp.start_processes(_one_step, args=(_free_port(), str(tmp_path)), nprocs=2, start_method="spawn")
+    mp.start_processes(_one_step, args=(_free_port(), str(tmp_path), touched_rows_min), nprocs=2, start_method="spawn")
     ddp = torch.load(tmp_path / "ddp.pt", weights_only=True)
     for name, value in single.model.state_dict().items():
         assert torch.allclose(value, ddp[name], atol=1e-6), name

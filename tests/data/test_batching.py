@@ -206,6 +206,25 @@ def test_bucket_factor_one_gives_random_batches():
     assert any(a[1] > b[0] for a, b in zip(spans, spans[1:]))  # unlike bucketed batches, their lengths overlap
 
 
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_data_parallel_ranks_split_each_global_batch_into_equal_parts_of_nearly_equal_lengths(ranks):
+    lengths = torch.randint(1, 60, (203,), generator=torch.Generator().manual_seed(1))
+    draw = lambda batch_size, shard: batching.bucketed_batches(  # noqa: E731
+        lengths, batch_size, generator=torch.Generator().manual_seed(4), bucket_factor=5, shard=shard)
+    whole = draw(4 * ranks, (0, 1))  # what one process draws with the global batch size
+    parts = [draw(4, (rank, ranks)) for rank in range(ranks)]
+    assert all(len(p) == len(whole) for p in parts)  # 203 rows: no global batch smaller than the ranks
+    for step, rows in enumerate(whole):
+        shares = [p[step] for p in parts]
+        assert len({len(share) for share in shares}) == 1  # the same number of sentences on every rank
+        assert set(torch.cat(shares).tolist()) <= set(rows.tolist())
+        assert len(rows) - len(torch.cat(shares)) < ranks  # only a last batch loses its remainder
+        # in length order the ranks take turns, so their longest sentences are neighbours in that order
+        longest = sorted(int(lengths[share].max()) for share in shares)
+        ordered = sorted(lengths[rows].tolist())[: len(shares[0]) * ranks]
+        assert longest == ordered[-ranks:]
+
+
 def test_unshuffled_iteration_is_sorted_by_length_and_indices_map_back():
     sentences = many_sentences()
     vocabs = vocabs_for(sentences)
