@@ -6,11 +6,12 @@
 For each micro-batching setting (``--batch-wait-ms``, default 5 and 0, i.e. on and off) the script starts
 ``python -m seqlab serve MODEL`` as its own process (whole-process: what a client gets) on a free loopback port,
 waits for ``GET /health``, then for each concurrency sends ``--requests`` POST /tag requests of one sentence each
-(CoNLL-2003-style news sentences, cycled) over that many keep-alive connections of one lean asyncio client (its
-CPU per request is recorded: it shares the machine with the server), and records wall time, requests/s and p50/p95/p99 latency, plus the server's RSS before and after. Every request
-is bounded (``--timeout``) and each setting by ``--time-cap``; failed requests (no answer, or not 200) are
-counted, never retried; the server's CPU time per request is recorded too (steadier than wall time on a busy
-machine). Beside it, the in-process figure: ``tag_many`` over the same sentences at batch 100 in this process,
+(CoNLL-2003-style news sentences, cycled) over that many keep-alive connections of one lean asyncio client, and
+records wall time, requests/s and p50/p95/p99 latency, plus the server's RSS before and after (with
+``--workers``: summed over its processes). Every request is bounded (``--timeout``) and each setting by
+``--time-cap``; failed requests (no answer, or not 200) are counted, never retried; the server's CPU time per
+request (all its processes; steadier than wall time on a busy machine) and the client's (it shares the cores) are
+recorded too. Beside it, the in-process figure: ``tag_many`` over the same sentences at batch 100 in this process,
 same threads, measured before and after the servers (the mean is the reference), and each run's ratio to it.
 
 With ``--soak SECONDS`` it instead sends steady load (the first ``--concurrency``, micro-batching on) for that
@@ -48,10 +49,13 @@ def _free_port() -> int:
 
 
 def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return round(int(line.split()[1]) / 1024, 1)
-    return float("nan")
+    """Resident memory of process ``pid`` and its descendants (shared pages of forked workers counted in each)."""
+    total = 0.0
+    for each in _tree(pid):
+        for line in Path(f"/proc/{each}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1]) / 1024
+    return round(total, 1)
 
 
 def start_server(model: str | None, port: int, wait_ms: float, threads: int,
@@ -72,10 +76,22 @@ def start_server(model: str | None, port: int, wait_ms: float, threads: int,
     raise SystemExit(f"the server did not answer /health within 120 s: {' '.join(command)}")
 
 
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (a server's ``--workers`` processes)."""
+    pids = [pid]
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        for child in task.read_text().split():
+            pids += _tree(int(child))
+    return pids
+
+
 def _cpu_s(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU seconds so far of process ``pid`` and its descendants."""
+    total = 0
+    for each in _tree(pid):
+        fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def _percentiles(latencies: list[float]) -> dict:
@@ -128,7 +144,8 @@ class _Connection(asyncio.Protocol):
 def load(port: int, requests: int, concurrency: int, timeout: float, cap: float) -> dict:
     """``requests`` POST /tag from ``concurrency`` keep-alive connections of one asyncio client (a lean one: its
     CPU shares the machine with the server's), stopping at ``cap`` seconds."""
-    head = "POST /tag HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {n}\r\n\r\n"
+    head = ("POST /tag HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+            "Content-Length: {n}\r\n\r\n")
     wires = [head.format(port=port, n=len(body)).encode() + body for body in BODIES]
     latencies: list[float] = []
     failures = [0]
@@ -198,7 +215,8 @@ def in_process(model: str | None, threads: int, sentences: int) -> dict:
 def soak(args: argparse.Namespace) -> dict:
     """Steady load for ``args.soak`` seconds, with the server's RSS along the way."""
     port = _free_port()
-    server = start_server(args.model, port, args.batch_wait_ms[0], args.threads)
+    server = start_server(args.model, port, args.batch_wait_ms[0], args.threads,
+                          ("--workers", str(args.workers)))
     try:
         warm = load(port, 500, args.concurrency[0], args.timeout, 60)  # warm-up: RSS is measured after it
         rss = [[0, _rss_mb(server.pid)]]
@@ -216,6 +234,7 @@ def soak(args: argparse.Namespace) -> dict:
         server.wait(timeout=60)
     start_mb, end_mb = rss[0][1], rss[-1][1]
     return {"benchmark": "serve_soak", "model": args.model or "en-ner-conll03", "threads": args.threads,
+            "workers": args.workers,
             "batch_wait_ms": args.batch_wait_ms[0], "concurrency": args.concurrency[0], "seconds": round(wall, 1),
             "warm_up": {"requests": warm["requests"], "failed": warm["failed"]}, **totals,
             "requests_per_s": round(totals["requests"] / wall, 1),
@@ -233,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch-wait-ms", type=float, nargs="+", default=[5.0, 0.0],
                    help="micro-batching settings to compare (0: only the requests already waiting)")
     p.add_argument("--threads", type=int, default=1, help="torch threads of the server and of the in-process run")
+    p.add_argument("--workers", type=int, default=1, help="the server's worker processes (seqlab serve --workers)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds one request may take")
     p.add_argument("--time-cap", type=float, default=60.0, help="seconds one concurrency setting may take")
     p.add_argument("--soak", type=float, metavar="SECONDS", help="steady load for this long, with RSS over time")
@@ -246,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     runs, references = [], [in_process(args.model, args.threads, 2000)]
     for wait_ms in args.batch_wait_ms:
         port = _free_port()
-        server = start_server(args.model, port, wait_ms, args.threads)
+        server = start_server(args.model, port, wait_ms, args.threads, ("--workers", str(args.workers)))
         try:
             load(port, 200, 8, args.timeout, 30)  # warm-up
             rss_start = _rss_mb(server.pid)
@@ -265,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     for run in runs:
         run["of_in_process"] = round(run["requests_per_s"] / reference["sentences_per_s"], 3)
     print(json.dumps({"benchmark": "serve_load", "model": args.model or "en-ner-conll03", "threads": args.threads,
+                      "workers": args.workers,
                       "runs": runs, "in_process_tag_many_batch_100": reference, "load_average": os.getloadavg(),
                       "machine": platform.machine(), "cpus": os.cpu_count(), "command": command}, indent=1))
     return 0

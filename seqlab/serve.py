@@ -18,7 +18,8 @@ tokens (for raw text: its whitespace-separated words). Concurrent requests are m
 while the model is busy, go together to one worker thread, which runs the model once on all of them and answers
 each with its own part; the event loop only parses, validates and encodes, and never waits on the model. On
 SIGINT or SIGTERM uvicorn stops accepting connections and finishes the requests in flight, then the batcher's
-worker is stopped.
+worker is stopped. The POST endpoints skip Starlette's routing and request objects (a lean ASGI handler; JSON by
+orjson when installed); with ``workers`` > 1, that many forked processes answer on the one port.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ import asyncio
 import gc
 import json
 import logging
+import os
 import queue
 import signal
 import socket
@@ -83,11 +85,13 @@ class MicroBatcher:
         self.timer: asyncio.TimerHandle | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.batches: queue.SimpleQueue[list[_Job] | None] = queue.SimpleQueue()
+        # started by the first request, in the process that serves it (a forked worker of ``--workers``)
         self.worker = threading.Thread(target=self._serve, name="seqlab-batcher", daemon=True)
-        self.worker.start()
 
     async def submit(self, kind: str, items: list[Any]) -> list[Any]:
         """The model's results for ``items`` (awaited on the event loop; the model runs in the worker thread)."""
+        if self.loop is None:
+            self.worker.start()
         self.loop = asyncio.get_running_loop()
         job = _Job(kind, items, self.loop.create_future())
         self.pending.append(job)
@@ -131,8 +135,9 @@ class MicroBatcher:
 
     def close(self, timeout: float | None = None) -> None:
         """Stop the worker once the batch it has is done (call when no request is waiting any more)."""
-        self.batches.put(None)
-        self.worker.join(timeout)
+        if self.worker.is_alive():
+            self.batches.put(None)
+            self.worker.join(timeout)
 
     def _serve(self) -> None:
         while (batch := self.batches.get()) is not None:
@@ -410,13 +415,18 @@ def _bind(host: str, port: int) -> socket.socket:
 
 class Server:
     """A model's HTTP service, listening (its port known) but not yet answering: :meth:`serve_forever` answers
-    until SIGINT/SIGTERM (in the main thread) or :meth:`shutdown`; either way the requests in flight finish."""
+    until SIGINT/SIGTERM (in the main thread) or :meth:`shutdown`; either way the requests in flight finish.
+    With ``workers`` > 1 it forks that many worker processes (after the model is loaded, so they share its
+    memory), each with its own event loop and micro-batcher, all accepting on the one listening socket: the
+    GIL no longer puts one process's HTTP and model work on a single core."""
 
     def __init__(self, service: ModelService, *, host: str = "127.0.0.1", port: int = 8080,
-                 graceful_timeout: float = 30.0) -> None:
+                 graceful_timeout: float = 30.0, workers: int = 1) -> None:
         import uvicorn
 
-        self.service = service
+        if workers > 1 and not hasattr(os, "fork"):
+            raise SeqlabError(f"--workers {workers}: worker processes need os.fork (not on this platform)")
+        self.service, self.workers, self.pids = service, workers, []
         self.socket = _bind(host, port)
         self.server_address = self.socket.getsockname()[:2]
         config = uvicorn.Config(make_app(service), log_config=None, access_log=False, lifespan="on",
@@ -425,6 +435,9 @@ class Server:
         self.stopped = threading.Event()
 
     def serve_forever(self) -> None:
+        if self.workers > 1:
+            self._supervise()
+            return
         # uvicorn handles SIGINT/SIGTERM while serving (a graceful stop; a second SIGINT forces it) and raises
         # the signal again once stopped: the handlers in place then ignore it, so a graceful stop returns
         main = threading.current_thread() is threading.main_thread()
@@ -437,15 +450,50 @@ class Server:
             self.socket.close()
             self.stopped.set()
 
+    def _supervise(self) -> None:
+        """Fork the workers, pass SIGINT/SIGTERM on to them (each stops gracefully) and wait for them all."""
+        for _ in range(self.workers):
+            pid = os.fork()
+            if pid == 0:  # a worker: serve, then leave without the parent's clean-up
+                code = 1
+                try:
+                    self.workers, self.pids = 1, []
+                    self.serve_forever()
+                    code = 0
+                finally:
+                    os._exit(code)
+            self.pids.append(pid)
+        main = threading.current_thread() is threading.main_thread()
+        previous = {sig: signal.signal(sig, lambda signum, frame: self._stop_workers()) for sig in _SIGNALS} \
+            if main else {}
+        try:
+            for pid in self.pids:
+                _, status = os.waitpid(pid, 0)
+                if status:
+                    log.warning("worker %d stopped with status %d", pid, os.waitstatus_to_exitcode(status))
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            self.socket.close()
+            self.stopped.set()
+
+    def _stop_workers(self) -> None:
+        for pid in self.pids:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
     def shutdown(self, timeout: float | None = 60.0) -> None:
         """Stop accepting connections, finish the requests in flight and wait until the server has stopped."""
         self.uvicorn.should_exit = True
+        self._stop_workers()
         self.stopped.wait(timeout)
 
 
 def make_server(model: Any, name: str, *, host: str = "127.0.0.1", port: int = 8080, max_bytes: int = MAX_BYTES,
                 max_tokens: int = MAX_TOKENS, batch_wait: float = 0.005, max_batch: int = 256,
-                manifest: dict[str, Any] | None = None) -> Server:
+                manifest: dict[str, Any] | None = None, workers: int = 1) -> Server:
     """An HTTP server for ``model`` (not yet serving: call ``serve_forever``); port 0 picks a free port.
     Concurrent requests arriving within ``batch_wait`` seconds (up to ``max_batch`` texts) are run together.
     Without the ``serve`` extra this fails with an install hint."""
@@ -456,4 +504,4 @@ def make_server(model: Any, name: str, *, host: str = "127.0.0.1", port: int = 8
     gc.freeze()
     service = ModelService(model, name, manifest=manifest, max_bytes=max_bytes, max_tokens=max_tokens,
                            batch_wait=batch_wait, max_batch=max_batch)
-    return Server(service, host=host, port=port)
+    return Server(service, host=host, port=port, workers=workers)

@@ -205,6 +205,18 @@ def test_a_model_error_fails_only_its_batch_and_the_service_goes_on(tagger, capl
     assert "the model failed on a batch of 1 requests" in caplog.text
 
 
+def test_without_orjson_the_standard_library_gives_the_same_json(monkeypatch):
+    from seqlab import serve
+
+    payload = {"documents": [{"text": "Zürich €", "spans": [{"confidence": 0.9946987628936768, "start": 0}]}]}
+    fast = serve._dumps(payload) if serve.orjson is not None else None
+    monkeypatch.setattr(serve, "orjson", None)
+    assert json.loads(serve._dumps(payload)) == payload and (fast is None or serve._dumps(payload) == fast)
+    assert serve._loads('{"text": "Zürich"}'.encode()) == {"text": "Zürich"}
+    with pytest.raises(serve.BadRequest, match="not UTF-8 JSON: Expecting property name"):
+        serve._loads(b"{not json")
+
+
 def test_a_missing_extra_fails_with_an_install_hint(tagger, monkeypatch):
     monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn now raises ImportError
     with pytest.raises(SeqlabError, match=r"uvicorn is not installed\): pip install 'seqlab\[serve\]'"):
@@ -228,7 +240,8 @@ def test_classify_serves_a_relation_model_and_a_bad_sentence_fails_only_its_requ
     assert bad_status == 422 and "sentences" in bad_body["error"]
 
 
-def test_the_cli_serves_a_model_file_with_its_manifest_and_stops_gracefully_on_sigterm(trained, tmp_path):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_cli_serves_a_model_file_with_its_manifest_and_stops_gracefully_on_sigterm(trained, tmp_path, workers):
     import os
     import re
     import signal
@@ -240,7 +253,8 @@ def test_the_cli_serves_a_model_file_with_its_manifest_and_stops_gracefully_on_s
     env = {**os.environ, "SEQLAB_CACHE": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1",
            "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
     server = subprocess.Popen([sys.executable, "-m", "seqlab", "serve", str(tmp_path / "tiny.seqlab"), "--port", "0",
-                               "--batch-wait-ms", "500"], stderr=subprocess.PIPE, text=True, env=env)
+                               "--batch-wait-ms", "500", "--workers", str(workers)], stderr=subprocess.PIPE, text=True,
+                              env=env)
     try:
         lines = []
         while not (found := re.search(r"on http://127\.0\.0\.1:(\d+)", lines[-1] if lines else "")):
@@ -248,14 +262,16 @@ def test_the_cli_serves_a_model_file_with_its_manifest_and_stops_gracefully_on_s
             assert line, "".join(lines)
             lines.append(line)
         url = f"http://127.0.0.1:{found.group(1)}"
+        assert f"{workers} worker process" in lines[-1]
         with urllib.request.urlopen(url + "/model", timeout=30) as answer:
             assert json.loads(answer.read())["manifest"]["members"] == manifest["members"]
-        with ThreadPoolExecutor(1) as pool:
-            pending = pool.submit(_post, url + "/tag", b'{"text": "Peter Blackburn"}')
-            time.sleep(0.2)  # the request waits in the batcher (500 ms) when the signal comes
+        texts = [f"Peter Blackburn {i}" for i in range(8)]
+        with ThreadPoolExecutor(8) as pool:  # with 2 workers: on whichever process accepted each connection
+            pending = [pool.submit(_post, url + "/tag", json.dumps({"text": t}).encode()) for t in texts]
+            time.sleep(0.2)  # the requests wait in the batchers (500 ms) when the signal comes
             server.send_signal(signal.SIGTERM)
-            status, body = pending.result()
-        assert status == 200 and body["documents"][0]["text"] == "Peter Blackburn"
+            answers = [p.result() for p in pending]
+        assert [(status, body["documents"][0]["text"]) for status, body in answers] == [(200, t) for t in texts]
         assert server.wait(timeout=60) == 0
         assert "stopped" in server.stderr.read()
     finally:
