@@ -63,6 +63,7 @@ class _Job:
     kind: str
     items: list[Any]
     future: asyncio.Future
+    arrived: float  # the event loop's clock
 
 
 _Answer = tuple[_Job, Any, "BaseException | None"]
@@ -70,9 +71,12 @@ _Answer = tuple[_Job, Any, "BaseException | None"]
 
 class MicroBatcher:
     """Runs a model on the items of concurrent requests together, in one worker thread, so that the event loop
-    never waits on the model. The event loop collects requests; a batch goes to the worker ``wait`` seconds after
-    its first request arrived (or once ``max_items`` items wait), and while the worker is busy the requests that
-    arrive wait for it and go together as the next batch. The worker calls ``run(kind, items)`` once per kind
+    never waits on the model. The event loop collects requests, and hands them over together once the worker is
+    free and either all the clients it last saw are back (the requests of its last batch and those that came
+    meanwhile), or ``max_items`` items wait, or ``wait`` seconds have passed since the first of them arrived or
+    the worker became free, whichever was later. (Handing over whatever waits the moment the worker is free
+    alternates a batch of the one request that came in last with a batch of all the others: at concurrency 32,
+    batches of 1 and 31.) The worker calls ``run(kind, items)`` once per kind
     of request in the batch and answers all of them with one wake-up of the event loop, each with its own
     slice. A :class:`SeqlabError` from a batch of several requests is retried request by request, so that one
     bad request does not fail the others."""
@@ -81,6 +85,9 @@ class MicroBatcher:
                  ) -> None:
         self.run, self.wait, self.max_items = run, wait, max_items
         self.pending: list[_Job] = []  # on the event loop: requests not yet handed to the worker
+        self.pending_items = 0  # their items
+        self.expected = 0  # the requests of the last batch and those that came meanwhile: the clients expected
+        self.freed = float("-inf")  # when the worker last became free (the event loop's clock)
         self.busy = False  # on the event loop: a batch is with the worker
         self.timer: asyncio.TimerHandle | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -93,14 +100,22 @@ class MicroBatcher:
         if self.loop is None:
             self.worker.start()
         self.loop = asyncio.get_running_loop()
-        job = _Job(kind, items, self.loop.create_future())
+        job = _Job(kind, items, self.loop.create_future(), self.loop.time())
         self.pending.append(job)
+        self.pending_items += len(items)
         if not self.busy:
-            if self.wait <= 0 or sum(len(j.items) for j in self.pending) >= self.max_items:
-                self._dispatch()
-            elif self.timer is None:
-                self.timer = self.loop.call_later(self.wait, self._dispatch)
+            self._when_ready()
         return await job.future
+
+    def _when_ready(self) -> None:
+        """On the event loop, the worker free: hand the waiting requests over now, or once the first has waited
+        ``wait`` seconds."""
+        if not self.pending:
+            return
+        if self.wait <= 0 or self.pending_items >= self.max_items or len(self.pending) >= self.expected > 0:
+            self._dispatch()
+        elif self.timer is None:
+            self.timer = self.loop.call_at(max(self.pending[0].arrived, self.freed) + self.wait, self._dispatch)
 
     def _dispatch(self) -> None:
         """On the event loop: hand the waiting requests (up to ``max_items`` items, at least one request) to the
@@ -118,20 +133,21 @@ class MicroBatcher:
         else:
             taken = len(self.pending)
         batch, self.pending = self.pending[:taken], self.pending[taken:]
+        self.pending_items -= count
         self.busy = True
         self.batches.put(batch)
 
     def _finished(self, answers: list[_Answer]) -> None:
         """On the event loop: answer each request of a batch (a request whose client left is skipped), then
-        hand the requests that arrived meanwhile to the worker."""
+        hand the requests that arrived meanwhile to the worker (now or soon)."""
         for job, result, error in answers:
             if not job.future.done():
                 if error is None:
                     job.future.set_result(result)
                 else:
                     job.future.set_exception(error)
-        self.busy = False
-        self._dispatch()
+        self.busy, self.expected, self.freed = False, len(answers) + len(self.pending), self.loop.time()
+        self._when_ready()
 
     def close(self, timeout: float | None = None) -> None:
         """Stop the worker once the batch it has is done (call when no request is waiting any more)."""

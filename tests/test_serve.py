@@ -170,6 +170,35 @@ def test_concurrent_requests_are_batched_and_each_gets_its_own_answer(tagger):
         assert _spans(body["documents"][0]["spans"]) == _spans(tagger.tag(text).spans)
 
 
+def test_the_batcher_waits_for_the_clients_it_just_answered_instead_of_running_a_batch_of_one():
+    import asyncio
+
+    from seqlab.serve import MicroBatcher
+
+    sizes = []
+
+    def run(kind, items):
+        sizes.append(len(items))
+        time.sleep(0.3)
+        return items
+
+    async def client(start: float, rounds: int) -> list:
+        await asyncio.sleep(start)
+        return [await batcher.submit("texts", [f"{start} {i}"]) for i in range(rounds)]
+
+    async def main() -> list:  # 7 clients, and an 8th that comes while the model runs their first batch
+        return await asyncio.gather(*[client(0, 3) for _ in range(7)], client(0.3, 3))
+
+    batcher = MicroBatcher(run, wait=0.2)
+    try:
+        answers = asyncio.run(main())
+    finally:
+        batcher.close(timeout=10)
+    assert answers[-1] == [["0.3 0"], ["0.3 1"], ["0.3 2"]]
+    # the 8th alone the moment the model is free, then the 7 (batches of 1 and 7 alternating), were the old way
+    assert sizes == [7, 8, 8, 1]
+
+
 def test_shutdown_finishes_the_requests_in_flight_and_stops_the_batcher(tagger):
     server, url = _serve(tagger, batch_wait=0.5)  # a request waits half a second in the batcher
     with ThreadPoolExecutor(4) as pool:

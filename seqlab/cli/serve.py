@@ -60,8 +60,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--max-tokens", type=positive_int, default=20_000,
                    help="most tokens in one request (raw text: whitespace-separated words) (422)")
     s.add_argument("--batch-wait-ms", type=_non_negative, default=5.0,
-                   help="collect concurrent requests for this long and run the model on them together "
-                        "(0: no waiting; requests that arrive while the model is busy still go together)")
+                   help="collect concurrent requests for at most this long and run the model on them together "
+                        "(sooner once the clients of the last batch are back; 0: no waiting, requests that arrive "
+                        "while the model is busy still go together)")
     s.add_argument("--max-batch", type=positive_int, default=256,
                    help="stop collecting once this many texts are waiting")
     s.add_argument("--workers", type=positive_int, default=1,
