@@ -212,11 +212,15 @@ def in_process(model: str | None, threads: int, sentences: int) -> dict:
     return {"sentences": sentences, "wall_s": round(wall, 3), "sentences_per_s": round(sentences / wall, 1)}
 
 
+def _workers(args: argparse.Namespace) -> tuple[str, ...]:
+    """The server's ``--workers`` option (left out for one: a server from before the option still runs)."""
+    return ("--workers", str(args.workers)) if args.workers != 1 else ()
+
+
 def soak(args: argparse.Namespace) -> dict:
     """Steady load for ``args.soak`` seconds, with the server's RSS along the way."""
     port = _free_port()
-    server = start_server(args.model, port, args.batch_wait_ms[0], args.threads,
-                          ("--workers", str(args.workers)))
+    server = start_server(args.model, port, args.batch_wait_ms[0], args.threads, _workers(args))
     try:
         warm = load(port, 500, args.concurrency[0], args.timeout, 60)  # warm-up: RSS is measured after it
         rss = [[0, _rss_mb(server.pid)]]
@@ -266,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     runs, references = [], [in_process(args.model, args.threads, 2000)]
     for wait_ms in args.batch_wait_ms:
         port = _free_port()
-        server = start_server(args.model, port, wait_ms, args.threads, ("--workers", str(args.workers)))
+        server = start_server(args.model, port, wait_ms, args.threads, _workers(args))
         try:
             load(port, 200, 8, args.timeout, 30)  # warm-up
             rss_start = _rss_mb(server.pid)
