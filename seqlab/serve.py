@@ -76,7 +76,9 @@ class MicroBatcher:
     meanwhile), or ``max_items`` items wait, or ``wait`` seconds have passed since the first of them arrived or
     the worker became free, whichever was later. (Handing over whatever waits the moment the worker is free
     alternates a batch of the one request that came in last with a batch of all the others: at concurrency 32,
-    batches of 1 and 31.) The worker calls ``run(kind, items)`` once per kind
+    batches of 1 and 31.) Once such a wait runs out (clients that do not come back at once: independent
+    senders keeping the model saturated), the worker gets what waits the moment it is free, until, when it is
+    free, three quarters of the clients expected wait already. The worker calls ``run(kind, items)`` once per kind
     of request in the batch and answers all of them with one wake-up of the event loop, each with its own
     slice. A :class:`SeqlabError` from a batch of several requests is retried request by request, so that one
     bad request does not fail the others."""
@@ -88,6 +90,7 @@ class MicroBatcher:
         self.pending_items = 0  # their items
         self.expected = 0  # the requests of the last batch and those that came meanwhile: the clients expected
         self.freed = float("-inf")  # when the worker last became free (the event loop's clock)
+        self.patient = True  # when the worker is free, wait for the clients expected
         self.busy = False  # on the event loop: a batch is with the worker
         self.timer: asyncio.TimerHandle | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -115,7 +118,12 @@ class MicroBatcher:
         if self.wait <= 0 or self.pending_items >= self.max_items or len(self.pending) >= self.expected > 0:
             self._dispatch()
         elif self.timer is None:
-            self.timer = self.loop.call_at(max(self.pending[0].arrived, self.freed) + self.wait, self._dispatch)
+            self.timer = self.loop.call_at(max(self.pending[0].arrived, self.freed) + self.wait, self._timed_out)
+
+    def _timed_out(self) -> None:
+        if self.pending and self.pending[0].arrived <= self.freed:  # the wait began when the worker became free
+            self.patient = False
+        self._dispatch()
 
     def _dispatch(self) -> None:
         """On the event loop: hand the waiting requests (up to ``max_items`` items, at least one request) to the
@@ -147,7 +155,12 @@ class MicroBatcher:
                 else:
                     job.future.set_exception(error)
         self.busy, self.expected, self.freed = False, len(answers) + len(self.pending), self.loop.time()
-        self._when_ready()
+        if 4 * len(self.pending) >= 3 * self.expected:  # most clients came back while the worker was busy
+            self.patient = True
+        if self.patient:
+            self._when_ready()
+        else:
+            self._dispatch()
 
     def close(self, timeout: float | None = None) -> None:
         """Stop the worker once the batch it has is done (call when no request is waiting any more)."""

@@ -199,6 +199,36 @@ def test_the_batcher_waits_for_the_clients_it_just_answered_instead_of_running_a
     assert sizes == [7, 8, 8, 1]
 
 
+def test_the_batcher_keeps_a_model_saturated_by_independent_senders_busy():
+    import asyncio
+
+    from seqlab.serve import MicroBatcher
+
+    runs = []
+
+    def run(kind, items):
+        start = time.monotonic()
+        time.sleep(0.05)
+        runs.append((start, time.monotonic()))
+        return items
+
+    async def main() -> list:  # a request every 10 ms, none waiting for an answer before the next
+        tasks = []
+        for i in range(60):
+            tasks.append(asyncio.ensure_future(batcher.submit("texts", [str(i)])))
+            await asyncio.sleep(0.01)
+        return await asyncio.gather(*tasks)
+
+    batcher = MicroBatcher(run, wait=0.1)
+    try:
+        answers = asyncio.run(main())
+    finally:
+        batcher.close(timeout=10)
+    assert answers == [[str(i)] for i in range(60)]
+    idle = [start - end for (_, end), (start, _) in zip(runs, runs[1:])]
+    assert sum(gap > 0.05 for gap in idle) <= 1, idle  # waited for clients to come back once, not each time
+
+
 def test_shutdown_finishes_the_requests_in_flight_and_stops_the_batcher(tagger):
     server, url = _serve(tagger, batch_wait=0.5)  # a request waits half a second in the batcher
     with ThreadPoolExecutor(4) as pool:
