@@ -77,8 +77,8 @@ class MicroBatcher:
     the worker became free, whichever was later. (Handing over whatever waits the moment the worker is free
     alternates a batch of the one request that came in last with a batch of all the others: at concurrency 32,
     batches of 1 and 31.) Once such a wait runs out (clients that do not come back at once: independent
-    senders keeping the model saturated), the worker gets what waits the moment it is free, until, when it is
-    free, three quarters of the clients expected wait already. The worker calls ``run(kind, items)`` once per kind
+    senders keeping the model saturated), requests go to the worker as with ``wait`` 0 (the moment it is free),
+    until, when it becomes free, three quarters of the clients expected wait already. The worker calls ``run(kind, items)`` once per kind
     of request in the batch and answers all of them with one wake-up of the event loop, each with its own
     slice. A :class:`SeqlabError` from a batch of several requests is retried request by request, so that one
     bad request does not fail the others."""
@@ -90,7 +90,7 @@ class MicroBatcher:
         self.pending_items = 0  # their items
         self.expected = 0  # the requests of the last batch and those that came meanwhile: the clients expected
         self.freed = float("-inf")  # when the worker last became free (the event loop's clock)
-        self.patient = True  # when the worker is free, wait for the clients expected
+        self.patient = True  # wait for the clients expected (else hand over as with ``wait`` 0)
         self.busy = False  # on the event loop: a batch is with the worker
         self.timer: asyncio.TimerHandle | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -115,7 +115,8 @@ class MicroBatcher:
         ``wait`` seconds."""
         if not self.pending:
             return
-        if self.wait <= 0 or self.pending_items >= self.max_items or len(self.pending) >= self.expected > 0:
+        if (self.wait <= 0 or not self.patient or self.pending_items >= self.max_items
+                or len(self.pending) >= self.expected > 0):
             self._dispatch()
         elif self.timer is None:
             self.timer = self.loop.call_at(max(self.pending[0].arrived, self.freed) + self.wait, self._timed_out)
@@ -157,10 +158,7 @@ class MicroBatcher:
         self.busy, self.expected, self.freed = False, len(answers) + len(self.pending), self.loop.time()
         if 4 * len(self.pending) >= 3 * self.expected:  # most clients came back while the worker was busy
             self.patient = True
-        if self.patient:
-            self._when_ready()
-        else:
-            self._dispatch()
+        self._when_ready()
 
     def close(self, timeout: float | None = None) -> None:
         """Stop the worker once the batch it has is done (call when no request is waiting any more)."""
