@@ -6,11 +6,12 @@
 For each micro-batching setting (``--batch-wait-ms``, default 5 and 0, i.e. on and off) the script starts
 ``python -m seqlab serve MODEL`` as its own process (whole-process: what a client gets) on a free loopback port,
 waits for ``GET /health``, then for each concurrency sends ``--requests`` POST /tag requests of one sentence each
-(CoNLL-2003-style news sentences, cycled) from that many client threads, each on its own keep-alive connection,
-and records wall time, requests/s and p50/p95/p99 latency, plus the server's RSS before and after. Every request
-is bounded (``--timeout``) and each setting by ``--time-cap``; failed requests (no answer, or not 200) are
-counted, never retried; the server's CPU time per request is recorded too (steadier than wall time on a busy
-machine). Beside it, the in-process figure: ``tag_many`` over the same sentences at batch 100 in this process,
+(CoNLL-2003-style news sentences, cycled) over that many keep-alive connections of one lean asyncio client, and
+records wall time, requests/s and p50/p95/p99 latency, plus the server's RSS before and after (with
+``--workers``: summed over its processes). Every request is bounded (``--timeout``) and each setting by
+``--time-cap``; failed requests (no answer, or not 200) are counted, never retried; the server's CPU time per
+request (all its processes; steadier than wall time on a busy machine) and the client's (it shares the cores) are
+recorded too. Beside it, the in-process figure: ``tag_many`` over the same sentences at batch 100 in this process,
 same threads, measured before and after the servers (the mean is the reference), and each run's ratio to it.
 
 With ``--soak SECONDS`` it instead sends steady load (the first ``--concurrency``, micro-batching on) for that
@@ -19,14 +20,13 @@ long and reports the server's RSS at the start (after a warm-up), every ``--rss-
 from __future__ import annotations
 
 import argparse
-import http.client
+import asyncio
 import json
 import os
 import platform
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -49,10 +49,13 @@ def _free_port() -> int:
 
 
 def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return round(int(line.split()[1]) / 1024, 1)
-    return float("nan")
+    """Resident memory of process ``pid`` and its descendants (shared pages of forked workers counted in each)."""
+    total = 0.0
+    for each in _tree(pid):
+        for line in Path(f"/proc/{each}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1]) / 1024
+    return round(total, 1)
 
 
 def start_server(model: str | None, port: int, wait_ms: float, threads: int,
@@ -73,10 +76,22 @@ def start_server(model: str | None, port: int, wait_ms: float, threads: int,
     raise SystemExit(f"the server did not answer /health within 120 s: {' '.join(command)}")
 
 
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (a server's ``--workers`` processes)."""
+    pids = [pid]
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        for child in task.read_text().split():
+            pids += _tree(int(child))
+    return pids
+
+
 def _cpu_s(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU seconds so far of process ``pid`` and its descendants."""
+    total = 0
+    for each in _tree(pid):
+        fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def _percentiles(latencies: list[float]) -> dict:
@@ -85,48 +100,100 @@ def _percentiles(latencies: list[float]) -> dict:
     return {"p50_ms": pct(0.50), "p95_ms": pct(0.95), "p99_ms": pct(0.99)}
 
 
+class _Connection(asyncio.Protocol):
+    """One keep-alive HTTP/1.1 connection of the load client: a request is written whole, and the answer is
+    complete once its headers and ``content-length`` bytes of body have arrived (what uvicorn sends)."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+        self.waiter: asyncio.Future | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        end = self.buffer.find(b"\r\n\r\n")
+        if end < 0 or self.waiter is None or self.waiter.done():
+            return
+        head = bytes(self.buffer[:end]).lower()
+        at = head.find(b"content-length:")
+        line_end = head.find(b"\r\n", at)
+        length = int(head[at + 15: line_end if line_end >= 0 else len(head)]) if at >= 0 else 0
+        if len(self.buffer) >= end + 4 + length:
+            del self.buffer[:end + 4 + length]
+            self.waiter.set_result(int(head[9:12]))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_exception(ConnectionError("the server closed the connection"))
+
+    async def ask(self, request: bytes, timeout: float) -> int:
+        """The status of the answer to ``request`` (raises on a closed connection or after ``timeout`` s)."""
+        loop = asyncio.get_running_loop()
+        self.waiter = waiter = loop.create_future()
+        self.transport.write(request)
+        timer = loop.call_later(timeout, lambda: waiter.done() or waiter.set_exception(TimeoutError()))
+        try:
+            return await waiter
+        finally:
+            timer.cancel()
+
+
 def load(port: int, requests: int, concurrency: int, timeout: float, cap: float) -> dict:
-    """``requests`` POST /tag from ``concurrency`` client threads (keep-alive), stopping at ``cap`` seconds."""
+    """``requests`` POST /tag from ``concurrency`` keep-alive connections of one asyncio client (a lean one: its
+    CPU shares the machine with the server's), stopping at ``cap`` seconds."""
+    head = ("POST /tag HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+            "Content-Length: {n}\r\n\r\n")
+    wires = [head.format(port=port, n=len(body)).encode() + body for body in BODIES]
     latencies: list[float] = []
     failures = [0]
     counter = iter(range(requests))
-    lock = threading.Lock()
-    stop = time.monotonic() + cap
 
-    def client() -> None:
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-        headers = {"Content-Type": "application/json"}
-        while time.monotonic() < stop:
-            with lock:
-                i = next(counter, None)
-            if i is None:
-                break
+    async def client(stop: float) -> None:
+        loop = asyncio.get_running_loop()
+        connection: _Connection | None = None
+        while time.monotonic() < stop and (i := next(counter, None)) is not None:
             start = time.perf_counter()
             try:
-                connection.request("POST", "/tag", BODIES[i % len(BODIES)], headers)
-                answer = connection.getresponse()
-                answer.read()
-                ok = answer.status == 200
-            except (OSError, http.client.HTTPException):
-                connection.close()  # a fresh connection for the next request
-                ok = False
-            elapsed = time.perf_counter() - start
-            with lock:
-                if ok:
-                    latencies.append(elapsed)
-                else:
-                    failures[0] += 1
-        connection.close()
+                if connection is None:
+                    _, connection = await loop.create_connection(_Connection, "127.0.0.1", port)
+                ok = await connection.ask(wires[i % len(wires)], timeout) == 200
+            except (OSError, TimeoutError):
+                if connection is not None and connection.transport is not None:
+                    connection.transport.close()
+                connection, ok = None, False  # a fresh connection for the next request
+            if ok:
+                latencies.append(time.perf_counter() - start)
+            else:
+                failures[0] += 1
+        if connection is not None and connection.transport is not None:
+            connection.transport.close()
 
-    start = time.perf_counter()
-    workers = [threading.Thread(target=client) for _ in range(concurrency)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    wall = time.perf_counter() - start
+    async def run_all() -> None:
+        stop = time.monotonic() + cap
+        await asyncio.gather(*(client(stop) for _ in range(concurrency)))
+
+    cpu, start = time.process_time(), time.perf_counter()
+    loop = _new_loop()
+    try:
+        loop.run_until_complete(run_all())
+    finally:
+        loop.close()
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     return {"concurrency": concurrency, "requests": len(latencies), "failed": failures[0], "wall_s": round(wall, 3),
-            "requests_per_s": round(len(latencies) / wall, 1), **_percentiles(latencies)}
+            "requests_per_s": round(len(latencies) / wall, 1), **_percentiles(latencies),
+            "client_cpu_ms_per_request": round(1000 * cpu / max(1, len(latencies) + failures[0]), 3)}
+
+
+def _new_loop() -> asyncio.AbstractEventLoop:
+    """uvloop's event loop when installed (the serve extra has it: less client CPU per request), else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
 
 
 def in_process(model: str | None, threads: int, sentences: int) -> dict:
@@ -145,10 +212,15 @@ def in_process(model: str | None, threads: int, sentences: int) -> dict:
     return {"sentences": sentences, "wall_s": round(wall, 3), "sentences_per_s": round(sentences / wall, 1)}
 
 
+def _workers(args: argparse.Namespace) -> tuple[str, ...]:
+    """The server's ``--workers`` option (left out for one: a server from before the option still runs)."""
+    return ("--workers", str(args.workers)) if args.workers != 1 else ()
+
+
 def soak(args: argparse.Namespace) -> dict:
     """Steady load for ``args.soak`` seconds, with the server's RSS along the way."""
     port = _free_port()
-    server = start_server(args.model, port, args.batch_wait_ms[0], args.threads)
+    server = start_server(args.model, port, args.batch_wait_ms[0], args.threads, _workers(args))
     try:
         warm = load(port, 500, args.concurrency[0], args.timeout, 60)  # warm-up: RSS is measured after it
         rss = [[0, _rss_mb(server.pid)]]
@@ -166,6 +238,7 @@ def soak(args: argparse.Namespace) -> dict:
         server.wait(timeout=60)
     start_mb, end_mb = rss[0][1], rss[-1][1]
     return {"benchmark": "serve_soak", "model": args.model or "en-ner-conll03", "threads": args.threads,
+            "workers": args.workers,
             "batch_wait_ms": args.batch_wait_ms[0], "concurrency": args.concurrency[0], "seconds": round(wall, 1),
             "warm_up": {"requests": warm["requests"], "failed": warm["failed"]}, **totals,
             "requests_per_s": round(totals["requests"] / wall, 1),
@@ -183,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch-wait-ms", type=float, nargs="+", default=[5.0, 0.0],
                    help="micro-batching settings to compare (0: only the requests already waiting)")
     p.add_argument("--threads", type=int, default=1, help="torch threads of the server and of the in-process run")
+    p.add_argument("--workers", type=int, default=1, help="the server's worker processes (seqlab serve --workers)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds one request may take")
     p.add_argument("--time-cap", type=float, default=60.0, help="seconds one concurrency setting may take")
     p.add_argument("--soak", type=float, metavar="SECONDS", help="steady load for this long, with RSS over time")
@@ -196,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     runs, references = [], [in_process(args.model, args.threads, 2000)]
     for wait_ms in args.batch_wait_ms:
         port = _free_port()
-        server = start_server(args.model, port, wait_ms, args.threads)
+        server = start_server(args.model, port, wait_ms, args.threads, _workers(args))
         try:
             load(port, 200, 8, args.timeout, 30)  # warm-up
             rss_start = _rss_mb(server.pid)
@@ -215,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     for run in runs:
         run["of_in_process"] = round(run["requests_per_s"] / reference["sentences_per_s"], 3)
     print(json.dumps({"benchmark": "serve_load", "model": args.model or "en-ner-conll03", "threads": args.threads,
+                      "workers": args.workers,
                       "runs": runs, "in_process_tag_many_batch_100": reference, "load_average": os.getloadavg(),
                       "machine": platform.machine(), "cpus": os.cpu_count(), "command": command}, indent=1))
     return 0

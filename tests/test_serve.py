@@ -170,6 +170,67 @@ def test_concurrent_requests_are_batched_and_each_gets_its_own_answer(tagger):
         assert _spans(body["documents"][0]["spans"]) == _spans(tagger.tag(text).spans)
 
 
+def test_the_batcher_waits_for_the_clients_it_just_answered_instead_of_running_a_batch_of_one():
+    import asyncio
+
+    from seqlab.serve import MicroBatcher
+
+    sizes = []
+
+    def run(kind, items):
+        sizes.append(len(items))
+        time.sleep(0.3)
+        return items
+
+    async def client(start: float, rounds: int) -> list:
+        await asyncio.sleep(start)
+        return [await batcher.submit("texts", [f"{start} {i}"]) for i in range(rounds)]
+
+    async def main() -> list:  # 7 clients, and an 8th that comes while the model runs their first batch
+        return await asyncio.gather(*[client(0, 3) for _ in range(7)], client(0.3, 3))
+
+    batcher = MicroBatcher(run, wait=0.2)
+    try:
+        answers = asyncio.run(main())
+    finally:
+        batcher.close(timeout=10)
+    assert answers[-1] == [["0.3 0"], ["0.3 1"], ["0.3 2"]]
+    # the 8th alone the moment the model is free, then the 7 (batches of 1 and 7 alternating), were the old way
+    assert sizes == [7, 8, 8, 1]
+
+
+def test_the_batcher_keeps_a_model_saturated_by_independent_senders_busy():
+    import asyncio
+
+    from seqlab.serve import MicroBatcher
+
+    runs = []
+
+    def run(kind, items):
+        start = time.monotonic()
+        time.sleep(0.05)
+        runs.append((start, time.monotonic()))
+        return items
+
+    async def main() -> list:  # a request every 10 ms, none waiting for an answer before the next
+        tasks = []
+        for i in range(150):
+            tasks.append(asyncio.ensure_future(batcher.submit("texts", [str(i)])))
+            await asyncio.sleep(0.01)
+        return await asyncio.gather(*tasks)
+
+    batcher = MicroBatcher(run, wait=0.25)
+    try:
+        answers = asyncio.run(main())
+    finally:
+        batcher.close(timeout=10)
+    assert answers == [[str(i)] for i in range(150)]
+    idle = [start - end for (_, end), (start, _) in zip(runs, runs[1:])]
+    # it may wait for clients to come back at first, not on and on: batches of 28 with a 0.25 s wait each were
+    # the way before
+    assert len(runs) > 10 and max(idle[len(idle) // 2:]) < 0.2, idle
+
+
 def test_shutdown_finishes_the_requests_in_flight_and_stops_the_batcher(tagger):
     server, url = _serve(tagger, batch_wait=0.5)  # a request waits half a second in the batcher
     with ThreadPoolExecutor(4) as pool:
@@ -205,6 +266,18 @@ def test_a_model_error_fails_only_its_batch_and_the_service_goes_on(tagger, capl
     assert "the model failed on a batch of 1 requests" in caplog.text
 
 
+def test_without_orjson_the_standard_library_gives_the_same_json(monkeypatch):
+    from seqlab import serve
+
+    payload = {"documents": [{"text": "Zürich €", "spans": [{"confidence": 0.9946987628936768, "start": 0}]}]}
+    fast = serve._dumps(payload) if serve.orjson is not None else None
+    monkeypatch.setattr(serve, "orjson", None)
+    assert json.loads(serve._dumps(payload)) == payload and (fast is None or serve._dumps(payload) == fast)
+    assert serve._loads('{"text": "Zürich"}'.encode()) == {"text": "Zürich"}
+    with pytest.raises(serve.BadRequest, match="not UTF-8 JSON: Expecting property name"):
+        serve._loads(b"{not json")
+
+
 def test_a_missing_extra_fails_with_an_install_hint(tagger, monkeypatch):
     monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn now raises ImportError
     with pytest.raises(SeqlabError, match=r"uvicorn is not installed\): pip install 'seqlab\[serve\]'"):
@@ -228,7 +301,8 @@ def test_classify_serves_a_relation_model_and_a_bad_sentence_fails_only_its_requ
     assert bad_status == 422 and "sentences" in bad_body["error"]
 
 
-def test_the_cli_serves_a_model_file_with_its_manifest_and_stops_gracefully_on_sigterm(trained, tmp_path):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_cli_serves_a_model_file_with_its_manifest_and_stops_gracefully_on_sigterm(trained, tmp_path, workers):
     import os
     import re
     import signal
@@ -240,7 +314,8 @@ def test_the_cli_serves_a_model_file_with_its_manifest_and_stops_gracefully_on_s
     env = {**os.environ, "SEQLAB_CACHE": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1",
            "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
     server = subprocess.Popen([sys.executable, "-m", "seqlab", "serve", str(tmp_path / "tiny.seqlab"), "--port", "0",
-                               "--batch-wait-ms", "500"], stderr=subprocess.PIPE, text=True, env=env)
+                               "--batch-wait-ms", "500", "--workers", str(workers)], stderr=subprocess.PIPE, text=True,
+                              env=env)
     try:
         lines = []
         while not (found := re.search(r"on http://127\.0\.0\.1:(\d+)", lines[-1] if lines else "")):
@@ -248,14 +323,16 @@ def test_the_cli_serves_a_model_file_with_its_manifest_and_stops_gracefully_on_s
             assert line, "".join(lines)
             lines.append(line)
         url = f"http://127.0.0.1:{found.group(1)}"
+        assert f"{workers} worker process" in lines[-1]
         with urllib.request.urlopen(url + "/model", timeout=30) as answer:
             assert json.loads(answer.read())["manifest"]["members"] == manifest["members"]
-        with ThreadPoolExecutor(1) as pool:
-            pending = pool.submit(_post, url + "/tag", b'{"text": "Peter Blackburn"}')
-            time.sleep(0.2)  # the request waits in the batcher (500 ms) when the signal comes
+        texts = [f"Peter Blackburn {i}" for i in range(8)]
+        with ThreadPoolExecutor(8) as pool:  # with 2 workers: on whichever process accepted each connection
+            pending = [pool.submit(_post, url + "/tag", json.dumps({"text": t}).encode()) for t in texts]
+            time.sleep(0.2)  # the requests wait in the batchers (500 ms) when the signal comes
             server.send_signal(signal.SIGTERM)
-            status, body = pending.result()
-        assert status == 200 and body["documents"][0]["text"] == "Peter Blackburn"
+            answers = [p.result() for p in pending]
+        assert [(status, body["documents"][0]["text"]) for status, body in answers] == [(200, t) for t in texts]
         assert server.wait(timeout=60) == 0
         assert "stopped" in server.stderr.read()
     finally:

@@ -30,12 +30,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         server = make_server(model, args.model or "en-ner-conll03", host=args.host, port=args.port,
                              max_bytes=args.max_bytes, max_tokens=args.max_tokens,
                              batch_wait=args.batch_wait_ms / 1000, max_batch=args.max_batch,
-                             manifest=_manifest(args.model))
+                             manifest=_manifest(args.model), workers=args.workers)
     except OSError as err:
         raise SeqlabError(f"cannot listen on {args.host}:{args.port}: {err.strerror or err}") from None
     host, port = server.server_address
-    log.info("serving %s on http://%s:%d (GET /health, GET /model, POST %s); Ctrl-C stops", model, host, port,
-             server.service.path)
+    log.info("serving %s on http://%s:%d (GET /health, GET /model, POST %s; %d worker process%s); Ctrl-C stops",
+             model, host, port, server.service.path, args.workers, "" if args.workers == 1 else "es")
     server.serve_forever()  # SIGINT/SIGTERM: stop accepting, finish the requests in flight, then return
     log.info("stopped")
     return 0
@@ -60,10 +60,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--max-tokens", type=positive_int, default=20_000,
                    help="most tokens in one request (raw text: whitespace-separated words) (422)")
     s.add_argument("--batch-wait-ms", type=_non_negative, default=5.0,
-                   help="collect concurrent requests for this long and run the model on them together "
-                        "(0: no waiting; requests that arrive while the model is busy still go together)")
+                   help="collect concurrent requests for at most this long and run the model on them together "
+                        "(sooner once the clients of the last batch are back; 0: no waiting, requests that arrive "
+                        "while the model is busy still go together)")
     s.add_argument("--max-batch", type=positive_int, default=256,
                    help="stop collecting once this many texts are waiting")
+    s.add_argument("--workers", type=positive_int, default=1,
+                   help="worker processes answering on the one port, each running the model with --threads "
+                        "threads and micro-batching its own requests (forked after loading: the model's memory "
+                        "is shared)")
     add_threads_option(s)
     add_backend_option(s)
     s.set_defaults(func=cmd_serve)
