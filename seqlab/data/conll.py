@@ -17,6 +17,7 @@ from seqlab.core.paths import require_file
 from seqlab.core.errors import DataFormatError, SeqlabError
 
 DOCSTART = "-DOCSTART-"
+UTF8_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True)
@@ -50,9 +51,12 @@ def split_fields(line: str) -> list[str]:
 
 
 def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Yield (line number, text) from a UTF-8 file, with a clear error on bad bytes."""
+    """Yield (line number, text) from a UTF-8 file, with a clear error on bad bytes; a byte-order mark
+    opening the file (as Windows editors save UTF-8) is not part of its first line."""
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
+            if number == 1:
+                raw = raw.removeprefix(UTF8_BOM)
             try:
                 yield number, raw.decode("utf-8").rstrip("\r\n")
             except UnicodeDecodeError as err:
