@@ -43,6 +43,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from probe_inputs import NER, ROOT, SEMEVAL, SPECIAL, labelled_kinds, materialise, raw_kinds, semeval_kinds  # noqa
 
+#: What the verbs import, loaded before the first fork so that no probe pays for it.
+PRELOADED = ("seqlab.cli", "seqlab.tasks", "seqlab.tagging.api", "seqlab.tagging.task", "seqlab.relation.api",
+             "seqlab.relation.task", "seqlab.core.trainer", "seqlab.core.package", "seqlab.core.metrics",
+             "seqlab.tagging.onnx_export", "features.brown", "features.cw", "features.corpus")
 ENV = {"PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "SEQLAB_DATA": str(NER)}
 
 
@@ -667,9 +671,10 @@ def main() -> None:
     p.add_argument("--no-tmpfs", action="store_true", help="skip the full-disk probes")
     p.add_argument("--only", help="run only probes whose name holds this text (tiny models are still trained)")
     args = p.parse_args()
-    import seqlab.cli  # noqa: F401  imported once here; every probe is forked from this process
-    import seqlab.relation.api  # noqa: F401
-    import seqlab.tagging.api  # noqa: F401
+    import importlib
+
+    for module in PRELOADED:  # imported once here; every probe is forked from this process
+        importlib.import_module(module)
 
     started = time.monotonic()
     scratch = Path(tempfile.mkdtemp(prefix="probe-"))
