@@ -630,11 +630,10 @@ def disk_full_probes(sw: Sweep, tagger: Path, packaged: Path, allowed: bool) -> 
             return
         checkpoint = (resumable / "checkpoint.pt").read_bytes()
         filler = full / "filler"
-        with open(filler, "wb") as handle:
+        with open(filler, "wb", buffering=0) as handle:  # unbuffered: closing it has nothing left to write
             try:
                 while True:
                     handle.write(b"\0" * 4096)
-                    handle.flush()
             except OSError:
                 pass
         kept = lambda name: (lambda: None if (full / name).read_bytes() == before[name]  # noqa: E731
