@@ -1,172 +1,710 @@
-"""A sweep of bad inputs and faults through the command line, counting tracebacks and wrong results.
+"""A sweep of bad inputs and faults through the command line, counting tracebacks, wrong results and lost data.
 
-    python benchmarks/probe_sweep.py [--model en-ner-conll03] [--no-tmpfs] [--train]
+    python benchmarks/probe_sweep.py [--no-tmpfs] [--only SUBSTRING]
 
-Each probe runs ``python -m seqlab ...`` in a fresh process on a scratch folder and states what must happen:
-``ok`` (exit 0, plus a check of the output where one can be wrong) or ``error`` (a non-zero exit with a
-one-line ``seqlab: error: ...`` and no Python traceback). Kinds: input files (empty, binary, not UTF-8,
-a folder, missing, NFD text, CRLF, a long line) x the verbs that read them (tag, eval, score, train); config
-errors; damaged model files; a full disk (a 3 MB tmpfs, when this process may mount one: root on Linux);
-two writers on one run directory (with ``--train``: it trains the tiny test fixture twice at once).
-Prints one JSON object: probes run, tracebacks, wrong results, and each failure with its stderr tail.
+Each probe runs ``seqlab ARGS`` as its own process, on a scratch folder, and classifies what happened:
+``ok`` (exit 0, and an explicit check of the output passed), ``clear-error`` (exit != 0, one
+``...error: ...`` line, no traceback), ``traceback``, ``silent-wrong`` (exit 0 with a wrong or missing
+result, or bad input accepted), ``unclear-error`` (exit != 0 without a one-line message) or ``data-lost`` (a
+file that existed before, or a run that must resume, is damaged). A probe fails when the outcome is not
+the one it expects. Processes are forked from this one after seqlab and torch are imported (each probe
+behaves as ``python -m seqlab``: an uncaught exception prints its traceback), so that 300 probes take
+minutes; kill -9, SIGINT and two writers use real ``python -m seqlab`` processes.
+
+Kinds (see probe_inputs.py): labelled CoNLL files x (eval of a run directory, eval of a .seqlab file, score,
+train, train with the file as dev); raw text x (tag conll, tag jsonl with a check of every span's offsets,
+features brown, features cw); SemEval files x (relation train, relation eval); config errors; damaged
+model files x (tag, eval, inspect, export); kill -9 at several points then ``--resume``; SIGINT; a full
+disk (a 3 MB tmpfs, when this process may mount one); two writers on one run directory or model file.
+A tiny tagger and a tiny relation model are trained once per sweep. Prints one JSON object: probes,
+outcome counts, skipped probes with the reason, and each failure with its stderr tail.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import shutil
-import subprocess
-import sys
-import tempfile
-import unicodedata
-import zipfile
-from pathlib import Path
-from typing import Callable
 
-ROOT = Path(__file__).resolve().parents[1]
-TINY = ROOT / "tests" / "fixtures" / "ner"
-TEXT = "Angela Merkel visited Montréal and Paris. The EU met in Brussels.\n"
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "SEQLAB_DATA": str(TINY)}
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import collections  # noqa: E402
+import json  # noqa: E402
+import shutil  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Callable  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from probe_inputs import NER, ROOT, SEMEVAL, SPECIAL, labelled_kinds, materialise, raw_kinds, semeval_kinds  # noqa
+
+#: What the verbs import, loaded before the first fork so that no probe pays for it.
+PRELOADED = ("seqlab.cli", "seqlab.tasks", "seqlab.tagging.api", "seqlab.tagging.task", "seqlab.relation.api",
+             "seqlab.relation.task", "seqlab.core.trainer", "seqlab.core.package", "seqlab.core.metrics",
+             "seqlab.tagging.onnx_export", "features.brown", "features.cw", "features.corpus")
+ENV = {"PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "SEQLAB_DATA": str(NER)}
 
 
-def run(argv: list[str], cwd: Path, stdout: Path | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
-    out = open(stdout, "w") if stdout else subprocess.PIPE
-    try:
-        return subprocess.run([sys.executable, "-m", "seqlab", *argv], cwd=cwd, env=ENV, stdout=out,
-                              stderr=subprocess.PIPE, text=True, timeout=timeout)
-    finally:
-        if stdout:
-            out.close()
+@dataclass
+class Result:
+    rc: int
+    out: str
+    err: str
+
+
+def fork_run(argv: list[str], cwd: Path, *, env: dict[str, str] | None = None, stdout: Path | None = None,
+             timeout: float = 300) -> Result:
+    """``python -m seqlab ARGV`` in a child forked from this process (seqlab already imported)."""
+    from seqlab.cli import main
+
+    out_file = stdout or cwd / f".out{os.getpid()}"
+    err_file = cwd / f".err{os.getpid()}"
+    sys.stdout.flush(), sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: exits through os._exit, never returns
+        code = 1
+        try:
+            os.chdir(cwd)
+            os.environ.update(ENV | (env or {}))
+            devnull = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(devnull, 0)
+            os.dup2(os.open(out_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 1)
+            os.dup2(os.open(err_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 2)
+            sys.argv = ["seqlab", *argv]
+            try:
+                code = main(argv)
+            except SystemExit as exit_:
+                code = exit_.code if isinstance(exit_.code, int) else (print(exit_.code, file=sys.stderr) or 1)
+            except BaseException:  # what the interpreter would print
+                traceback.print_exc()
+                code = 1
+            try:
+                sys.stdout.flush()
+            except Exception as err:  # noqa: BLE001  the interpreter's "Exception ignored" at exit
+                print(f"Exception ignored on flushing sys.stdout:\n{err!r}", file=sys.stderr)
+                code = 120
+            sys.stderr.flush()
+        finally:
+            os._exit(code or 0)
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            status = -1
+            break
+        time.sleep(0.02)
+    rc = os.waitstatus_to_exitcode(status) if status != -1 else -9
+    out = "" if stdout else out_file.read_text(errors="replace")
+    return Result(rc, out, err_file.read_text(errors="replace"))
+
+
+def real_run(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """``python -m seqlab ARGV`` as a process of its own, with Ctrl-C's default meaning (a sweep started in
+    the background of a shell has SIGINT ignored, and its children would inherit that)."""
+    return subprocess.Popen([sys.executable, "-m", "seqlab", *argv], cwd=cwd, env={**os.environ, **ENV, **(env or {})},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def finish(proc: subprocess.Popen) -> Result:
+    out, err = proc.communicate()
+    return Result(proc.returncode, out, err)
+
+
+def classify(r: Result) -> str:
+    """ok, clear-error, traceback or unclear-error, from the exit status and standard error alone."""
+    if "Traceback (most recent call last)" in r.err:
+        return "traceback"
+    if r.rc == 0:
+        return "ok"
+    lines = [line for line in r.err.splitlines() if line.strip()]
+    messages = [line for line in lines if "error:" in line or "interrupted" in line]
+    return "clear-error" if len(messages) == 1 and messages[0] == lines[-1] else "unclear-error"
 
 
 class Sweep:
-    def __init__(self, scratch: Path) -> None:
-        self.scratch, self.count, self.failures = scratch, 0, []
+    """Runs probes and records their outcomes."""
 
-    def probe(self, name: str, argv: list[str], expect: str, check: Callable[[str], bool] | None = None,
-              stdout: Path | None = None) -> None:
-        self.count += 1
-        proc = run(argv, self.scratch, stdout)
-        err = proc.stderr or ""
-        problem = None
-        if "Traceback (most recent call last)" in err:
-            problem = "traceback"
-        elif expect == "ok" and proc.returncode != 0:
-            problem = f"exit {proc.returncode}"
-        elif expect == "error" and (proc.returncode == 0 or "seqlab: error:" not in err):
-            problem = "no clear error" if proc.returncode else "accepted"
-        elif check is not None and not check(proc.stdout if stdout is None else stdout.read_text(errors="replace")):
-            problem = "wrong result"
-        if problem:
-            self.failures.append({"probe": name, "problem": problem, "rc": proc.returncode, "stderr": err[-400:]})
+    def __init__(self, scratch: Path, only: str | None) -> None:
+        self.scratch, self.only = scratch, only
+        self.outcomes: collections.Counter[str] = collections.Counter()
+        self.failures: list[dict] = []
+        self.skipped: list[dict] = []
+
+    def record(self, name: str, expect: str, outcome: str, detail: str = "", err: str = "") -> None:
+        self.outcomes[outcome] += 1
+        if outcome != expect:
+            self.failures.append({"probe": name, "expected": expect, "outcome": outcome, "detail": detail,
+                                  "stderr": err[-400:]})
+
+    def skip(self, name: str, reason: str) -> None:
+        self.skipped.append({"probe": name, "reason": reason})
+
+    def probe(self, name: str, argv: list[str], expect: str, check: Callable[[Result], str | None] | None = None,
+              env: dict[str, str] | None = None, stdout: Path | None = None,
+              after: Callable[[], str | None] | None = None) -> Result | None:
+        """Run one probe; ``check`` (on ok) returns what is wrong, ``after`` (always) what data was lost."""
+        if self.only and self.only not in name:
+            return None
+        r = fork_run(argv, self.scratch, env=env, stdout=stdout)
+        outcome, detail = classify(r), ""
+        if outcome == "ok" and expect == "clear-error":
+            outcome, detail = "silent-wrong", "bad input accepted"
+        elif outcome == "ok" and check is not None:
+            detail = check(r) or ""
+            outcome = "silent-wrong" if detail else "ok"
+        if after is not None and outcome != "traceback":
+            lost = after()
+            if lost:
+                outcome, detail = "data-lost", lost
+        self.record(name, expect, outcome, detail, r.err)
+        return r
+
+    def report(self) -> dict:
+        return {"probes": sum(self.outcomes.values()), "outcomes": dict(sorted(self.outcomes.items())),
+                "failures": len(self.failures), "skipped": self.skipped, "failing": self.failures}
 
 
-def files(scratch: Path) -> dict[str, Path]:
-    """Input files of every kind, in ``scratch``."""
-    made = {"empty": b"", "binary": bytes(range(256)) * 8, "latin1": "Montr\xe9al est belle.\n".encode("latin-1"),
-            "crlf": TEXT.replace("\n", "\r\n").encode(), "nfd": unicodedata.normalize("NFD", TEXT).encode(),
-            "long_line": (TEXT.strip() + " ") .encode() * 4000 + b"\n", "zero_width": "Paris\u200bLondon met.\n".encode()}
-    paths = {}
-    for name, data in made.items():
-        paths[name] = scratch / f"{name}.txt"
-        paths[name].write_bytes(data)
-    paths["folder"] = scratch / "a_folder"
-    paths["folder"].mkdir(exist_ok=True)
-    paths["missing"] = scratch / "missing.txt"
-    return paths
+# ---------------------------------------------------------------- checks of results
+
+def gold_tokens(path: Path) -> list[str]:
+    words = []
+    for line in path.read_bytes().decode("utf-8-sig").replace("\r", "").split("\n"):
+        fields = line.split("\t") if "\t" in line else line.split()
+        if fields and fields[0] != "-DOCSTART-":
+            words.append(fields[0].strip(" ") or fields[0])
+    return words
+
+
+def check_eval(gold: Path, pred: Path, n: int, scheme_prefixes: str | None = None) -> Callable[[Result], str | None]:
+    """eval's report counts ``n`` tokens, and its prediction file has the gold file's tokens, in order."""
+    def check(r: Result) -> str | None:
+        if f"processed {n} tokens" not in r.out:
+            return f"report does not count {n} tokens: {r.out.splitlines()[:1]}"
+        if not pred.is_file():
+            return f"no prediction file {pred.name}"
+        rows = [line.split(" ") for line in pred.read_text().splitlines() if line.strip()]
+        rows = [row for row in rows if row[0] != "-DOCSTART-"]
+        if [row[0] for row in rows] != gold_tokens(gold) and len(rows) != n:
+            return f"prediction file has {len(rows)} token lines, gold {n}"
+        if any("\ufeff" in row[0] for row in rows):
+            return "a byte-order mark was read as part of a token"
+        if scheme_prefixes and any(t[0] not in scheme_prefixes for row in rows for t in row[-2:]):
+            return f"labels outside the gold scheme's prefixes {scheme_prefixes}"
+        return None
+    return check
+
+
+def check_score_perfect(path: Path) -> Callable[[Result], str | None]:
+    """gold copied as the prediction scores 100 on every non-blank line (conlleval counts -DOCSTART- lines)."""
+    def check(r: Result) -> str | None:
+        n = sum(1 for line in path.read_bytes().decode("utf-8").split("\n") if line.split())
+        if f"processed {n} tokens" not in r.out:
+            return f"report does not count {n} tokens: {r.out.splitlines()[:1]}"
+        if "with 0 phrases" not in r.out and "FB1: 100.00" not in r.out.splitlines()[1]:
+            return f"gold scored against itself is not 100: {r.out.splitlines()[1]}"
+        return None
+    return check
+
+
+def check_run(run: Path) -> Callable[[Result], str | None]:
+    return lambda r: None if (run / "model.pt").is_file() and (run / "metrics.json").is_file() else \
+        f"{run.name}: no model.pt or metrics.json after exit 0"
+
+
+def text_lines(data: bytes) -> list[str]:
+    text = data.decode("utf-8")
+    return (text[1:] if text.startswith("\ufeff") else text).split("\n")  # lines end at \n only, as Python reads
+
+
+def check_jsonl(data: bytes) -> Callable[[Result], str | None]:
+    """Every span's character offsets point at its text in its input line; lines with words are tagged."""
+    lines = text_lines(data)
+    def check(r: Result) -> str | None:
+        seen = set()
+        for raw in r.out.splitlines():
+            doc = json.loads(raw)
+            seen.add(doc["line"])
+            line = lines[doc["line"] - 1].rstrip("\r\n")
+            for span in doc["spans"]:
+                if line[span["start"]:span["end"]] != span["text"]:
+                    return f"line {doc['line']}: span {span} is {line[span['start']:span['end']]!r} in the input"
+            if any("\ufeff" in t for t in doc["tokens"]):
+                return "a byte-order mark was read as a token"
+        wanted = {i for i, line in enumerate(lines, 1) if line.split()}
+        return f"lines {sorted(wanted - seen)[:5]} have words and no output" if wanted - seen else None
+    return check
+
+
+def check_conll_tokens(data: bytes) -> Callable[[Result], str | None]:
+    """``tag --format conll`` writes one token per line for each input word, and no byte-order mark."""
+    words = sum(len(line.split()) for line in text_lines(data))
+    def check(r: Result) -> str | None:
+        rows = [line for line in r.out.splitlines() if line.strip()]
+        if words and not rows:
+            return "no tokens written"
+        if any(len(row.split(" ")) < 2 for row in rows):
+            return "a token line without a label"
+        return "a byte-order mark was read as a token" if any("\ufeff" in row for row in rows) else None
+    return check
+
+
+def check_file(path: Path, min_lines: int = 1) -> Callable[[Result], str | None]:
+    return lambda r: None if path.is_file() and len(path.read_text().splitlines()) >= min_lines else \
+        f"{path.name}: missing or under {min_lines} lines after exit 0"
+
+
+# ---------------------------------------------------------------- probe groups
+
+SCHEME_PREFIXES = {"iob2": "BIO", "bilou": "BILUO", "iobes": "BIESO"}
+COLUMNS = {1: "[word]", 2: "[word,ner]", 3: "[word,pos,ner]", 4: "[word,pos,chunk,ner]", 5: "[word,pos,chunk,_,ner]"}
+TRAIN = ["--set", "train.epochs=1", "--quiet"]
+
+
+def with_pred_column(data: bytes) -> bytes:
+    """A labelled file as conlleval reads it: its last column copied as the prediction."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+    out = []
+    for line in text.split("\n"):
+        body = line.rstrip("\r")
+        fields = body.split("\t") if "\t" in body else body.split()
+        sep = "\t" if "\t" in body else " "
+        out.append(body + sep + fields[-1] + line[len(body):] if fields else line)
+    return "\n".join(out).encode()
+
+
+def labelled_probes(sw: Sweep, tagger: Path, packaged: Path, root_user: bool) -> None:
+    folder = sw.scratch / "labelled"
+    folder.mkdir()
+    for name, kind in labelled_kinds().items():
+        if name == "unreadable" and root_user:
+            sw.skip(f"labelled unreadable x 5 verbs", "running as root: chmod 000 does not stop root reading")
+            continue
+        path = materialise(folder, name, kind.data)
+        expect = "ok" if kind.ok else "clear-error"
+        prefixes = SCHEME_PREFIXES.get(name)
+        for model, tag in ((tagger, "run"), (packaged, "seqlab")):
+            pred = folder / f"{name}.{tag}.pred"
+            sw.probe(f"eval[{tag}] {name}", ["eval", str(model), str(path), "--output", str(pred)], expect,
+                     check_eval(path, pred, kind.tokens, prefixes))
+        scored = folder / f"{name}.scored"
+        if kind.data is not None:
+            scored.write_bytes(with_pred_column(kind.data))
+        else:
+            scored = path
+        empty = name in ("zero_byte", "blank_lines", "docstart_only")
+        sw.probe(f"score {name}", ["score", "conll", str(scored)], "ok" if kind.ok or empty else "clear-error",
+                 check_score_perfect(scored) if kind.data is not None else None)
+        run = sw.scratch / f"train_{name}"
+        layout = ["--set", f"data.columns={COLUMNS[kind.columns]}"] if kind.columns in COLUMNS else []
+        if kind.columns != 4:  # dev and test in the same layout
+            layout += ["--set", f"data.dev={path}", "--set", f"data.test={path}"]
+        sw.probe(f"train data.train {name}", ["train", str(NER / "tiny.yaml"), "--set", f"data.train={path}",
+                                              *layout, *TRAIN, "--output", str(run)], expect, check_run(run))
+        if kind.columns == 4:
+            run = sw.scratch / f"train_dev_{name}"
+            dev_expect = "clear-error" if name == "unseen_label" else expect
+            sw.probe(f"train data.dev {name}", ["train", str(NER / "tiny.yaml"), "--set", f"data.dev={path}",
+                                                *TRAIN, "--output", str(run)], dev_expect, check_run(run))
+
+
+def raw_probes(sw: Sweep, tagger: str, root_user: bool) -> None:
+    """Raw text x verbs; ``tagger``: the installed model, whose spans the offset check needs (the tiny one finds few)."""
+    folder = sw.scratch / "raw"
+    folder.mkdir()
+    for name, (data, readable) in raw_kinds().items():
+        if name == "unreadable" and root_user:
+            sw.skip("raw unreadable x 4 verbs", "running as root: chmod 000 does not stop root reading")
+            continue
+        path = materialise(folder, name, data)
+        expect = "ok" if readable else "clear-error"
+        sw.probe(f"tag conll {name}", ["tag", str(tagger), str(path), "--format", "conll"], expect,
+                 check_conll_tokens(data) if readable else None)
+        sw.probe(f"tag jsonl {name}", ["tag", str(tagger), str(path), "--format", "jsonl"], expect,
+                 check_jsonl(data) if readable else None)
+        has_words = readable and any(line.split() for line in text_lines(data))
+        feature_expect = "ok" if has_words else "clear-error"
+        out = folder / f"{name}.paths"
+        sw.probe(f"features brown {name}", ["features", "brown", "--corpus", str(path), "--clusters", "2",
+                                            "--quiet", "--out", str(out)], feature_expect, check_file(out))
+        out = folder / f"{name}.vec"
+        sw.probe(f"features cw {name}", ["features", "cw", "--corpus", str(path), "--dim", "4", "--epochs", "1",
+                                         "--hidden", "4", "--window", "3", "--min-count", "1", "--batch-size", "4",
+                                         "--device", "cpu", "--quiet", "--out", str(out)], feature_expect,
+                 check_file(out, 2))
+
+
+def semeval_probes(sw: Sweep, relation: Path) -> None:
+    folder = sw.scratch / "semeval"
+    folder.mkdir()
+    env = {"SEQLAB_DATA": str(SEMEVAL)}
+    for name, (data, readable) in semeval_kinds().items():
+        path = materialise(folder, name, data)
+        expect = "ok" if readable else "clear-error"
+        run = sw.scratch / f"rel_{name}"
+        sw.probe(f"relation train {name}", ["train", str(SEMEVAL / "tiny.yaml"), "--set", f"data.train={path}",
+                                            *TRAIN, "--output", str(run)], expect, check_run(run), env=env)
+        answers = folder / f"{name}.answers"
+        records = (data or b"").decode("utf-8", "replace").count('"\r\n' if name == "crlf" else '"\n')
+        sw.probe(f"relation eval {name}", ["eval", str(relation), str(path), "--output", str(answers)], expect,
+                 check_file(answers, records), env=env)
+
+
+def config_probes(sw: Sweep) -> None:
+    base = (NER / "tiny.yaml").read_text()
+    configs = {
+        "unknown key": base.replace("epochs: 3", "epochz: 3"), "unknown section": base + "trian:\n  epochs: 1\n",
+        "unknown nested key": base.replace("chars: {dim: 8", "chars: {dimm: 8"),
+        "wrong type str": base.replace("epochs: 3", "epochs: x"), "wrong type list": base.replace("epochs: 3", "epochs: [3]"),
+        "wrong type float for int": base.replace("epochs: 3", "epochs: 2.5"),
+        "wrong type bool": base.replace("epochs: 3", "epochs: true"),
+        "wrong type mapping": base.replace("hidden: 16", "hidden: {a: 1}"),
+        "duplicate key": base.replace("epochs: 3", "epochs: 3\n  epochs: 5"),
+        "duplicate section": base + "train:\n  epochs: 1\n",
+        "negative epochs": base.replace("epochs: 3", "epochs: -1"), "zero epochs": base.replace("epochs: 3", "epochs: 0"),
+        "zero batch": base.replace("batch_size: 2", "batch_size: 0"), "negative lr": base.replace("lr: 0.02", "lr: -0.1"),
+        "nan lr": base.replace("lr: 0.02", "lr: .nan"), "inf lr": base.replace("lr: 0.02", "lr: .inf"),
+        "negative clip": base.replace("epochs: 3", "epochs: 3\n  clip: -1"),
+        "dropout 1": base.replace("dropout: 0.0", "dropout: 1.0"), "negative hidden": base.replace("hidden: 16", "hidden: -4"),
+        "zero char dim": base.replace("chars: {dim: 8", "chars: {dim: 0"),
+        "negative limit": base.replace("tag_scheme: bilou", "tag_scheme: bilou\n  limit: -2"),
+        "unknown scheme": base.replace("tag_scheme: bilou", "tag_scheme: iobx"),
+        "unknown task": "task: parsing\n" + base, "unknown encoder": base.replace("hidden: 16", "hidden: 16\n  encoder: lstmm"),
+        "tag column not a column": base.replace("file_scheme: iob1", "file_scheme: iob1\n  tag_column: label"),
+        "not a mapping": "- a\n- b\n", "bad yaml": "data: [unclosed\n", "tab indented": base.replace("  epochs", "\tepochs"),
+        "empty": "", "comments only": "# nothing\n", "no data section": base.split("model:", 1)[1].join(["model:", ""]),
+        "missing data file": base.replace("train: train.txt", "train: nowhere.txt"),
+        "data file is a folder": base.replace("train: train.txt", "train: ."),
+        "dev and dev_sample": base.replace("tag_scheme: bilou", "tag_scheme: bilou\n  dev_sample: 2"),
+        "embeddings file missing": base.replace("path: vectors.txt", "path: novectors.txt"),
+    }
+    folder = sw.scratch / "configs"
+    folder.mkdir()
+    for name, text in configs.items():
+        path = folder / f"{name.replace(' ', '_')}.yaml"
+        path.write_text(text)
+        sw.probe(f"config {name}", ["train", str(path), *TRAIN[2:], "--output", str(sw.scratch / "cfg_run")],
+                 "clear-error")
+    binary = folder / "binary.yaml"
+    binary.write_bytes(bytes(range(256)) * 4)
+    latin1 = folder / "latin1.yaml"
+    latin1.write_bytes(base.replace("# A tiny", "# Montr\xe9al: a tiny").encode("latin-1"))
+    utf16 = folder / "utf16.yaml"
+    utf16.write_bytes(base.encode("utf-16"))
+    for name, path in {"binary": binary, "latin1": latin1, "utf16": utf16, "missing": folder / "none.yaml",
+                       "a folder": folder}.items():
+        sw.probe(f"config file {name}", ["train", str(path), "--output", str(sw.scratch / "cfg_run")], "clear-error")
+    sets = {"no equals": "train.epochs", "empty key": "=3", "unknown key": "train.epochz=1", "bad type": "train.epochs=x",
+            "unknown section": "trian.epochs=1", "too deep": "train.epochs.x=1", "bad yaml value": "train.epochs=[1",
+            "negative": "train.batch_size=-2", "empty value": "train.epochs=", "section replaced": "train=3"}
+    for name, item in sets.items():
+        sw.probe(f"--set {name}", ["train", str(NER / "tiny.yaml"), "--set", item, "--output",
+                                   str(sw.scratch / "set_run")], "clear-error")
+    rel = (SEMEVAL / "tiny.yaml").read_text()
+    for name, text in {"unknown key": rel.replace("heads: 2", "headz: 2"), "zero dev_size": rel.replace("dev_size: 4", "dev_size: 0"),
+                       "negative heads": rel.replace("heads: 2", "heads: -2")}.items():
+        path = folder / f"relation_{name.replace(' ', '_')}.yaml"
+        path.write_text(text)
+        sw.probe(f"relation config {name}", ["train", str(path), "--output", str(sw.scratch / "rel_cfg")], "clear-error",
+                 env={"SEQLAB_DATA": str(SEMEVAL)})
+
+
+class Payload:
+    """What an attacker's pickle would run on load: it creates a file named PWNED."""
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+
+    def __reduce__(self):  # noqa: ANN204
+        return (os.system, (f"touch {self.target}",))
+
+
+def damaged_models(folder: Path, tagger: Path, packaged: Path) -> dict[str, Path]:
+    """Model files and run directories damaged in every way probed, keyed by kind."""
+    import pickle
+    import zipfile
+
+    import torch
+
+    data = packaged.read_bytes()
+    pwned = folder / "PWNED"
+    made: dict[str, Path] = {}
+    for name, payload in {"zero-byte": b"", "truncated": data[: len(data) // 2], "text": b"not a model\n",
+                          "flipped byte": data[:2000] + bytes([data[2000] ^ 0xFF]) + data[2001:],
+                          "flipped tail": data[:-30] + bytes([data[-30] ^ 0xFF]) + data[-29:],
+                          "pickle file": pickle.dumps(Payload(pwned))}.items():
+        made[name] = folder / f"{name.replace(' ', '_')}.seqlab"
+        made[name].write_bytes(payload)
+    with zipfile.ZipFile(packaged) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    variants = {"foreign zip": {"hello.txt": b"hi"},
+                "wrong version": {**members, "manifest.json": json.dumps(
+                    {**json.loads(members["manifest.json"]), "format_version": 99}).encode()},
+                "altered member": {**members, "vocabs.json": members["vocabs.json"].replace(b'"', b"'", 4)},
+                "extra member": {**members, "evil.py": b"import os\n"},
+                "manifest not json": {**members, "manifest.json": b"{"}}
+    for name, content in variants.items():
+        made[name] = folder / f"{name.replace(' ', '_')}.seqlab"
+        with zipfile.ZipFile(made[name], "w") as zf:
+            for member, blob in content.items():
+                zf.writestr(member, blob)
+    model_pt = (tagger / "model.pt").read_bytes()
+    evil = folder / "evil.pt"
+    torch.save({"state": Payload(pwned)}, evil)
+    for name, (member, blob) in {"run model.pt zero-byte": ("model.pt", b""),
+                                 "run model.pt truncated": ("model.pt", model_pt[: len(model_pt) // 3]),
+                                 "run model.pt pickle payload": ("model.pt", evil.read_bytes()),
+                                 "run model.pt missing": ("model.pt", None),
+                                 "run config.yaml garbage": ("config.yaml", b"\x00\xff garbage: ["),
+                                 "run config.yaml unknown key": ("config.yaml", (tagger / "config.yaml").read_bytes()
+                                                                 .replace(b"epochs:", b"epochz:")),
+                                 "run vocabs.json garbage": ("vocabs.json", b"{\"words\": [1, 2"),
+                                 "run vocabs.json wrong shape": ("vocabs.json", b"[1, 2, 3]"),
+                                 "run features.json garbage": ("features.json", b"nope")}.items():
+        run = folder / name.replace(" ", "_")
+        shutil.copytree(tagger, run)
+        if blob is None:
+            (run / member).unlink()
+        else:
+            (run / member).write_bytes(blob)
+        made[name] = run
+    return made
+
+
+def model_probes(sw: Sweep, tagger: Path, packaged: Path, relation: Path) -> None:
+    folder = sw.scratch / "models"
+    folder.mkdir()
+    text = folder / "text.txt"
+    text.write_text("Angela Merkel visited Paris.\n")
+    pwned = folder / "PWNED"
+    safe = lambda: "the pickle payload ran (PWNED exists)" if pwned.exists() else None  # noqa: E731
+    for name, model in damaged_models(folder, tagger, packaged).items():
+        sw.probe(f"model {name}: tag", ["tag", str(model), str(text)], "clear-error", after=safe)
+        sw.probe(f"model {name}: eval", ["eval", str(model), str(NER / "dev.txt"), "--output",
+                                         str(folder / "x.pred")], "clear-error", after=safe)
+        if model.suffix == ".seqlab":
+            sw.probe(f"model {name}: inspect", ["inspect", str(model)], "clear-error", after=safe)
+        else:
+            sw.probe(f"model {name}: package", ["package", str(model), "--out", str(folder / "p.seqlab")],
+                     "clear-error", after=safe)
+    for name, model in {"a folder": folder, "missing": folder / "none.seqlab", "relation run": relation}.items():
+        sw.probe(f"model {name}: tag", ["tag", str(model), str(text)], "clear-error")
+        sw.probe(f"model {name}: export", ["export", str(model), "--format", "onnx", "--out", str(folder / "o")],
+                 "clear-error")
+    out = folder / "exported"
+    sw.probe("export packaged model", ["export", str(packaged), "--format", "onnx", "--out", str(out)], "ok",
+             lambda r: None if (out / "model.onnx").is_file() else "no model.onnx")
+    sw.probe("export into a file path", ["export", str(packaged), "--format", "onnx", "--out", str(text)],
+             "clear-error", after=lambda: None if text.read_text() == "Angela Merkel visited Paris.\n" else
+             "the existing file was overwritten")
+    sw.probe("eval output is a folder", ["eval", str(tagger), str(NER / "dev.txt"), "--output", str(folder)],
+             "clear-error")
+    sw.probe("package a missing run", ["package", str(folder / "norun"), "--out", str(folder / "n.seqlab")],
+             "clear-error")
+    sw.probe("inspect a good model", ["inspect", str(packaged)], "ok",
+             lambda r: None if json.loads(r.out).get("task") == "tagging" else "manifest without the task")
+
+
+def wait_for(predicate: Callable[[], bool], proc: subprocess.Popen, limit: float = 120) -> bool:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and proc.poll() is None:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def interrupt_probes(sw: Sweep) -> None:
+    """kill -9 (and SIGINT) a tiny training at several points, then ``--resume`` it."""
+    if sw.only and "kill" not in sw.only and "sigint" not in sw.only:
+        return
+    points: dict[str, Callable[[Path], bool] | float] = {
+        "during start-up": 0.3, "after config.yaml": lambda d: (d / "config.yaml").is_file(),
+        "after the first checkpoint": lambda d: (d / "checkpoint.pt").is_file(),
+        "mid-training": lambda d: (d / "train.log").is_file() and (d / "train.log").read_text().count("epoch") >= 3,
+        "after metrics.json": lambda d: (d / "metrics.json").is_file()}
+    for signame, sig in (("kill -9", signal.SIGKILL), ("sigint", signal.SIGINT)):
+        for point, when in points.items():
+            if sig == signal.SIGINT and point not in ("after the first checkpoint", "mid-training"):
+                continue
+            run = sw.scratch / f"killed_{signame[-2:]}_{point.replace(' ', '_')}"
+            proc = real_run(["train", str(NER / "tiny.yaml"), "--set", "train.epochs=8", "--quiet", "--output",
+                             str(run)], sw.scratch)
+            if isinstance(when, float):
+                time.sleep(when)
+            elif not wait_for(lambda: when(run), proc):
+                proc.wait()
+                sw.skip(f"{signame} {point}", f"training ended (rc {proc.returncode}) before that point")
+                continue
+            proc.send_signal(sig)
+            _, err = proc.communicate()
+            if sig == signal.SIGINT:
+                outcome = classify(Result(proc.returncode, "", err))
+                sw.record(f"sigint {point}: the interrupted run", "clear-error", outcome,
+                          "" if proc.returncode == 130 or outcome != "clear-error" else f"rc {proc.returncode}", err)
+            started = (run / "checkpoint.pt").is_file()  # a first epoch ended: there is something to resume
+            sw.probe(f"{signame} {point}: --resume", ["train", "--resume", str(run), "--quiet"],
+                     "ok" if started else "clear-error", check_run(run))
+            if not started:  # nothing to resume: the same command starts it again in the same folder
+                sw.probe(f"{signame} {point}: train again", ["train", str(NER / "tiny.yaml"), *TRAIN, "--output",
+                                                             str(run)], "ok", check_run(run))
+
+
+def writer_probes(sw: Sweep, tagger: Path, packaged: Path) -> None:
+    """Two processes writing one run directory, one model file or one prediction file at once."""
+    if sw.only and "writers" not in sw.only:
+        return
+    shared = sw.scratch / "shared_run"
+    argv = ["train", str(NER / "tiny.yaml"), "--set", "train.epochs=3", "--quiet", "--output", str(shared)]
+    procs = [real_run(argv, sw.scratch) for _ in range(2)]
+    results = [finish(p) for p in procs]
+    outcomes = sorted(classify(r) for r in results)
+    sw.record("two writers: train, train one run dir (one trains, the other is refused)", "ok",
+              "ok" if outcomes == ["clear-error", "ok"] and (shared / "model.pt").is_file() else "/".join(outcomes),
+              err=results[0].err + results[1].err)
+    busy = sw.scratch / "busy_run"
+    proc = real_run(["train", str(NER / "tiny.yaml"), "--set", "train.epochs=30", "--quiet", "--output",
+                     str(busy)], sw.scratch)
+    if wait_for(lambda: (busy / "checkpoint.pt").is_file(), proc):
+        sw.probe("two writers: --resume while it trains", ["train", "--resume", str(busy), "--quiet"], "clear-error")
+        sw.probe("two writers: train into it while it trains", ["train", str(NER / "tiny.yaml"), *TRAIN, "--output",
+                                                               str(busy)], "clear-error")
+    proc.kill()
+    proc.wait()
+    out = sw.scratch / "same.seqlab"
+    procs = [real_run(["package", str(tagger), "--out", str(out)], sw.scratch) for _ in range(2)]
+    results = [finish(p) for p in procs]
+    good = all(classify(r) == "ok" for r in results)
+    check = fork_run(["inspect", str(out)], sw.scratch)
+    sw.record("two writers: package, package one file", "ok",
+              "ok" if good and check.rc == 0 else "data-lost" if good else classify(results[0]),
+              check.err, results[0].err + results[1].err)
+    pred = sw.scratch / "same.pred"
+    procs = [real_run(["eval", str(packaged), str(NER / "dev.txt"), "--output", str(pred)], sw.scratch)
+             for _ in range(2)]
+    results = [finish(p) for p in procs]
+    complete = pred.is_file() and len([x for x in pred.read_text().splitlines() if x.strip()]) == 39
+    sw.record("two writers: eval, eval one output", "ok",
+              ("ok" if complete else "data-lost") if all(classify(r) == "ok" for r in results) else classify(results[0]),
+              "", results[0].err + results[1].err)
+
+
+def disk_full_probes(sw: Sweep, tagger: Path, packaged: Path, allowed: bool) -> None:
+    """A 3 MB tmpfs filled to the brim: every write fails cleanly and what was there survives."""
+    names = ["tag > file", "eval --output", "package --out", "train", "resume", "features brown", "export"]
+    if not allowed:
+        for name in names:
+            sw.skip(f"disk full: {name}", "no tmpfs (--no-tmpfs, or not root)")
+        return
+    full = sw.scratch / "full"
+    full.mkdir()
+    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(full)], capture_output=True, text=True)
+    if mount.returncode != 0:
+        for name in names:
+            sw.skip(f"disk full: {name}", f"mount -t tmpfs refused: {mount.stderr.strip()}")
+        return
+    try:
+        before = {"dev.pred": b"an earlier prediction file\n", "x.seqlab": packaged.read_bytes(),
+                  "c.paths": b"0\tParis\t2\n"}
+        for name, blob in before.items():
+            (full / name).write_bytes(blob)
+        resumable = full / "run"
+        try:
+            shutil.copytree(tagger, resumable, ignore=shutil.ignore_patterns("eval"))
+        except OSError as err:
+            size = sum(f.stat().st_size for f in tagger.rglob("*") if f.is_file())
+            for name in names:
+                sw.skip(f"disk full: {name}", f"the 3 MB tmpfs cannot hold the tiny run ({size} bytes): {err}")
+            return
+        checkpoint = (resumable / "checkpoint.pt").read_bytes()
+        filler = full / "filler"
+        with open(filler, "wb", buffering=0) as handle:  # unbuffered: closing it has nothing left to write
+            try:
+                while True:
+                    handle.write(b"\0" * 4096)
+            except OSError:
+                pass
+        kept = lambda name: (lambda: None if (full / name).read_bytes() == before[name]  # noqa: E731
+                             else f"{name}, there before, was changed")
+        text = sw.scratch / "raw" / "many_lines"
+        sw.probe("disk full: tag > file", ["tag", str(tagger), str(text)], "clear-error", stdout=full / "tagged.txt")
+        sw.probe("disk full: eval --output", ["eval", str(tagger), str(NER / "dev.txt"), "--output",
+                                              str(full / "dev.pred")], "clear-error", after=kept("dev.pred"))
+        sw.probe("disk full: package --out", ["package", str(tagger), "--out", str(full / "x.seqlab")],
+                 "clear-error", after=kept("x.seqlab"))
+        sw.probe("disk full: train", ["train", str(NER / "tiny.yaml"), *TRAIN, "--output", str(full / "new")],
+                 "clear-error")
+        sw.probe("disk full: resume", ["train", "--resume", str(resumable), "--set", "train.epochs=6", "--quiet"],
+                 "clear-error", after=lambda: None if (resumable / "checkpoint.pt").read_bytes() == checkpoint
+                 else "checkpoint.pt was changed by a failed resume")
+        sw.probe("disk full: features brown", ["features", "brown", "--corpus", str(text), "--clusters", "3",
+                                               "--quiet", "--out", str(full / "c.paths")], "clear-error",
+                 after=kept("c.paths"))
+        sw.probe("disk full: export", ["export", str(packaged), "--format", "onnx", "--out", str(full / "onnx")],
+                 "clear-error")
+    finally:
+        subprocess.run(["umount", str(full)], capture_output=True)
+
+
+def train_once(scratch: Path) -> tuple[Path, Path, Path]:
+    """The tiny tagger (a run directory and its .seqlab file) and the tiny relation model, for every probe."""
+    tagger, relation, packaged = scratch / "tagger", scratch / "relation", scratch / "tagger.seqlab"
+    for argv, env in ((["train", str(NER / "tiny.yaml"), "--set", "train.epochs=2", "--quiet", "--output",
+                        str(tagger)], None),
+                      (["train", str(SEMEVAL / "tiny.yaml"), "--quiet", "--output", str(relation)],
+                       {"SEQLAB_DATA": str(SEMEVAL)}),
+                      (["package", str(tagger), "--out", str(packaged)], None)):
+        r = fork_run(argv, scratch, env=env)
+        if r.rc != 0:
+            raise SystemExit(f"probe_sweep: could not prepare the tiny models: seqlab {' '.join(argv)}\n{r.err}")
+    return tagger, packaged, relation
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--model", default="en-ner-conll03")
+    p.add_argument("--model", default="en-ner-conll03", help="the model that tags the raw text probes")
     p.add_argument("--no-tmpfs", action="store_true", help="skip the full-disk probes")
-    p.add_argument("--train", action="store_true", help="also train the tiny fixture (two writers, disk full)")
+    p.add_argument("--only", help="run only probes whose name holds this text (tiny models are still trained)")
     args = p.parse_args()
-    scratch = Path(tempfile.mkdtemp(prefix="probe-"))
-    sweep, inputs = Sweep(scratch), files(scratch)
-    model = args.model
-    nfc_spans = json.loads(run(["tag", model, str(inputs["crlf"]), "--format", "jsonl"], scratch).stdout
-                           .splitlines()[0])["spans"]
-    # input files x verbs
-    for kind, path in inputs.items():
-        bad = kind in ("binary", "latin1", "folder", "missing")
-        sweep.probe(f"tag {kind}", ["tag", model, str(path), "--format", "jsonl"], "error" if bad else "ok")
-        sweep.probe(f"eval {kind}", ["eval", model, str(path), "--output", str(scratch / f"{kind}.pred")], "error")
-        sweep.probe(f"score {kind}", ["score", "conll", str(path)], "error" if kind != "empty" else "ok")
-        sweep.probe(f"train config {kind}", ["train", str(path), "--output", str(scratch / f"run_{kind}")], "error")
-    same = lambda out: [(s["type"], s["text"]) for s in json.loads(out.splitlines()[0])["spans"]] == \
-        [(s["type"], unicodedata.normalize("NFD", s["text"])) for s in nfc_spans]  # noqa: E731
-    sweep.probe("tag nfd finds the nfc entities", ["tag", model, str(inputs["nfd"]), "--format", "jsonl"], "ok", same)
-    sweep.probe("tag long line: one document", ["tag", model, str(inputs["long_line"]), "--format", "jsonl"], "ok",
-                lambda out: {json.loads(line)["line"] for line in out.splitlines()} == {1})
-    # config errors
-    base = (TINY / "tiny.yaml").read_text()
-    configs = {"duplicate key": base.replace("epochs: 3", "epochs: 3\n  epochs: 5"),
-               "unknown key": base.replace("epochs: 3", "epochz: 3"), "wrong type": base.replace("epochs: 3", "epochs: x"),
-               "negative clip": base.replace("epochs: 3", "epochs: 3\n  clip: -1"), "not a mapping": "- a\n- b\n",
-               "bad yaml": "data: [unclosed\n", "unknown scheme": base.replace("tag_scheme: bilou", "tag_scheme: iobx")}
-    for name, text in configs.items():
-        path = scratch / f"config_{name.replace(' ', '_')}.yaml"
-        path.write_text(text)
-        sweep.probe(f"config {name}", ["train", str(path), "--output", str(scratch / "cfg_run")], "error")
-    sweep.probe("set unknown key", ["train", str(TINY / "tiny.yaml"), "--set", "train.epochz=1", "--output",
-                                    str(scratch / "r")], "error")
-    # damaged model files
-    sys.path.insert(0, str(ROOT))
-    from seqlab.tasks import model_path
+    import importlib
 
-    source = model_path(model)
-    data = source.read_bytes()
-    damaged = {"truncated": data[: len(data) // 2], "flipped": data[:1000] + bytes([data[1000] ^ 1]) + data[1001:],
-               "zero bytes": b"", "text": b"not a model\n"}
-    foreign = scratch / "foreign.seqlab"
-    with zipfile.ZipFile(foreign, "w") as zf:
-        zf.writestr("hello.txt", "hi")
-    for name, payload in damaged.items():
-        path = scratch / f"{name.replace(' ', '_')}.seqlab"
-        path.write_bytes(payload)
-        sweep.probe(f"model {name}", ["tag", str(path), str(inputs["crlf"])], "error")
-    sweep.probe("model foreign zip", ["tag", str(foreign), str(inputs["crlf"])], "error")
-    sweep.probe("model folder without config", ["tag", str(inputs["folder"]), str(inputs["crlf"])], "error")
-    sweep.probe("eval output is a folder", ["eval", model, str(TINY / "dev.txt"), "--output", str(inputs["folder"])],
-                "error")
-    # a full disk
-    if not args.no_tmpfs and os.geteuid() == 0:
-        full = scratch / "full"
-        full.mkdir()
-        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(full)],
-                                 capture_output=True).returncode == 0
-        if mounted:
-            try:
-                (full / "filler").write_bytes(b"\0" * (3 * 1024 * 1024 - 64 * 1024))
-                sweep.probe("disk full: tag > file", ["tag", model, str(inputs["long_line"])], "error",
-                            stdout=full / "tagged.txt")
-                sweep.probe("disk full: eval --output", ["eval", model, str(TINY / "dev.txt"), "--output",
-                                                         str(full / "dev.pred")], "error")
-                if args.train:
-                    tiny = scratch / "tiny_run"
-                    run(["train", str(TINY / "tiny.yaml"), "--set", "train.epochs=1", "--output", str(tiny)], scratch)
-                    sweep.probe("disk full: package --out", ["package", str(tiny), "--out", str(full / "x.seqlab")],
-                                "error")
-                    sweep.probe("disk full: train", ["train", str(TINY / "tiny.yaml"), "--set", "train.epochs=1",
-                                                     "--output", str(full / "run")], "error")
-            finally:
-                subprocess.run(["umount", str(full)], capture_output=True)
-    if args.train:  # two writers on one run directory: one trains, the other is refused
-        sweep.count += 1
-        argv = [sys.executable, "-m", "seqlab", "train", str(TINY / "tiny.yaml"), "--set", "train.epochs=2",
-                "--output", str(scratch / "shared_run")]
-        procs = [subprocess.Popen(argv, cwd=scratch, env=ENV, stderr=subprocess.PIPE, text=True) for _ in range(2)]
-        results = [(proc.wait(), proc.stderr.read()) for proc in procs]
-        codes = sorted(rc for rc, _ in results)
-        if codes[0] != 0 or codes[1] == 0 or any("Traceback" in err for _, err in results):
-            sweep.failures.append({"probe": "two writers", "problem": "both ran or traceback", "rc": codes,
-                                   "stderr": results[1][1][-400:]})
-    tracebacks = sum(f["problem"] == "traceback" for f in sweep.failures)
-    print(json.dumps({"probes": sweep.count, "tracebacks": tracebacks,
-                      "wrong_or_unclear": len(sweep.failures) - tracebacks, "failures": sweep.failures}, indent=2))
-    shutil.rmtree(scratch, ignore_errors=True)
+    for module in PRELOADED:  # imported once here; every probe is forked from this process
+        importlib.import_module(module)
+
+    started = time.monotonic()
+    scratch = Path(tempfile.mkdtemp(prefix="probe-"))
+    sw = Sweep(scratch, args.only)
+    root_user = os.geteuid() == 0
+    seconds: dict[str, float] = {}
+    try:
+        tagger, packaged, relation = train_once(scratch)
+        groups: list[tuple[str, Callable[[], None]]] = [
+            ("labelled", lambda: labelled_probes(sw, tagger, packaged, root_user)),
+            ("raw", lambda: raw_probes(sw, args.model, root_user)), ("semeval", lambda: semeval_probes(sw, relation)),
+            ("config", lambda: config_probes(sw)), ("models", lambda: model_probes(sw, tagger, packaged, relation)),
+            ("interrupt", lambda: interrupt_probes(sw)), ("writers", lambda: writer_probes(sw, tagger, packaged)),
+            ("disk full", lambda: disk_full_probes(sw, tagger, packaged, not args.no_tmpfs and root_user))]
+        for name, group in groups:
+            begun = time.monotonic()
+            group()
+            seconds[name] = round(time.monotonic() - begun, 1)
+    finally:
+        report = sw.report()
+        report["seconds"] = {"total": round(time.monotonic() - started, 1), **seconds}
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -119,3 +119,34 @@ def test_portable_paths_name_no_machine(monkeypatch, tmp_path):
     assert sidebyside.portable_path("runs/glove1") == "runs/glove1"
     command = [str(tmp_path / "wcluster"), "--text", str(data / "a b.txt"), "--c", "100"]
     assert sidebyside.portable_command(command) == "wcluster --text $SEQLAB_DATA/'a b.txt' --c 100"
+
+
+def _load_benchmark(name: str):
+    spec = importlib.util.spec_from_file_location(f"benchmark_{name[:-3]}", BENCHMARKS / name)
+    module = importlib.util.module_from_spec(spec)
+    path = list(sys.path)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:] = path
+    return module
+
+
+def test_probe_sweep_oracles_agree_with_seqlab_and_classify_outcomes():
+    """The sweep's own scheme rewriting (its gold files) matches seqlab's conversion, and its outcome classes
+    tell a clear error from a traceback or several lines of noise."""
+    from seqlab.data.schemes import convert
+
+    inputs, sweep = _load_benchmark("probe_inputs.py"), _load_benchmark("probe_sweep.py")
+    tags = ["I-PER", "I-PER", "O", "I-LOC", "B-LOC", "I-LOC", "I-ORG", "O", "I-MISC"]
+    for ours, theirs in (("iob2", "iob2"), ("bilou", "bilou"), ("iobes", "bioes")):
+        assert inputs._iob1_to(tags, ours) == convert(tags, theirs)
+    result = sweep.Result
+    assert sweep.classify(result(0, "", "")) == "ok"
+    assert sweep.classify(result(2, "", "seqlab: error: a.txt:3: expected 4 columns\n")) == "clear-error"
+    assert sweep.classify(result(2, "", "usage: seqlab train\nseqlab train: error: bad\n")) == "clear-error"
+    assert sweep.classify(result(1, "", "Traceback (most recent call last):\n  x\nValueError: y\n")) == "traceback"
+    assert sweep.classify(result(1, "", "Killed\n")) == "unclear-error"
+    kinds = inputs.labelled_kinds()
+    assert len(kinds) >= 30 and all(k.tokens > 0 for k in kinds.values() if k.ok)

@@ -8,6 +8,7 @@ from typing import Any, BinaryIO, Iterable, Iterator
 
 from seqlab.core.paths import require_file
 from seqlab.core.errors import DataFormatError, SeqlabError
+from seqlab.data.conll import UTF8_BOM
 
 
 def positive_int(text: str) -> int:
@@ -31,8 +32,11 @@ def nonnegative_int(text: str) -> int:
 
 
 def utf8_lines(handle: BinaryIO, source: str) -> Iterator[str]:
-    """Decode a byte stream line by line; bytes that are not UTF-8 are an error naming the line."""
+    """Decode a byte stream line by line; bytes that are not UTF-8 are an error naming the line. A byte-order
+    mark opening the stream is not text: offsets into the first line count from after it."""
     for number, raw in enumerate(handle, start=1):
+        if number == 1:
+            raw = raw.removeprefix(UTF8_BOM)
         try:
             yield raw.decode("utf-8")
         except UnicodeDecodeError as err:

@@ -55,7 +55,8 @@ def check_output(run_dir: Path, resume: bool) -> None:
         flag = "--resume" if resume else "--output"
         raise SeqlabError(f"{flag} {run_dir}: a file, not a run directory; name a new or an existing folder")
     if resume and not has_checkpoint(run_dir):
-        raise SeqlabError(f"--resume {run_dir}: no checkpoint.pt there to resume from")
+        raise SeqlabError(f"--resume {run_dir}: no checkpoint.pt there to resume from (no epoch of it ended; "
+                          f"start it again: seqlab train CONFIG --output {run_dir})")
     if not resume and has_checkpoint(run_dir):
         raise SeqlabError(f"{run_dir} already holds a run; use --resume {run_dir} to continue it, or another --output")
 

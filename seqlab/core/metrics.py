@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from seqlab.data.conll import split_fields
 from seqlab.data.schemes import PREFIXES, split_tag
 from seqlab.core.errors import DataFormatError, SeqlabError
 
@@ -342,8 +343,8 @@ def _lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
 
 
 def _fields(line: str, delimiter: str | None) -> list[str]:
-    if delimiter is None:
-        return line.split()
+    if delimiter is None:  # as seqlab reads CoNLL files: a TAB-separated line keeps a whitespace-only token
+        return split_fields(line)
     fields = line.split(delimiter)
     while fields and not fields[-1]:  # like Perl's split, drop trailing empty fields
         fields.pop()

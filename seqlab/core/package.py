@@ -24,6 +24,7 @@ import os
 import shutil
 import tempfile
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -67,8 +68,6 @@ def _members(run_dir: Path, prune: bool = True) -> dict[str, bytes]:
     the words it needs (:mod:`seqlab.tagging.prune`)."""
     from seqlab.tagging.prune import PRUNERS, copy_whole, pruned_members, run_words
 
-    if not (run_dir / archive.WEIGHTS).is_file():
-        raise SeqlabError(f"{run_dir}: no {archive.WEIGHTS} (is it a finished seqlab run directory?)")
     tree = yaml.safe_load((run_dir / archive.CONFIG).read_text(encoding="utf-8"))
     members: dict[str, bytes] = {}
     features = (tree.get("model") or {}).get("features") or ()
@@ -86,6 +85,19 @@ def _members(run_dir: Path, prune: bool = True) -> dict[str, bytes]:
         if (run_dir / name).is_file():
             members[name] = (run_dir / name).read_bytes()
     return members
+
+
+def check_run(run_dir: Path) -> None:
+    """Refuse a run directory that would make a model file which cannot load: its config (read strictly), its
+    vocabularies, its fitted features' state and its weights (``weights_only``) are each read once here."""
+    from seqlab.tasks import read_config
+
+    if not (run_dir / archive.WEIGHTS).is_file():
+        raise SeqlabError(f"{run_dir}: no {archive.WEIGHTS} (is it a finished seqlab run directory?)")
+    read_config(run_dir / archive.CONFIG)
+    archive.load_vocabs(run_dir)
+    archive.load_feature_state(run_dir)
+    archive.load_weights(run_dir)
 
 
 def _manifest(run_dir: Path, members: dict[str, bytes]) -> dict[str, Any]:
@@ -110,6 +122,7 @@ def package(run_dir: str | Path, out: str | Path, *, prune: bool = True) -> dict
         raise SeqlabError(f"{run_dir}: not a seqlab run directory (no {archive.CONFIG})")
     if out.is_dir():
         raise SeqlabError(f"--out {out}: is a directory; give a file name such as {out / run_dir.name}{SUFFIX}")
+    check_run(run_dir)
     members = _members(run_dir, prune)
     manifest = _manifest(run_dir, members)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -126,7 +139,7 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
     try:
         with zipfile.ZipFile(path) as zf:
             return _verified(zf, path)
-    except (zipfile.BadZipFile, EOFError) as err:
+    except (zipfile.BadZipFile, EOFError, zlib.error) as err:  # zlib: a damaged compressed member
         raise SeqlabError(f"{path}: not a seqlab model file, or a truncated one ({err})") from None
     except OSError as err:
         raise SeqlabError(f"{path}: cannot be read: {err.strerror or err}") from None

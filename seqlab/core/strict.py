@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import re
 import types
 import typing
@@ -32,8 +33,8 @@ def choice(key: str, value: str, choices: Sequence[str]) -> None:
 
 
 def positive(key: str, value: float) -> None:
-    """Refuse a ``value`` for ``key`` that is zero or negative."""
-    if value <= 0:
+    """Refuse a ``value`` for ``key`` that is zero, negative, NaN or infinite."""
+    if not 0 < value < math.inf:
         raise ConfigError(f"{key}: expected a positive number, got {value}")
 
 

@@ -3,7 +3,8 @@
 One token per line, columns separated by spaces or tabs, sentences separated by
 blank lines, and ``-DOCSTART-`` lines marking document boundaries (CoNLL-2000,
 CoNLL-2003, OntoNotes in CoNLL form). Columns are named by the caller, e.g.
-``("word", "pos", "chunk", "ner")``.
+``("word", "pos", "chunk", "ner")``; a column named ``_`` is skipped (``data.columns: [word, _, _, ner]``
+in a config, ``seqlab eval --columns word,_,_,ner``).
 """
 from __future__ import annotations
 
@@ -17,6 +18,18 @@ from seqlab.core.paths import require_file
 from seqlab.core.errors import DataFormatError, SeqlabError
 
 DOCSTART = "-DOCSTART-"
+UTF8_BOM = b"\xef\xbb\xbf"
+SKIP = "_"  # the name of a column that is read past
+
+
+def named_columns(columns: Sequence[str], *, source: str = "columns") -> tuple[str, ...]:
+    """``columns`` checked: names unique, except ``_`` (a column to skip), which may repeat; the names of
+    ``data.columns`` and of ``seqlab eval --columns`` (``source`` names which in the error)."""
+    names = tuple(c.strip() for c in columns)
+    named = [c for c in names if c != SKIP]
+    if not all(names) or len(set(named)) != len(named):
+        raise SeqlabError(f"{source}: expected one name per column (unique; _ skips a column), got {list(names)}")
+    return names
 
 
 @dataclass(frozen=True)
@@ -50,9 +63,12 @@ def split_fields(line: str) -> list[str]:
 
 
 def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Yield (line number, text) from a UTF-8 file, with a clear error on bad bytes."""
+    """Yield (line number, text) from a UTF-8 file, with a clear error on bad bytes; a byte-order mark
+    opening the file (as Windows editors save UTF-8) is not part of its first line."""
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
+            if number == 1:
+                raw = raw.removeprefix(UTF8_BOM)
             try:
                 yield number, raw.decode("utf-8").rstrip("\r\n")
             except UnicodeDecodeError as err:
@@ -75,9 +91,7 @@ def read_conll(
     """
     path = Path(path)
     require_file(path)
-    names = tuple(columns)
-    if len(set(names)) != len(names):
-        raise SeqlabError(f"column names must be unique, got {list(names)}")
+    names = named_columns(columns)
     needed = len(names) if min_columns is None else min_columns
     rows: list[list[str]] = []
     first_line = 0
@@ -107,7 +121,8 @@ def read_conll(
 
 
 def _sentence(rows: list[list[str]], names: tuple[str, ...], path: str, line: int, doc_start: bool) -> Sentence:
-    cols = {name: tuple(row[i] if i < len(row) else "" for row in rows) for i, name in enumerate(names)}
+    cols = {name: tuple(row[i] if i < len(row) else "" for row in rows) for i, name in enumerate(names)
+            if name != SKIP}
     return Sentence(cols, path=path, line=line, doc_start=doc_start)
 
 

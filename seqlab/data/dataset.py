@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Sequence
 
 from seqlab.tagging.config import DataConfig
-from seqlab.data.conll import DOCSTART, numbered_lines, read_conll, split_fields
+from seqlab.data.conll import DOCSTART, SKIP, named_columns, numbered_lines, read_conll, split_fields
 from seqlab.data.schemes import convert, split_tag
 from seqlab.core.errors import DataFormatError, SeqlabError
 from seqlab.core.paths import resolve_data_path
@@ -39,7 +39,7 @@ def read_split(config: DataConfig, name: str, path: str | Path | None = None) ->
         path = resolve_data_path(value, key=f"data.{name}")
     path = Path(path)
     tokens, file_tags, tags = [], [], []
-    others = [c for c in config.columns if c not in (config.word_column, config.tag_column)]
+    others = [c for c in config.columns if c not in (config.word_column, config.tag_column, SKIP)]
     columns: dict[str, list[list[str]]] = {c: [] for c in others}
     limit = config.limit if name in ("train", "dev", "test") else 0
     for sentence in read_conll(path, config.columns):
@@ -104,15 +104,15 @@ def file_layout(config: DataConfig, path: str | Path, columns: Sequence[str] | N
 
 def _named_layout(config: DataConfig, path: Path, columns: Sequence[str]) -> DataConfig:
     """``config`` reading ``path``'s columns as ``columns`` (``_``: a column to skip)."""
-    names = [c.strip() for c in columns]
+    names = named_columns(columns, source=f"--columns {','.join(columns)}")
     missing = [c for c in (config.word_column, config.tag_column) if c not in names]
-    unknown = sorted({c for c in names if c != "_"} - set(config.columns))
-    named = [c for c in names if c != "_"]
-    if missing or unknown or len(set(named)) != len(named):
+    unknown = sorted({c for c in names if c != SKIP} - set(config.columns))
+    if missing or unknown:
+        model_names = [c for c in config.columns if c != SKIP]
         raise SeqlabError(f"--columns {','.join(names)}: name each column of {path} with one of the model's "
-                          f"column names {list(config.columns)} or _ (to skip it); {config.word_column!r} and "
+                          f"column names {model_names} or _ (to skip it); {config.word_column!r} and "
                           f"{config.tag_column!r} are needed" + (f"; unknown: {unknown}" if unknown else ""))
-    return dataclasses.replace(config, columns=tuple(c if c != "_" else f"skipped{i}" for i, c in enumerate(names)))
+    return dataclasses.replace(config, columns=names)
 
 
 def hold_out(split: Split, count: int, seed: int) -> tuple[Split, Split]:

@@ -112,7 +112,11 @@ def load_vocabs(path: Path) -> dict[str, Vocab]:
     except (OSError, ValueError) as err:
         raise SeqlabError(f"{path}: cannot read vocabularies: {err}") from None
     classes = {"Vocab": Vocab, "WordVocab": WordVocab}
-    return {name: classes[entry.pop("class")].from_dict(entry) for name, entry in data.items()}
+    try:
+        return {name: classes[entry.pop("class")].from_dict(entry) for name, entry in data.items()}
+    except (AttributeError, KeyError, TypeError, ValueError) as err:  # JSON, but not what save_vocabs writes
+        raise SeqlabError(f"{path}: not a seqlab vocabulary file (expected {{name: {{class, itos, pad, unk}}}}; "
+                          f"{type(err).__name__}: {err})") from None
 
 
 def char_vocab(words: Iterable[str], min_count: int = 1) -> Vocab:

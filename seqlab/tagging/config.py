@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Sequence
 
 from seqlab.core.config import EmbeddingsConfig, TrainSettings, TransformerConfig
-from seqlab.core.errors import ConfigError
+from seqlab.core.errors import ConfigError, SeqlabError
+from seqlab.data.conll import SKIP, named_columns
 from seqlab.tagging.parts import DECODERS, ENCODERS, TOKEN_FEATURES
 from seqlab.core.strict import choice, dump_config, dropout_rate, load_strict, positive
 
@@ -29,7 +30,7 @@ class DataConfig:
     test: str | None = None
     dev_sample: int = 0  # no dev file: hold out this many random training sentences (Turian et al. 2009 §5)
     dev_seed: int = 0  # seed of that sample, apart from train.seed so every model sees the same split
-    columns: tuple[str, ...] = ("word", "pos", "chunk", "ner")
+    columns: tuple[str, ...] = ("word", "pos", "chunk", "ner")  # the files' columns, in order; _ skips one
     word_column: str = "word"
     tag_column: str = "ner"
     file_scheme: str = "iob1"  # scheme of the tags in the files
@@ -39,8 +40,12 @@ class DataConfig:
     def __post_init__(self) -> None:
         choice("data.file_scheme", self.file_scheme, SCHEME_NAMES)
         choice("data.tag_scheme", self.tag_scheme, SCHEME_NAMES)
+        try:
+            named = [c for c in named_columns(self.columns, source="data.columns") if c != SKIP]
+        except SeqlabError as err:
+            raise ConfigError(str(err)) from None
         for key in ("word_column", "tag_column"):
-            if getattr(self, key) not in self.columns:
+            if getattr(self, key) not in named:
                 raise ConfigError(f"data.{key}: {getattr(self, key)!r} is not one of data.columns {list(self.columns)}")
         if (self.dev is None) == (self.dev_sample == 0):
             raise ConfigError("data: give a dev file (data.dev) or a number of training sentences to hold out "

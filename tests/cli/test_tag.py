@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from seqlab.cli import main
+from seqlab.cli._util import utf8_lines
 from seqlab.tagging.config import load_config
 from seqlab.data.schemes import spans
 from features.tokenize import split_sentences
@@ -377,3 +378,16 @@ def test_confidences_are_computed_only_for_jsonl(run_dir, monkeypatch, tmp_path,
         assert main(["tag", str(run_dir), str(path), "--format", fmt]) == 0
         assert set(asked) == {fmt == "jsonl"}, fmt
     capsys.readouterr()
+
+
+def test_a_byte_order_mark_is_not_text_and_offsets_count_from_after_it(run_dir, tmp_path, capsys):
+    plain, marked = tmp_path / "plain.txt", tmp_path / "bom.txt"
+    plain.write_text(LINES[0] + "\n", encoding="utf-8")
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    outputs = []
+    for path in (plain, marked):
+        assert main(["tag", str(run_dir), str(path), "--format", "jsonl"]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1]
+    raw = io.BytesIO(b"\xef\xbb\xbfParis met.\n\xef\xbb\xbfa mark inside a text is kept\n")
+    assert list(utf8_lines(raw, "x")) == ["Paris met.\n", "\ufeffa mark inside a text is kept\n"]

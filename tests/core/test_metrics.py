@@ -271,3 +271,11 @@ def test_chunks_match_seqeval_get_entities(sentences):
         warnings.simplefilter("ignore")  # seqeval warns about untyped tags
         expected = get_entities([list(s) for s in sentences])
     assert chunks(sentences) == expected
+
+
+def test_a_whitespace_only_token_in_a_tab_separated_file_is_one_column(tmp_path: Path) -> None:
+    """As seqlab's CoNLL reader splits it (a no-break space token); without TABs, any whitespace separates."""
+    path = tmp_path / "nbsp.tsv"
+    path.write_text("Paris\tB-LOC\tB-LOC\n\u00a0\tO\tO\nmet\tO\tB-PER\n", encoding="utf-8")
+    scored = read_prediction_file(path)
+    assert scored.gold == [["B-LOC", "O", "O"]] and scored.pred == [["B-LOC", "O", "B-PER"]]

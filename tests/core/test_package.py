@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -65,6 +66,7 @@ def _rewrite(source: Path, target: Path, change) -> None:
     ("version", "model file format version 99; this seqlab reads version 1"),
     ("foreign", r"not a seqlab model file \(no manifest.json\)"),
     ("extra", "member 'extra.py' is not in the manifest"),
+    ("flipped", "not a seqlab model file, or a truncated one"),  # a compressed member no longer inflates
 ])
 def test_a_damaged_or_foreign_file_is_refused_in_one_line(model_file, tmp_path, monkeypatch, damage, message):
     _, path = model_file
@@ -75,6 +77,12 @@ def test_a_damaged_or_foreign_file_is_refused_in_one_line(model_file, tmp_path, 
         _rewrite(path, bad, lambda n, d: d[:-1] + bytes([d[-1] ^ 1]) if n == "model.pt" else d)
     elif damage == "version":
         _rewrite(path, bad, lambda n, d: d.replace(b'"format_version": 1', b'"format_version": 99') if n == "manifest.json" else d)
+    elif damage == "flipped":
+        with zipfile.ZipFile(path) as zf:
+            info = zf.getinfo("model.pt")
+        data = bytearray(path.read_bytes())
+        data[info.header_offset + 30 + len(info.filename) + info.compress_size // 2] ^= 0xFF  # its deflated bytes
+        bad.write_bytes(bytes(data))
     elif damage == "foreign":
         with zipfile.ZipFile(bad, "w") as zf:
             zf.writestr("hello.txt", "not a model")
@@ -141,3 +149,34 @@ def test_feature_tables_are_pruned_and_a_copied_model_file_evaluates_as_its_run(
     assert got.report_text == expected.report_text
     assert (fresh / "pred.txt").read_text() == (tmp_path / "run.pred.txt").read_text()
     assert _spans(model) == expected_spans
+
+
+@pytest.mark.parametrize("member, content, message", [
+    ("model.pt", b"", "an empty file"),
+    ("model.pt", None, "no model.pt"),
+    ("config.yaml", b"\xff garbage", "not valid UTF-8"),
+    ("config.yaml", b"task: tagging\ndata: {train: a.txt, dev: b.txt}\nmodell: {}\n", "unknown key"),
+    ("vocabs.json", b"[1, 2, 3]", "not a seqlab vocabulary file"),
+    ("features.json", b"nope", "features.json:1: not valid JSON"),
+])
+def test_package_refuses_a_run_whose_files_would_not_load(model_file, tmp_path, member, content, message):
+    run, _ = model_file
+    damaged = tmp_path / "run"
+    shutil.copytree(run, damaged)
+    if content is None:
+        (damaged / member).unlink()
+    else:
+        (damaged / member).write_bytes(content)
+    with pytest.raises(SeqlabError, match=message) as info:
+        package(damaged, tmp_path / "out.seqlab")
+    assert "\n" not in str(info.value) and not (tmp_path / "out.seqlab").exists()
+
+
+def test_a_truncated_weights_file_is_refused_before_packaging(model_file, tmp_path):
+    run, _ = model_file
+    damaged = tmp_path / "run"
+    shutil.copytree(run, damaged)
+    weights = (damaged / "model.pt").read_bytes()
+    (damaged / "model.pt").write_bytes(weights[: len(weights) // 3])
+    with pytest.raises(SeqlabError, match="model.pt: cannot load weights"):
+        package(damaged, tmp_path / "out.seqlab")

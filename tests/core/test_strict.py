@@ -77,6 +77,9 @@ def test_checks_and_suggestions():
     positive("k", 0.5)
     with pytest.raises(ConfigError, match="k: expected a positive number, got 0"):
         positive("k", 0)
+    for value in (float("nan"), float("inf")):  # .nan or .inf in YAML: torch's optimizers would raise later
+        with pytest.raises(ConfigError, match=f"k: expected a positive number, got {value}"):
+            positive("k", value)
     assert suggest("hiden", {"hidden": 1, "layers": 2}) == "; did you mean 'hidden'?"
     assert suggest("zzz", {"b": 1, "a": 2}) == "; valid keys are ['a', 'b']"
 

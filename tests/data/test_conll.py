@@ -62,3 +62,13 @@ def test_write_then_read(tmp_path):
     back = list(read_conll(path, ["word", "ner"]))
     assert [list(zip(s["word"], s["ner"])) for s in back] == rows
     assert [p.name for p in path.parent.iterdir()] == ["b.txt"]  # no temporary file left behind
+
+
+@pytest.mark.parametrize("text", [TEXT, TEXT.split("\n\n", 1)[1]])  # with and without -DOCSTART- first
+def test_a_utf8_byte_order_mark_is_not_read_as_text(tmp_path, text):
+    path = tmp_path / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    plain = tmp_path / "plain.txt"
+    plain.write_text(text)
+    assert [s.columns for s in read_conll(path, COLUMNS)] == [s.columns for s in read_conll(plain, COLUMNS)]
+    assert [s.doc_start for s in read_conll(path, COLUMNS)] == [s.doc_start for s in read_conll(plain, COLUMNS)]

@@ -185,3 +185,13 @@ PINNED_CAPS_IDS = {
 @pytest.mark.parametrize("word, expected", sorted(PINNED_CAPS_IDS.items()))
 def test_caps_ids_are_pinned(word, expected):
     assert capitalization(word) == expected
+
+
+@pytest.mark.parametrize("text", ["[1, 2, 3]", '{"words": [1, 2]}', '{"words": {"class": "Nope"}}',
+                                  '{"words": {"class": "Vocab"}}'])
+def test_a_vocabulary_file_of_another_shape_is_one_clear_error(tmp_path, text):
+    path = tmp_path / "vocabs.json"
+    path.write_text(text)
+    with pytest.raises(SeqlabError, match="vocabs.json: not a seqlab vocabulary file") as info:
+        load_vocabs(path)
+    assert "\n" not in str(info.value)
