@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 LOG2 = math.log(2.0)
 _LOG_TABLE = 1 << 22  # entries of the ln lookup table (32 MiB)
+_LOOKUP_FROM = 2048  # smaller arrays call xlogy (the lookup's fixed costs are the larger there)
+_SCAN_BELOW = 1 << 16  # a loss table with fewer cells is scanned whole for its row minima
 
 
 def _f(x: Any) -> Any:
@@ -51,8 +53,10 @@ class _Logs:
         return self.pm(x, x)
 
     def pm(self, x: Any, y: Any) -> Any:
+        if np.size(y) < _LOOKUP_FROM:
+            return xlogy(x, y)
         k = np.asarray(y).astype(np.intp)
-        if k.size and k.max() >= self.size:
+        if k.size == 0 or k.max() >= self.size:
             return xlogy(x, y)
         # ln(y) laid out in memory as y is (astype keeps that order), so that the product is laid
         # out as xlogy's and sums over it add up in the same order: looked up in memory order
@@ -81,7 +85,7 @@ class Clusterer:
     (``inf`` on the diagonal and for empty slots; ``N`` is common to every pair and left out).
     """
 
-    def __init__(self, data: BigramCounts, num_clusters: int) -> None:
+    def __init__(self, data: BigramCounts, num_clusters: int, *, state: dict[str, np.ndarray] | None = None) -> None:
         s = self.size = num_clusters + 1
         v = len(data.words)
         total = float(data.fwd_cnt.sum())
@@ -116,7 +120,10 @@ class Clusterer:
         self._zm = np.zeros((8, s))
         self._fold_signs = np.array([1.0, 1.0, 1.0, -1.0, 1.0, 1.0, -1.0, -1.0])
         self._v = np.zeros((3, 2, s))
-        self._start(num_clusters)
+        if state is None:
+            self._start(num_clusters)
+        else:
+            self._restore(state)
 
     def _start(self, c: int) -> None:
         """Singleton clusters for the ``c`` most frequent words in slots ``0..c-1``; ``L`` from scratch."""
@@ -141,9 +148,39 @@ class Clusterer:
             self.L[i] = self._losses_against(i)
         self.L = 0.5 * (self.L + self.L.T)
         self._all_rows_changed()
+        self._views()
+
+    def _views(self) -> None:
         self._d = np.diagonal(self.T[0])  # views: n[i, i] and f(n[i, i])
         self._fd = np.diagonal(self.FT[0])
         self._Tr, self._FTr = self.T[::-1], self.FT[::-1]  # Tr[:, k] is T[:, :, k] transposed, by rows
+
+    def state(self) -> dict[str, np.ndarray]:
+        """What :meth:`_restore` needs to go on exactly where this state is (``f(T)`` and ``m ln y`` are redone)."""
+        sizes = np.array([len(g) for g in self.members], dtype=np.int64)
+        words = np.concatenate([np.asarray(g, dtype=np.int64) for g in self.members]) if sizes.sum() else sizes[:0]
+        return {"n": self.T[0], "L": self.L, "m": self.m, "y": self.y, "active": self.active, "born": self.born,
+                "slot_of": self.slot_of, "member_sizes": sizes, "member_words": words,
+                "next_id": np.array(self.next_id), "track_members": np.array(self.track_members)}
+
+    def _restore(self, state: dict[str, np.ndarray]) -> None:
+        n = np.array(state["n"], dtype=np.float64)
+        if n.shape != (self.size, self.size):
+            raise ValueError(f"a state of {n.shape[0] - 1} clusters, not {self.size - 1}")
+        self.T = np.stack([n, n.T.copy()])
+        self.FT = self._f(self.T)  # elementwise: the same doubles as kept up to date
+        self.L = np.array(state["L"], dtype=np.float64)
+        self.m, self.y = np.array(state["m"], dtype=np.float64), np.array(state["y"], dtype=np.float64)
+        self.fm = self._pm(self.m, self.y)
+        self.active = np.array(state["active"], dtype=bool)
+        self.born = np.array(state["born"], dtype=np.int64)
+        self.slot_of = np.array(state["slot_of"])
+        ends = np.cumsum(state["member_sizes"])
+        self.members = [g.tolist() for g in np.split(np.asarray(state["member_words"]), ends[:-1])]
+        self.next_id = int(state["next_id"])
+        self.track_members = bool(state["track_members"])
+        self._views()
+        self._all_rows_changed()
 
     def _assign(self, w: int, slot: int) -> None:
         self.slot_of[w] = slot
@@ -169,6 +206,9 @@ class Clusterer:
         entries in columns ``idx``, unless that old least entry itself was in ``idx`` (then it is
         scanned whole), in O(S × |idx|) instead of O(S²).
         """
+        if self.size * self.size < _SCAN_BELOW:
+            self._all_rows_changed()
+            return
         L, arg, low = self.L, self.row_arg, self.row_min
         idx = np.unique(idx)
         hit = np.zeros(self.size, dtype=bool)
@@ -447,6 +487,18 @@ class Clusterer:
             return idx
         fv = self._f(v)
         phi = (fv[0] - fv[1] - fv[2]).sum(axis=0)
+        act = np.flatnonzero(self.active)
+        if act.size < self.size:  # merging down to the hierarchy: pairs of live slots only (the rest are inf)
+            rows = act if idx.size > act.size // 2 else idx
+            fw = self._f(v[:, :, rows, None] + v[:, :, None, act])  # shape: (3, 2, |rows|, |act|)
+            change = (fw[1] + fw[2] - fw[0]).sum(axis=0)
+            change += phi[rows, None]
+            change += phi[act]
+            self.L[rows[:, None], act] += change
+            if rows is act:
+                return None
+            self.L[:, idx] = self.L[idx].T
+            return idx
         rows = slice(None) if idx.size > self.size // 2 else idx
         fw = self._f(v[:, :, rows, None] + v[:, :, None, :])  # shape: (3, 2, |rows|, S)
         change = (fw[1] + fw[2] - fw[0]).sum(axis=0)

@@ -83,7 +83,11 @@ def _assert_losses_exact(state: Clusterer) -> None:
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("fold", [True, False], ids=["fold-new-word", "add-then-merge"])
-def test_merge_losses_equal_brute_force_ami_drop(seed: int, fold: bool) -> None:
+def test_merge_losses_equal_brute_force_ami_drop(monkeypatch, seed: int, fold: bool) -> None:
+    import features.brown_merge as brown_merge
+
+    monkeypatch.setattr(brown_merge, "_LOOKUP_FROM", 0)  # the paths taken on large tables
+    monkeypatch.setattr(brown_merge, "_SCAN_BELOW", 0)
     data = count_bigrams(_zipf_corpus(seed))
     c = 5 + seed
     state = Clusterer(data, c)
@@ -118,12 +122,50 @@ def test_looked_up_logs_give_the_same_bits_as_xlogy(monkeypatch, table: int) -> 
 
     data = count_bigrams(_zipf_corpus(4, vocab=70, sentences=200))
     assert data.fwd_cnt.sum() > 16  # the small table has counts past its end
+    monkeypatch.setattr(brown_merge, "_LOOKUP_FROM", 0)
+    monkeypatch.setattr(brown_merge, "_SCAN_BELOW", 0)
     looked_up = _run_window(data, 6)
     monkeypatch.setattr(brown_merge, "_LOG_TABLE", table)
     other = _run_window(data, 6)
     np.testing.assert_array_equal(other.L, looked_up.L)
     np.testing.assert_array_equal(other.T, looked_up.T)
     assert [other.members[s] for s in range(7)] == [looked_up.members[s] for s in range(7)]
+
+
+def test_an_interrupted_run_goes_on_from_its_checkpoint_to_the_same_clusters(tmp_path, monkeypatch) -> None:
+    from features.base import FeatureError
+    from features.brown_induce import induce
+
+    data = count_bigrams(_zipf_corpus(6, vocab=120, sentences=300))
+    c = 6
+    expected = induce(data, c)
+    steps = {"n": 0}
+
+    def counted(method):
+        def step(self, *args):
+            steps["n"] += 1
+            if steps["n"] == steps.get("stop"):
+                raise KeyboardInterrupt
+            return method(self, *args)
+        return step
+
+    monkeypatch.setattr(Clusterer, "fold_new_word", counted(Clusterer.fold_new_word))
+    monkeypatch.setattr(Clusterer, "merge", counted(Clusterer.merge))
+    induce(data, c)
+    total = steps["n"]
+    for stop in (7, total - 2):  # stopped in the window; while merging the clusters into the tree
+        path = tmp_path / f"stop{stop}.ckpt"
+        steps.update(n=0, stop=stop)
+        with pytest.raises(KeyboardInterrupt):
+            induce(data, c, checkpoint=path, every=0.0)
+        steps.update(n=0, stop=None)
+        assert induce(data, c, checkpoint=path, every=0.0) == expected
+        assert steps["n"] == total - stop + 1  # went on from the last step saved, not from the start
+        with pytest.raises(FeatureError, match="another number of clusters"):
+            induce(data, c + 1, checkpoint=path)
+    (tmp_path / "bad.ckpt").write_bytes(b"not a checkpoint")
+    with pytest.raises(FeatureError, match="not a Brown clustering checkpoint"):
+        induce(data, c, checkpoint=tmp_path / "bad.ckpt")
 
 
 def _greedy_reference(sentences: list[list[str]], c: int) -> tuple[set[frozenset[str]], set[frozenset[str]]]:
