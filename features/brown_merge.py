@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 LOG2 = math.log(2.0)
 _LOG_TABLE = 1 << 22  # entries of the ln lookup table (32 MiB)
 _LOOKUP_FROM = 2048  # smaller arrays call xlogy (the lookup's fixed costs are the larger there)
-_SCAN_BELOW = 1 << 16  # a loss table with fewer cells is scanned whole for its row minima
+_SCAN_BELOW = 1 << 18  # a loss table with fewer cells is scanned whole for its row minima
 
 
 def _f(x: Any) -> Any:
