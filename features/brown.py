@@ -176,13 +176,15 @@ def ami(bigram_counts: Any, clusters: Sequence[int] | np.ndarray) -> float:
 
 
 def induce_brown(sentences: Iterable[Sequence[str]], num_clusters: int, *, min_count: int = 1,
-                 progress: bool = False) -> "BrownClusters":
+                 progress: bool = False, checkpoint: str | os.PathLike[str] | None = None) -> "BrownClusters":
     """Brown clusters of a corpus of token lists, by Liang's (2005) windowed algorithm.
 
     Bigrams join adjacent tokens within a sentence and never bridge sentences (wcluster
     reads its whole input as one stream; with one document per line the two barely differ).
     ``.ami`` of the result is the AMI (bits) of the class bigram model at ``num_clusters``
     clusters, before they merge into the hierarchy; ``.seconds`` the time taken.
+    With ``checkpoint`` (a file) the merge state is saved there every 10 minutes and a later
+    call with the same corpus and settings goes on from it (the clusters are the same).
     """
     from features.brown_induce import induce  # scipy, only when inducing or scoring
 
@@ -193,7 +195,7 @@ def induce_brown(sentences: Iterable[Sequence[str]], num_clusters: int, *, min_c
     if len(data.words) < num_clusters:
         raise ValueError(f"the corpus has {len(data.words)} distinct words (with count >= min_count={min_count}), "
                          f"fewer than num_clusters={num_clusters}")
-    paths, final_ami = induce(data, num_clusters, progress=progress)
+    paths, final_ami = induce(data, num_clusters, progress=progress, checkpoint=checkpoint)
     seconds = time.perf_counter() - start
     logger.info("Brown clusters: %d words into %d clusters in %.1f s, AMI %.4f bits",
                 len(data.words), num_clusters, seconds, final_ami)

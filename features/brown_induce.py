@@ -43,10 +43,16 @@ bigrams (never bridged over), as in wcluster.
 """
 from __future__ import annotations
 
+import hashlib
+import os
+import time
+import zipfile
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from features.atomic import atomic_open
+from features.base import FeatureError
 from features.brown_merge import Clusterer, ami_from_table
 
 if TYPE_CHECKING:
@@ -54,14 +60,40 @@ if TYPE_CHECKING:
 
 __all__ = ["ami_from_table", "induce"]
 
+CHECKPOINT_SECONDS = 600.0  # how often, at most, the merge state is written to the checkpoint file
 
-def induce(data: BigramCounts, num_clusters: int, *, progress: bool = False) -> tuple[dict[str, str], float]:
-    """Run both stages; returns ``(word → bit-string, AMI in bits at num_clusters clusters)``."""
+
+def induce(data: BigramCounts, num_clusters: int, *, progress: bool = False,
+           checkpoint: str | os.PathLike[str] | None = None,
+           every: float = CHECKPOINT_SECONDS) -> tuple[dict[str, str], float]:
+    """Run both stages; returns ``(word → bit-string, AMI in bits at num_clusters clusters)``.
+
+    With ``checkpoint``, the whole merge state is written there atomically at most every
+    ``every`` seconds, and a run with the same counts and ``num_clusters`` that finds the file
+    goes on from it; the clusters are the same as those of a run never stopped.
+    """
     v, c = len(data.words), num_clusters
     bar = _bar(progress, v - 1)
-    state = Clusterer(data, c)
-    free, pending = c, 0
-    for w in range(c, v):
+    key = _fingerprint(data, c) if checkpoint is not None else ""
+    saved = _load(checkpoint, key) if checkpoint is not None and os.path.exists(checkpoint) else None
+    state = Clusterer(data, c, state=saved)
+    free, start, final_ami = c, c, 0.0
+    children: dict[int, tuple[int, int]] = {}
+    leaf_ids = np.full(state.size, -1, dtype=np.int64)  # slot → its leaf's id, once the window is done
+    if saved is not None:
+        free, start, final_ami = int(saved["free"]), int(saved["next_word"]), float(saved["final_ami"])
+        children = {int(p): (int(x), int(y)) for p, x, y in saved["children"]}
+        leaf_ids = saved["leaf_ids"]
+    pending = start - c + len(children)
+    last = time.monotonic()
+
+    def save(next_word: int) -> None:
+        nonlocal last
+        if checkpoint is not None and time.monotonic() - last >= every:
+            _save(checkpoint, key, state, next_word, free, final_ami, children, leaf_ids)
+            last = time.monotonic()
+
+    for w in range(start, v):
         if not state.fold_new_word(w, free):
             state.add_word(w, free)
             _, free = state.merge(*state.best_pair())
@@ -69,21 +101,53 @@ def induce(data: BigramCounts, num_clusters: int, *, progress: bool = False) -> 
         if bar is not None and pending >= 512:
             bar.update(pending)
             pending = 0
-    final_ami = state.ami_bits()
-    leaves = {int(state.born[s]): state.members[s] for s in np.flatnonzero(state.active)}
-    state.track_members = False
-    children: dict[int, tuple[int, int]] = {}
-    for _ in range(c - 1):
+        save(w + 1)
+    if not (leaf_ids >= 0).any():  # the window is done (not so in a checkpoint taken during the hierarchy)
+        final_ami = state.ami_bits()
+        leaf_ids = np.where(state.active, state.born, -1)
+        state.track_members = False  # the leaves' members stay as they are
+    leaves = {int(leaf_ids[s]): state.members[s] for s in np.flatnonzero(leaf_ids >= 0)}
+    for _ in range(c - 1 - len(children)):
         a, b = state.best_pair()
         ids = sorted((int(state.born[a]), int(state.born[b])))
         kept, _ = state.merge(a, b)
         children[int(state.born[kept])] = (ids[0], ids[1])
         pending += 1
+        save(v)
     if bar is not None:
         bar.update(pending)
         bar.close()
     root = int(state.born[np.flatnonzero(state.active)[0]])
     return _paths(root, children, leaves, data.words), final_ami
+
+
+def _fingerprint(data: BigramCounts, num_clusters: int) -> str:
+    """Names the counts and cluster number a checkpoint belongs to."""
+    h = hashlib.sha256(f"{num_clusters} {len(data.words)}".encode())
+    h.update("\n".join(data.words).encode("utf-8"))
+    for a in (data.fwd_ptr, data.fwd_idx, data.fwd_cnt):
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
+
+
+def _save(path: str | os.PathLike[str], key: str, state: Clusterer, next_word: int, free: int, final_ami: float,
+          children: dict[int, tuple[int, int]], leaf_ids: np.ndarray) -> None:
+    rows = np.array([(p, x, y) for p, (x, y) in children.items()], dtype=np.int64).reshape(-1, 3)
+    with atomic_open(path, "wb", encoding=None) as f:
+        np.savez(f, key=np.array(key), next_word=np.array(next_word), free=np.array(free),
+                 final_ami=np.array(final_ami), children=rows, leaf_ids=leaf_ids, **state.state())
+
+
+def _load(path: str | os.PathLike[str], key: str) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            saved = {name: f[name] for name in f.files}
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
+        raise FeatureError(f"{path}: not a Brown clustering checkpoint ({e})") from e
+    if str(saved.get("key")) != key:
+        raise FeatureError(f"{path}: a checkpoint of other counts or another number of clusters; "
+                               "remove it or give another --checkpoint file")
+    return saved
 
 
 def _paths(root: int, children: dict[int, tuple[int, int]], leaves: dict[int, list[int]],

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from features.brown import BigramCounts
 
 LOG2 = math.log(2.0)
+_LOG_TABLE = 1 << 22  # entries of the ln lookup table (32 MiB)
+_LOOKUP_FROM = 2048  # smaller arrays call xlogy (the lookup's fixed costs are the larger there)
+_SCAN_BELOW = 1 << 18  # a loss table with fewer cells is scanned whole for its row minima
 
 
 def _f(x: Any) -> Any:
@@ -31,6 +34,35 @@ def _fs(x: float) -> float:
 def _pm(x: Any, y: Any) -> Any:
     """A marginal's term ``x ln y``: ``x`` the marginal in the window's table, ``y`` its corpus total (``0 ln 0 = 0``)."""
     return xlogy(x, y)
+
+
+class _Logs:
+    """``x ln x`` and ``x ln y`` of whole-number arrays by looking ``ln`` up in a table.
+
+    Every count in the class bigram table, its marginals and their sums is a whole number
+    ``<= N``; a table of ``ln k`` for ``k < size`` (made by the same ``xlogy`` as :func:`_f`,
+    so the same doubles) replaces the ~4x dearer ``log`` call. Larger ones fall back to ``xlogy``.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.ln = xlogy(1.0, np.arange(size, dtype=np.float64))
+        self.ln[0] = 0.0  # 0 ln 0 = 0 and 0 ln y = 0 as xlogy has them; x > 0 never meets y = 0
+
+    def f(self, x: Any) -> Any:
+        return self.pm(x, x)
+
+    def pm(self, x: Any, y: Any) -> Any:
+        if np.size(y) < _LOOKUP_FROM:
+            return xlogy(x, y)
+        k = np.asarray(y).astype(np.intp)
+        if k.size == 0 or k.max() >= self.size:
+            return xlogy(x, y)
+        # ln(y) laid out in memory as y is (astype keeps that order), so that the product is laid
+        # out as xlogy's and sums over it add up in the same order: looked up in memory order
+        order = np.argsort(k.strides, kind="stable")[::-1]
+        ln = np.take(self.ln, k.transpose(order), mode="clip").transpose(np.argsort(order))
+        return np.multiply(x, ln)
 
 
 def ami_from_table(cells: np.ndarray, left: np.ndarray, right: np.ndarray) -> float:
@@ -53,9 +85,15 @@ class Clusterer:
     (``inf`` on the diagonal and for empty slots; ``N`` is common to every pair and left out).
     """
 
-    def __init__(self, data: BigramCounts, num_clusters: int) -> None:
+    def __init__(self, data: BigramCounts, num_clusters: int, *, state: dict[str, np.ndarray] | None = None) -> None:
         s = self.size = num_clusters + 1
         v = len(data.words)
+        total = float(data.fwd_cnt.sum())
+        if np.array_equal(data.fwd_cnt, np.floor(data.fwd_cnt)) and total < 2.0 ** 52:  # whole counts
+            logs = _Logs(int(min(total + 1, _LOG_TABLE)))
+            self._f, self._pm = logs.f, logs.pm
+        else:
+            self._f, self._pm = _f, _pm
         self.L = np.full((s, s), np.inf)
         self.active = np.zeros(s, dtype=bool)
         # Neighbours of word w: right ones as their word id, left ones as V + word id, so
@@ -82,7 +120,10 @@ class Clusterer:
         self._zm = np.zeros((8, s))
         self._fold_signs = np.array([1.0, 1.0, 1.0, -1.0, 1.0, 1.0, -1.0, -1.0])
         self._v = np.zeros((3, 2, s))
-        self._start(num_clusters)
+        if state is None:
+            self._start(num_clusters)
+        else:
+            self._restore(state)
 
     def _start(self, c: int) -> None:
         """Singleton clusters for the ``c`` most frequent words in slots ``0..c-1``; ``L`` from scratch."""
@@ -99,16 +140,47 @@ class Clusterer:
         n = np.bincount(rows[ok] * s + cols[ok], weights=self.nb_cnt[lo:hi][ok], minlength=s * s)
         n = n.astype(np.float64, copy=False).reshape(s, s)
         self.T = np.stack([n, n.T.copy()])
-        self.FT = _f(self.T)
+        self.FT = self._f(self.T)
         self.m = np.stack([n.sum(axis=1), n.sum(axis=0)])
         self.y[:, :c] = self.word_y[:, :c]
-        self.fm = _pm(self.m, self.y)
+        self.fm = self._pm(self.m, self.y)
         for i in range(c):
             self.L[i] = self._losses_against(i)
         self.L = 0.5 * (self.L + self.L.T)
+        self._all_rows_changed()
+        self._views()
+
+    def _views(self) -> None:
         self._d = np.diagonal(self.T[0])  # views: n[i, i] and f(n[i, i])
         self._fd = np.diagonal(self.FT[0])
         self._Tr, self._FTr = self.T[::-1], self.FT[::-1]  # Tr[:, k] is T[:, :, k] transposed, by rows
+
+    def state(self) -> dict[str, np.ndarray]:
+        """What :meth:`_restore` needs to go on exactly where this state is (``f(T)`` and ``m ln y`` are redone)."""
+        sizes = np.array([len(g) for g in self.members], dtype=np.int64)
+        words = np.concatenate([np.asarray(g, dtype=np.int64) for g in self.members]) if sizes.sum() else sizes[:0]
+        return {"n": self.T[0], "L": self.L, "m": self.m, "y": self.y, "active": self.active, "born": self.born,
+                "slot_of": self.slot_of, "member_sizes": sizes, "member_words": words,
+                "next_id": np.array(self.next_id), "track_members": np.array(self.track_members)}
+
+    def _restore(self, state: dict[str, np.ndarray]) -> None:
+        n = np.array(state["n"], dtype=np.float64)
+        if n.shape != (self.size, self.size):
+            raise ValueError(f"a state of {n.shape[0] - 1} clusters, not {self.size - 1}")
+        self.T = np.stack([n, n.T.copy()])
+        self.FT = self._f(self.T)  # elementwise: the same doubles as kept up to date
+        self.L = np.array(state["L"], dtype=np.float64)
+        self.m, self.y = np.array(state["m"], dtype=np.float64), np.array(state["y"], dtype=np.float64)
+        self.fm = self._pm(self.m, self.y)
+        self.active = np.array(state["active"], dtype=bool)
+        self.born = np.array(state["born"], dtype=np.int64)
+        self.slot_of = np.array(state["slot_of"])
+        ends = np.cumsum(state["member_sizes"])
+        self.members = [g.tolist() for g in np.split(np.asarray(state["member_words"]), ends[:-1])]
+        self.next_id = int(state["next_id"])
+        self.track_members = bool(state["track_members"])
+        self._views()
+        self._all_rows_changed()
 
     def _assign(self, w: int, slot: int) -> None:
         self.slot_of[w] = slot
@@ -119,8 +191,42 @@ class Clusterer:
         return ami_from_table(self.T[0], self.m[0], self.m[1])
 
     def best_pair(self) -> tuple[int, int]:
-        i, j = divmod(int(np.argmin(self.L)), self.size)
-        return i, j
+        """The first pair, in row-major order, with the least loss (``divmod(argmin(L), S)``), in O(S)."""
+        i = int(np.argmin(self.row_min))
+        return i, int(self.row_arg[i])
+
+    def _all_rows_changed(self) -> None:
+        self.row_arg = self.L.argmin(axis=1)  # shape: (S,), each row's first least entry
+        self.row_min = self.L[np.arange(self.size), self.row_arg]
+
+    def _rows_changed(self, idx: np.ndarray) -> None:
+        """Bring ``row_min``, ``row_arg`` up to date after rows and columns ``idx`` of ``L`` changed (nothing else).
+
+        The changed rows are scanned whole; any other row compares its old least entry with its
+        entries in columns ``idx``, unless that old least entry itself was in ``idx`` (then it is
+        scanned whole), in O(S × |idx|) instead of O(S²).
+        """
+        if self.size * self.size < _SCAN_BELOW:
+            self._all_rows_changed()
+            return
+        L, arg, low = self.L, self.row_arg, self.row_min
+        idx = np.unique(idx)
+        hit = np.zeros(self.size, dtype=bool)
+        hit[idx] = True
+        stale = np.flatnonzero(hit[arg] & ~hit)
+        cols = L[:, idx]  # shape: (S, |idx|)
+        pos = cols.argmin(axis=1)
+        best = cols[np.arange(self.size), pos]
+        at = idx[pos]
+        better = (best < low) | ((best == low) & (at < arg))
+        better[idx] = False
+        better[stale] = False
+        low[better], arg[better] = best[better], at[better]
+        again = np.concatenate([idx, stale])
+        if again.size:
+            sub = L[again]
+            a = sub.argmin(axis=1)
+            arg[again], low[again] = a, sub[np.arange(again.size), a]
 
     def _cells(self, w: int, s: int) -> tuple[np.ndarray, np.ndarray]:
         """Word ``w``'s cells as slot ``s``: ``(vec, u)``, ``vec[0] = n[s, ·]``, ``vec[1] = n[·, s]``,
@@ -143,17 +249,17 @@ class Clusterer:
         """
         m, fm, y = self.m, self.fm, self.y
         x = vec[:, u]  # shape: (2, |u|)
-        fx = _f(x)
-        block = (fx[:, :, None] + fx[:, None, :] - _f(x[:, :, None] + x[:, None, :])).sum(axis=0)
+        fx = self._f(x)
+        block = (fx[:, :, None] + fx[:, None, :] - self._f(x[:, :, None] + x[:, None, :])).sum(axis=0)
         old = m[:, u]
         new = old + x[::-1]
         yu = y[:, u]
-        fnew = _pm(new, yu)
+        fnew = self._pm(new, yu)
         e = (fm[:, u] - fnew).sum(axis=0)
         mp = m.copy()
         mp[:, u] = new
         yy = yu[:, :, None] + y[:, None, :]  # shape: (2, |u|, S)
-        marg = (_pm(new[:, :, None] + mp[:, None, :], yy) - _pm(old[:, :, None] + m[:, None, :], yy)).sum(axis=0)
+        marg = (self._pm(new[:, :, None] + mp[:, None, :], yy) - self._pm(old[:, :, None] + m[:, None, :], yy)).sum(axis=0)
         marg += e[:, None]
         marg[:, u] += e
         return marg, block, mp, fnew
@@ -167,17 +273,18 @@ class Clusterer:
             self.L[u] += marg
             self.L[:, u] = self.L[u].T
             self.m[:, u], self.fm[:, u] = mp[:, u], fnew
-        fv = _f(vec)
+        fv = self._f(vec)
         self.T[:, s, :], self.T[:, :, s] = vec, vec[::-1]
         self.FT[:, s, :], self.FT[:, :, s] = fv, fv[::-1]
         self.m[:, s] = vec.sum(axis=1)
         self.y[:, s] = self._ys
-        self.fm[:, s] = _pm(self.m[:, s], self.y[:, s])
+        self.fm[:, s] = self._pm(self.m[:, s], self.y[:, s])
         self.active[s] = True
         self.members[s] = [w]
         self.born[s] = w
         row = self._losses_against(s)
         self.L[s], self.L[:, s] = row, row
+        self._rows_changed(np.append(u, s))
 
     def fold_new_word(self, w: int, s: int) -> bool:
         """Add word ``w`` and, when its cheapest merge is into a cluster ``a`` (the usual case),
@@ -189,7 +296,7 @@ class Clusterer:
         row = self._new_word_losses(vec, s, u, mp, fnew)
         a = int(np.argmin(row))
         best = row[a]
-        if L.min() < best:
+        if self.row_min.min() < best:
             return False
         if u.size:
             after = L[u] + marg
@@ -203,6 +310,7 @@ class Clusterer:
         out[a] = np.inf
         out[~self.active] = np.inf
         L[a], L[:, a] = out, out
+        self._rows_changed(np.append(u, a))
         self._assign(w, a)
         if self.track_members:
             self.members[a].append(w)
@@ -215,20 +323,20 @@ class Clusterer:
         """``N × L[s, i]`` as :meth:`_losses_against` gives it, for a new word whose cells ``vec`` are not in the tables."""
         d, fd, z, ys = self._d, self._fd, self._z[:3], self._ys
         x, nss, ms = vec[:, u], float(vec[0, s]), vec.sum(axis=1)
-        fx = _f(x)
+        fx = self._f(x)
         fmp = self.fm.copy()
         fmp[:, u] = fnew
         # Σ_k g(n[s, k], n[i, k]) + Σ_k g(n[k, s], n[k, i]) over the old slots k ≠ i ...
-        row = (self._FTr[:, u] - _f(self._Tr[:, u] + x[:, :, None])).sum(axis=(0, 1)) + fx.sum()
-        row[u] -= (fx + fd[u] - _f(x + d[u])).sum(axis=0)
+        row = (self._FTr[:, u] - self._f(self._Tr[:, u] + x[:, :, None])).sum(axis=(0, 1)) + fx.sum()
+        row[u] -= (fx + fd[u] - self._f(x + d[u])).sum(axis=0)
         # ... the 2×2 block {s, i} and the marginals
         np.add(vec[0], vec[1], out=z[0])
         z[0] += d
         z[0] += nss
         np.add(ms[:, None], mp, out=z[1:3])
-        pz = _pm(z[1:3], ys[:, None] + self.y)
-        row += pz[0] + pz[1] - _f(z[0]) + _f(vec).sum(axis=0) + fd - fmp.sum(axis=0)
-        row += _fs(nss) - _pm(ms, ys).sum()
+        pz = self._pm(z[1:3], ys[:, None] + self.y)
+        row += pz[0] + pz[1] - self._f(z[0]) + self._f(vec).sum(axis=0) + fd - fmp.sum(axis=0)
+        row += _fs(nss) - self._pm(ms, ys).sum()
         row[~self.active] = np.inf
         return row
 
@@ -251,23 +359,23 @@ class Clusterer:
         np.add(mpa[:, None], mp, out=z[4:6])
         np.add(m[:, a, None], m, out=z[6:8])
         fz = np.empty_like(z)
-        fz[:4] = _f(z[:4])
-        fz[4:6] = _pm(z[4:6], ypa[:, None] + y)
-        fz[6:8] = _pm(z[6:8], y[:, a, None] + y)
+        fz[:4] = self._f(z[:4])
+        fz[4:6] = self._pm(z[4:6], ypa[:, None] + y)
+        fz[6:8] = self._pm(z[6:8], y[:, a, None] + y)
         out = self._fold_signs @ fz
         out += self.L[a]
         out -= FT[:, a].sum(axis=0)
-        out += _fs(nmm) - FT[0, a, a] - _pm(mpa, ypa).sum() + self.fm[0, a] + self.fm[1, a]
+        out += _fs(nmm) - FT[0, a, a] - self._pm(mpa, ypa).sum() + self.fm[0, a] + self.fm[1, a]
         out[u] += (self.fm[:, u] - fnew).sum(axis=0)
         k = u[u != a]
         if k.size:  # the sums over k: g(u_k + v_k, w_ik) - g(u_k, w_ik), u = a's cells, v = s's
             uk = T[:, a, k]
             uvk = uk + vec[:, k]
-            gain = _f(uvk) - FT[:, a, k]
+            gain = self._f(uvk) - FT[:, a, k]
             w = self._Tr[:, k]  # w[0, k, i] = n[i, k], w[1, k, i] = n[k, i]
-            out += gain.sum() - _f(w + uvk[:, :, None]).sum(axis=(0, 1)) + _f(w + uk[:, :, None]).sum(axis=(0, 1))
+            out += gain.sum() - self._f(w + uvk[:, :, None]).sum(axis=(0, 1)) + self._f(w + uk[:, :, None]).sum(axis=(0, 1))
             wkk = d[k]
-            out[k] -= (gain - _f(uvk + wkk) + _f(uk + wkk)).sum(axis=0)  # the sums leave out k = i
+            out[k] -= (gain - self._f(uvk + wkk) + self._f(uk + wkk)).sum(axis=0)  # the sums leave out k = i
         return out
 
     def _fold_pairs(self, a: int, s: int, vec: np.ndarray, u: np.ndarray, marg: np.ndarray) -> None:
@@ -277,9 +385,9 @@ class Clusterer:
         v[1, :, a] = 0.0
         np.add(v[1], vec[::-1], out=v[0])
         v[0, :, [a, s]] = 0.0
-        fv = _f(v)
+        fv = self._f(v)
         phi = (fv[0] - fv[1]).sum(axis=0)
-        fw = _f(v[:, :, u, None] + v[:, :, None, :])  # shape: (2, 2, |u|, S)
+        fw = self._f(v[:, :, u, None] + v[:, :, None, :])  # shape: (2, 2, |u|, S)
         marg += (fw[1] - fw[0]).sum(axis=0)
         marg += phi[u, None]
         marg += phi
@@ -293,12 +401,12 @@ class Clusterer:
         T[:, a] += y
         T[:, :, a] += y[::-1]
         T[:, a, a] += vec[0, s]
-        fa = _f(T[:, a])
+        fa = self._f(T[:, a])
         FT[:, a], FT[:, :, a] = fa, fa[::-1]
         m[:, u], fm[:, u] = mp[:, u], fnew
         m[:, a] += vec.sum(axis=1)
         self.y[:, a] += self._ys
-        fm[:, a] = _pm(m[:, a], self.y[:, a])
+        fm[:, a] = self._pm(m[:, a], self.y[:, a])
 
     def _losses_against(self, s: int) -> np.ndarray:
         """``N × L[s, i]`` for every slot ``i``, afresh, in O(S × non-zero cells of slot s)."""
@@ -307,7 +415,7 @@ class Clusterer:
         k = np.flatnonzero(vec[0] + vec[1])
         d, nss = np.diagonal(T[0]), T[0, s, s]
         # Σ_k g(n[s, k], n[i, k]) + Σ_k g(n[k, s], n[k, i]) over all k, for every i ...
-        sums = (FT[::-1][:, k] - _f(T[::-1][:, k] + vec[:, k, None])).sum(axis=(0, 1)) + FT[:, s].sum()
+        sums = (FT[::-1][:, k] - self._f(T[::-1][:, k] + vec[:, k, None])).sum(axis=(0, 1)) + FT[:, s].sum()
         # ... less the terms k = i and k = s (the 2×2 block {s, i} counts them), and the marginals:
         # f(n_si + n_ii) + f(n_is + n_ii) + f(n_ss + n_si) + f(n_ss + n_is) - f(n_ss + n_si + n_is + n_ii)
         # + f(r_s + r_i) + f(c_s + c_i), in one call
@@ -316,8 +424,8 @@ class Clusterer:
         np.add(z[0], z[3], out=z[4])
         np.add(m[:, s, None], m, out=z[5:7])
         fz = np.empty_like(z)
-        fz[:5] = _f(z[:5])
-        fz[5:7] = _pm(z[5:7], self.y[:, s, None] + self.y)
+        fz[:5] = self._f(z[:5])
+        fz[5:7] = self._pm(z[5:7], self.y[:, s, None] + self.y)
         losses = self._signs @ fz
         losses += sums
         losses -= FT[:, s].sum(axis=0) + np.diagonal(FT[0]) + self.fm.sum(axis=0)
@@ -331,24 +439,28 @@ class Clusterer:
         T = self.T
         if np.count_nonzero(T[:, a]) < np.count_nonzero(T[:, b]):
             a, b = b, a  # fold the sparser slot b into a
-        self._update_pairs(a, b)
+        changed = self._update_pairs(a, b)
         T[:, a] += T[:, b]
         T[:, :, a] += T[:, :, b]
         T[:, b], T[:, :, b] = 0.0, 0.0
-        fa = _f(T[:, a])
+        fa = self._f(T[:, a])
         self.FT[:, a], self.FT[:, :, a] = fa, fa[::-1]
         self.FT[:, b], self.FT[:, :, b] = 0.0, 0.0
         self.m[:, a] += self.m[:, b]
         self.m[:, b] = 0.0
         self.y[:, a] += self.y[:, b]
         self.y[:, b] = 0.0
-        self.fm[:, a], self.fm[:, b] = _pm(self.m[:, a], self.y[:, a]), 0.0
+        self.fm[:, a], self.fm[:, b] = self._pm(self.m[:, a], self.y[:, a]), 0.0
         self.active[b] = False
         self.L[b], self.L[:, b] = np.inf, np.inf
         row = self._losses_against(a)
         row[a] = np.inf
         row[~self.active] = np.inf
         self.L[a], self.L[:, a] = row, row
+        if changed is None:
+            self._all_rows_changed()
+        else:
+            self._rows_changed(np.append(changed, [a, b]))
         if self.track_members:
             moved = np.array(self.members[b], dtype=np.int64)
             self.slot_of[moved] = a
@@ -359,11 +471,12 @@ class Clusterer:
         self.next_id += 1
         return a, b
 
-    def _update_pairs(self, a: int, b: int) -> None:
+    def _update_pairs(self, a: int, b: int) -> np.ndarray | None:
         """For pairs i, j ∉ {a, b}: the cells at column (row) a and b fold into one.
 
         ``L[i, j]`` gains ``g(x_i + y_i, x_j + y_j) - g(x_i, x_j) - g(y_i, y_j)`` with ``x``, ``y``
         the columns (rows) a and b, which vanishes unless ``y_i > 0`` or ``y_j > 0``.
+        Returns the slots whose rows and columns changed, ``None`` for all of them.
         """
         v = self._v  # v[0] = x + y, v[1] = x, v[2] = y; each shape (2, S): columns, rows
         v[1], v[2] = self.T[:, :, a], self.T[:, :, b]
@@ -371,16 +484,29 @@ class Clusterer:
         np.add(v[1], v[2], out=v[0])
         idx = np.flatnonzero(v[2, 0] + v[2, 1])
         if idx.size == 0:
-            return
-        fv = _f(v)
+            return idx
+        fv = self._f(v)
         phi = (fv[0] - fv[1] - fv[2]).sum(axis=0)
+        act = np.flatnonzero(self.active)
+        if act.size < self.size:  # merging down to the hierarchy: pairs of live slots only (the rest are inf)
+            rows = act if idx.size > act.size // 2 else idx
+            fw = self._f(v[:, :, rows, None] + v[:, :, None, act])  # shape: (3, 2, |rows|, |act|)
+            change = (fw[1] + fw[2] - fw[0]).sum(axis=0)
+            change += phi[rows, None]
+            change += phi[act]
+            self.L[rows[:, None], act] += change
+            if rows is act:
+                return None
+            self.L[:, idx] = self.L[idx].T
+            return idx
         rows = slice(None) if idx.size > self.size // 2 else idx
-        fw = _f(v[:, :, rows, None] + v[:, :, None, :])  # shape: (3, 2, |rows|, S)
+        fw = self._f(v[:, :, rows, None] + v[:, :, None, :])  # shape: (3, 2, |rows|, S)
         change = (fw[1] + fw[2] - fw[0]).sum(axis=0)
         change += phi[rows, None]
         change += phi
         if rows is idx:
             self.L[idx] += change
             self.L[:, idx] = self.L[idx].T
-        else:
-            self.L += change
+            return idx
+        self.L += change
+        return None

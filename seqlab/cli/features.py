@@ -52,16 +52,22 @@ class Reading:
 # ---------------------------------------------------------------- the plain functions
 
 def brown(corpus: Sequence[PathLike], out: PathLike, *, num_clusters: int, min_count: int = 1,
-          reading: Reading = Reading(), progress: bool = True) -> BrownClusters:
+          reading: Reading = Reading(), progress: bool = True, checkpoint: PathLike | None = None) -> BrownClusters:
     """Induce Brown clusters on the corpus files and write them to ``out`` (Liang's ``paths`` format).
+
+    ``checkpoint``: a file the merge state is saved to every 10 minutes; the same call goes on
+    from it after an interruption, and it is removed once ``out`` is written.
 
     Returns the :class:`features.brown.BrownClusters` (with ``tokens``, ``types``, ``ami``, ``seconds``).
     """
     from features.brown import induce_brown
 
     _check_out(out)
-    clusters = induce_brown(reading.sentences(corpus), num_clusters, min_count=min_count, progress=progress)
+    clusters = induce_brown(reading.sentences(corpus), num_clusters, min_count=min_count, progress=progress,
+                            checkpoint=checkpoint)
     clusters.save(out)
+    if checkpoint is not None:
+        Path(checkpoint).unlink(missing_ok=True)
     return clusters
 
 
@@ -198,7 +204,7 @@ def _reading(args: argparse.Namespace) -> Reading:
 def cmd_brown(args: argparse.Namespace) -> int:
     with _user_errors():
         clusters = brown(args.corpus, args.out, num_clusters=args.clusters, min_count=args.min_count,
-                         reading=_reading(args), progress=not args.quiet)
+                         reading=_reading(args), progress=not args.quiet, checkpoint=args.checkpoint)
     sys.stdout.write(brown_summary(clusters, args.out))
     return 0
 
@@ -278,6 +284,8 @@ def add_parser(subparsers: Any) -> None:
     _corpus_arguments(b, min_count=1)
     b.add_argument("--clusters", type=int, required=True, help="number of clusters (the tree's leaves)")
     b.add_argument("--out", required=True, metavar="PATHS", help="paths file to write (bitstring, word, count)")
+    b.add_argument("--checkpoint", metavar="FILE", help="save the merge state here every 10 minutes; the same "
+                   "command goes on from it after an interruption (removed when done)")
 
     c = verb("cw", help="train C&W embeddings (Collobert & Weston 2008)")
     c.set_defaults(func=cmd_cw)

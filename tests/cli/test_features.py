@@ -69,6 +69,18 @@ def test_brown_writes_a_paths_file_and_a_summary(capsys, tmp_path, corpus):
     assert f"{tokens:,} tokens" in stdout and "3 clusters" in stdout and "AMI" in stdout and str(out) in stdout
 
 
+def test_brown_checkpoint_is_removed_once_the_paths_are_written(capsys, tmp_path, corpus):
+    ckpt, out = tmp_path / "brown.ckpt", tmp_path / "paths.txt"
+    argv = ["features", "brown", "--corpus", corpus, "--clusters", 3, "--out", out, "--no-tokenize", "--quiet",
+            "--checkpoint", ckpt]
+    assert run(capsys, *argv)[0] == 0
+    assert out.is_file() and not ckpt.exists()
+    plain = tmp_path / "plain.txt"
+    assert run(capsys, "features", "brown", "--corpus", corpus, "--clusters", 3, "--out", plain, "--no-tokenize",
+               "--quiet")[0] == 0
+    assert BrownClusters.load(out).paths == BrownClusters.load(plain).paths
+
+
 @pytest.mark.parametrize("verb, loss", [("cw", "ranking_loss"), ("hlbl", "perplexity")])
 def test_embeddings_are_trained_saved_and_summarised(capsys, tmp_path, corpus, paths_file, one_thread, verb, loss):
     out = tmp_path / "vectors.txt"
@@ -116,6 +128,8 @@ def empty(tmp: Path) -> Path:
     (lambda t, c: ["brown", "--corpus", t / "nope.txt", "--clusters", 3, "--out", t / "p"],
      r"corpus file not found: .*nope\.txt"),
     (lambda t, c: ["brown", "--corpus", c, "--clusters", 3, "--out", t], r"is a folder; give a file name"),
+    (lambda t, c: ["brown", "--corpus", c, "--clusters", 3, "--out", t / "p", "--checkpoint", empty(t)],
+     r"empty\.txt: not a Brown clustering checkpoint"),
     (lambda t, c: ["show", bad_paths(t), "the"], r"bad_paths\.txt:2: expected 3 tab-separated fields"),
     (lambda t, c: ["show", t / "nope.txt", "the"], r"nope\.txt: no such file"),
     (lambda t, c: ["show", empty(t), "the"], r"empty\.txt: the file is empty"),

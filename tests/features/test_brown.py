@@ -75,11 +75,19 @@ def _assert_losses_exact(state: Clusterer) -> None:
     assert np.isinf(kept[~finite]).all()
     n = state.T[0][np.ix_(slots, slots)]
     assert state.ami_bits() == pytest.approx(_ami_nats(n) / np.log(2), abs=1e-12)
+    # the kept row minima give the least pair the whole table's argmin gives, ties included
+    np.testing.assert_array_equal(state.row_min, state.L.min(axis=1))
+    np.testing.assert_array_equal(state.row_arg, state.L.argmin(axis=1))
+    assert state.best_pair() == divmod(int(np.argmin(state.L)), state.size)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("fold", [True, False], ids=["fold-new-word", "add-then-merge"])
-def test_merge_losses_equal_brute_force_ami_drop(seed: int, fold: bool) -> None:
+def test_merge_losses_equal_brute_force_ami_drop(monkeypatch, seed: int, fold: bool) -> None:
+    import features.brown_merge as brown_merge
+
+    monkeypatch.setattr(brown_merge, "_LOOKUP_FROM", 0)  # the paths taken on large tables
+    monkeypatch.setattr(brown_merge, "_SCAN_BELOW", 0)
     data = count_bigrams(_zipf_corpus(seed))
     c = 5 + seed
     state = Clusterer(data, c)
@@ -95,6 +103,69 @@ def test_merge_losses_equal_brute_force_ami_drop(seed: int, fold: bool) -> None:
     for _ in range(c - 1):  # the final hierarchy: dense merges
         state.merge(*state.best_pair())
         _assert_losses_exact(state)
+
+
+def _run_window(data, c: int) -> Clusterer:
+    state = Clusterer(data, c)
+    free = c
+    for w in range(c, len(data.words)):
+        if not state.fold_new_word(w, free):
+            state.add_word(w, free)
+            _, free = state.merge(*state.best_pair())
+    return state
+
+
+@pytest.mark.parametrize("table", [1, 16])
+def test_looked_up_logs_give_the_same_bits_as_xlogy(monkeypatch, table: int) -> None:
+    """ln by table lookup (whole counts) is the same double as xlogy's, inside the table and past its end."""
+    import features.brown_merge as brown_merge
+
+    data = count_bigrams(_zipf_corpus(4, vocab=70, sentences=200))
+    assert data.fwd_cnt.sum() > 16  # the small table has counts past its end
+    monkeypatch.setattr(brown_merge, "_LOOKUP_FROM", 0)
+    monkeypatch.setattr(brown_merge, "_SCAN_BELOW", 0)
+    looked_up = _run_window(data, 6)
+    monkeypatch.setattr(brown_merge, "_LOG_TABLE", table)
+    other = _run_window(data, 6)
+    np.testing.assert_array_equal(other.L, looked_up.L)
+    np.testing.assert_array_equal(other.T, looked_up.T)
+    assert [other.members[s] for s in range(7)] == [looked_up.members[s] for s in range(7)]
+
+
+def test_an_interrupted_run_goes_on_from_its_checkpoint_to_the_same_clusters(tmp_path, monkeypatch) -> None:
+    from features.base import FeatureError
+    from features.brown_induce import induce
+
+    data = count_bigrams(_zipf_corpus(6, vocab=120, sentences=300))
+    c = 6
+    expected = induce(data, c)
+    steps = {"n": 0}
+
+    def counted(method):
+        def step(self, *args):
+            steps["n"] += 1
+            if steps["n"] == steps.get("stop"):
+                raise KeyboardInterrupt
+            return method(self, *args)
+        return step
+
+    monkeypatch.setattr(Clusterer, "fold_new_word", counted(Clusterer.fold_new_word))
+    monkeypatch.setattr(Clusterer, "merge", counted(Clusterer.merge))
+    induce(data, c)
+    total = steps["n"]
+    for stop in (7, total - 2):  # stopped in the window; while merging the clusters into the tree
+        path = tmp_path / f"stop{stop}.ckpt"
+        steps.update(n=0, stop=stop)
+        with pytest.raises(KeyboardInterrupt):
+            induce(data, c, checkpoint=path, every=0.0)
+        steps.update(n=0, stop=None)
+        assert induce(data, c, checkpoint=path, every=0.0) == expected
+        assert steps["n"] == total - stop + 1  # went on from the last step saved, not from the start
+        with pytest.raises(FeatureError, match="another number of clusters"):
+            induce(data, c + 1, checkpoint=path)
+    (tmp_path / "bad.ckpt").write_bytes(b"not a checkpoint")
+    with pytest.raises(FeatureError, match="not a Brown clustering checkpoint"):
+        induce(data, c, checkpoint=tmp_path / "bad.ckpt")
 
 
 def _greedy_reference(sentences: list[list[str]], c: int) -> tuple[set[frozenset[str]], set[frozenset[str]]]:
