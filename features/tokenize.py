@@ -41,6 +41,9 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import resources
+from itertools import accumulate, chain
+from operator import sub
+from typing import NamedTuple
 
 from features.base import FeatureFileError
 
@@ -246,12 +249,6 @@ class _Normalized:
     starts: list[int] | None = None
     ends: list[int] | None = None
 
-    def span(self, start: int, end: int) -> tuple[int, int]:
-        """The original span of ``[start, end)`` of the normalized text."""
-        if self.starts is None or self.ends is None:
-            return start, end
-        return self.starts[start], self.ends[end - 1]
-
 
 def _normalize(text: str) -> _Normalized:
     """NFC ``text`` with its :data:`SEPARATORS` as spaces; offsets map back by normalizing each run of a
@@ -360,43 +357,49 @@ def _final_abbreviation(words: list[str], begin: int, end: int) -> int:
     return last if _is_abbreviation(words[last]) else -1
 
 
-def sentence_words(text: str) -> list[list[str]]:
-    """The sentences of a paragraph as lists of token strings: :func:`split_sentences` without
-    offsets, for streaming large corpora (no :class:`Token` objects are built)."""
+class SentenceTokens(NamedTuple):
+    """One sentence as parallel lists, with no object per token: the tokens' text and their character
+    spans ``[starts[k], ends[k])`` in the original string (as :class:`Token` gives them)."""
+
+    words: list[str]
+    starts: list[int]
+    ends: list[int]
+
+
+def sentence_tokens(text: str) -> list[SentenceTokens]:
+    """Split a paragraph (or a line) into sentences, each as parallel lists of token strings and offsets: the
+    one implementation behind :func:`split_sentences` and :func:`sentence_words`, for tagging and streaming
+    large corpora without building a :class:`Token` per token."""
     _check_str(text, "text")
-    text = _normalize(text).text
-    words, spaces = _scan(text)
+    normal = _normalize(text)
+    words, spaces = _scan(normal.text)
+    # every token's end: the running length of (whitespace, token) pieces, at each token
+    ends = list(accumulate(map(len, chain.from_iterable(zip(spaces, words)))))[1::2]
+    starts = list(map(sub, ends, map(len, words)))
+    if normal.starts is not None and normal.ends is not None:  # not NFC (rare): offsets into the input as given
+        starts = [normal.starts[k] for k in starts]
+        ends = [normal.ends[k - 1] for k in ends]
     sentences = []
-    for begin, end in _bounds(text, words, spaces):
-        sentence = words[begin:end]
+    for begin, end in _bounds(normal.text, words, spaces):
+        sentence = SentenceTokens(words[begin:end], starts[begin:end], ends[begin:end])
         last = _final_abbreviation(words, begin, end)
-        if last >= 0:
-            sentence[last - begin : last - begin + 1] = [words[last][:-1], "."]
+        if last >= 0:  # it ends in an ASCII period, which normalizing leaves in place
+            k, stop = last - begin, ends[last]
+            sentence.words[k : k + 1] = [words[last][:-1], "."]
+            sentence.starts[k + 1 : k + 1] = [stop - 1]
+            sentence.ends[k : k + 1] = [stop - 1, stop]
         sentences.append(sentence)
     return sentences
+
+
+def sentence_words(text: str) -> list[list[str]]:
+    """The sentences of a paragraph as lists of token strings: :func:`sentence_tokens` without offsets."""
+    return [sentence.words for sentence in sentence_tokens(text)]
 
 
 def split_sentences(text: str) -> list[list[Token]]:
     """Split a paragraph (or a line) into sentences of tokens; a blank line also ends a sentence."""
-    _check_str(text, "text")
-    normal = _normalize(text)
-    words, spaces = _scan(normal.text)
-    tokens: list[Token] = []
-    pos = 0
-    for word, space in zip(words, spaces):
-        pos += len(space)
-        tokens.append(Token(word, *normal.span(pos, pos + len(word))))
-        pos += len(word)
-    sentences = []
-    for begin, end in _bounds(normal.text, words, spaces):
-        sentence = tokens[begin:end]
-        last = _final_abbreviation(words, begin, end)
-        if last >= 0:
-            tok = tokens[last]  # it ends in an ASCII period, which normalizing leaves in place
-            split = [Token(tok.text[:-1], tok.start, tok.end - 1), Token(".", tok.end - 1, tok.end)]
-            sentence[last - begin : last - begin + 1] = split
-        sentences.append(sentence)
-    return sentences
+    return [list(map(Token, *sentence)) for sentence in sentence_tokens(text)]
 
 
 def tokenize(text: str) -> list[Token]:
