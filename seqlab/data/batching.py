@@ -37,7 +37,16 @@ class Batch:
     indices: torch.Tensor  # shape: (B,) positions of the sentences in their data set
     char_vectors: torch.Tensor | None = None  # shape: (B, T, C_dim) precomputed spelling vectors (decoding)
     feature_ids: torch.Tensor | None = None  # shape: (B, T, k) ids of discrete features (Brown prefixes)
-    tokens: list[tuple[str, ...]] | None = None  # the words, for a contextual (transformer) embedder
+    types: torch.Tensor | None = None  # shape: (B, T) word-type ids, on the CPU: with `type_strings`, the words
+    type_strings: list[str] | None = None  # the word of each type id
+
+    @property
+    def tokens(self) -> list[tuple[str, ...]] | None:
+        """The words, for a contextual (transformer) embedder: built when asked for, not for every batch."""
+        if not self.type_strings or self.types is None:
+            return None
+        words, lengths = self.type_strings, self.mask.sum(dim=1).tolist()
+        return [tuple(words[t] for t in row[:n]) for row, n in zip(self.types.tolist(), lengths)]
 
     def to(self, device: torch.device) -> "Batch":
         if device.type == "cpu":
@@ -46,7 +55,7 @@ class Batch:
         return Batch(
             move(self.words), move(self.caps), move(self.mask), move(self.chars), move(self.char_lengths),
             move(self.type_index), move(self.features), move(self.tags), self.indices, move(self.char_vectors),
-            move(self.feature_ids), self.tokens,
+            move(self.feature_ids), self.types, self.type_strings,
         )
 
 
@@ -199,16 +208,9 @@ def make_batch(data: Encoded, indices: torch.Tensor, char_table: torch.Tensor | 
         indices=indices,
         char_vectors=char_vectors,
         feature_ids=None if data.type_feature_ids is None else data.type_feature_ids[types],
-        tokens=_tokens(data, types, lengths),
+        types=types,
+        type_strings=data.type_strings,
     )
-
-
-def _tokens(data: Encoded, types: torch.Tensor, lengths: torch.Tensor) -> list[tuple[str, ...]] | None:
-    """The batch's words, from its type ids (None for data encoded without its type strings)."""
-    if not data.type_strings:
-        return None
-    words = data.type_strings
-    return [tuple(words[t] for t in row[:n]) for row, n in zip(types.tolist(), lengths.tolist())]
 
 
 def iterate(
