@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import re
+from bisect import bisect_left
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -192,6 +193,7 @@ def _pattern_for(text: str) -> re.Pattern[str]:
 _LIST_MARKER = re.compile(r"(\s*)(\d{1,3}[.=])(?!\S)")
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
 _TERMINAL_CHARS = frozenset(".?!\u2026")
+_TERMINAL_CHAR = re.compile("[.?!\u2026]")
 
 
 def _check_str(value: object, what: str) -> None:
@@ -325,11 +327,16 @@ def _ends_sentence(words: list[str], spaces: list[str], i: int, prefixes: frozen
     return 0
 
 
-def _bounds(text: str, words: list[str], spaces: list[str]) -> list[tuple[int, int]]:
-    """``(begin, end)`` token indices of the sentences; only tokens ending in ``.?!…`` and
-    paragraph breaks are looked at, so the loop is over candidates, not every token."""
+def _bounds(text: str, words: list[str], spaces: list[str], ends: list[int]) -> list[tuple[int, int]]:
+    """``(begin, end)`` token indices of the sentences (``ends``: each token's end in ``text``); only tokens
+    ending in ``.?!…`` and paragraph breaks are looked at, so the loop is over candidates, not every token:
+    they are found from where ``.?!…`` occur in the text (a search in C), not by looking at every token."""
     n = len(words)
-    candidates = [i for i, w in enumerate(words) if w[-1] in _TERMINAL_CHARS]
+    candidates = []
+    for match in _TERMINAL_CHAR.finditer(text):
+        k = bisect_left(ends, match.end())  # the token that ends right after this mark, if one does
+        if k < n and ends[k] == match.end():
+            candidates.append(k)
     breaks: set[int] = set()
     if "\n" in text:
         breaks = {k - 1 for k in range(1, n) if "\n" in spaces[k] and _PARAGRAPH_BREAK.search(spaces[k])}
@@ -380,12 +387,13 @@ def sentence_tokens(text: str) -> list[SentenceTokens]:
     words, spaces = _scan(normal.text)
     # every token's end: the running length of (whitespace, token) pieces, at each token
     ends = list(accumulate(map(len, chain.from_iterable(zip(spaces, words)))))[1::2]
+    bounds = _bounds(normal.text, words, spaces, ends)
     starts = list(map(sub, ends, map(len, words)))
     if normal.starts is not None and normal.ends is not None:  # not NFC (rare): offsets into the input as given
         starts = [normal.starts[k] for k in starts]
         ends = [normal.ends[k - 1] for k in ends]
     sentences = []
-    for begin, end in _bounds(normal.text, words, spaces):
+    for begin, end in bounds:
         sentence = SentenceTokens(words[begin:end], starts[begin:end], ends[begin:end])
         last = _final_abbreviation(words, begin, end)
         if last >= 0:  # it ends in an ASCII period, which normalizing leaves in place
