@@ -114,6 +114,11 @@ def parse_abbreviations(text: str, source: str = "abbreviations.txt") -> dict[st
 
 
 _APOSTROPHES = ("'", "\u2019")
+#: The token pattern's first alternative: most tokens are a plain ASCII word or number before a space or a
+#: closing mark that no alternative continues. Every other alternative needs a '.', '@', ':', an apostrophe or
+#: another mark in it or after it, so trying this one first gives the same tokens (tested; and the same on 100k
+#: Wikipedia sentences), with ``findall`` about twice as fast.
+_PLAIN_WORD = r"""[A-Za-z0-9]+(?=[\s)\]"!?;]|\Z|,(?!\d)) |"""
 
 
 def _build_pattern(abbreviations: Iterable[str], *, links: bool = True, clitics: bool = True,
@@ -133,14 +138,10 @@ def _build_pattern(abbreviations: Iterable[str], *, links: bool = True, clitics:
         | [\w.+-]*\w@\w[\w-]*(?:\.\w[\w-]*)+ |"""
     negation = rf"\w+?(?=(?i:n{apostrophe}t)(?!\w)) |"                # do|n't, ca|n't, DO|N'T
     clitics_ = rf"(?<=[\w.)]){clitic} | (?<!\S){clitic}(?!\S) |"        # 's 're 've 'll 'd 'm n't
-    # Most tokens are a plain ASCII word or number before a space or a closing mark that no alternative
-    # continues: every other alternative needs a '.', '@', ':', an apostrophe or another mark in it or after it,
-    # so trying this one first gives the same tokens (checked on 100k Wikipedia sentences), about twice as fast.
-    plain = r"""[A-Za-z0-9]+(?=[\s)\]"!?;]|\Z|,(?!\d)) |"""
     return re.compile(
         rf"""
         (\s*)(
-        {plain}
+        {_PLAIN_WORD}
         {url if links else ""} {negation if negations else ""} {clitics_ if clitics else ""}
           (?<!\w)(?={letter}[\w.]{{0,6}}\.)(?:{listed})                 # listed abbreviation ...
           (?:(?:-\w+)+|(?![\w.]))                                      # ... or Gen.-led
