@@ -37,10 +37,14 @@ from __future__ import annotations
 
 import functools
 import re
+from bisect import bisect_left
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import resources
+from itertools import accumulate, chain
+from operator import sub
+from typing import NamedTuple
 
 from features.base import FeatureFileError
 
@@ -110,6 +114,11 @@ def parse_abbreviations(text: str, source: str = "abbreviations.txt") -> dict[st
 
 
 _APOSTROPHES = ("'", "\u2019")
+#: The token pattern's first alternative: most tokens are a plain ASCII word or number before a space or a
+#: closing mark that no alternative continues. Every other alternative needs a '.', '@', ':', an apostrophe or
+#: another mark in it or after it, so trying this one first gives the same tokens (tested; and the same on 100k
+#: Wikipedia sentences), with ``findall`` about twice as fast.
+_PLAIN_WORD = r"""[A-Za-z0-9]+(?=[\s)\]"!?;]|\Z|,(?!\d)) |"""
 
 
 def _build_pattern(abbreviations: Iterable[str], *, links: bool = True, clitics: bool = True,
@@ -132,6 +141,7 @@ def _build_pattern(abbreviations: Iterable[str], *, links: bool = True, clitics:
     return re.compile(
         rf"""
         (\s*)(
+        {_PLAIN_WORD}
         {url if links else ""} {negation if negations else ""} {clitics_ if clitics else ""}
           (?<!\w)(?={letter}[\w.]{{0,6}}\.)(?:{listed})                 # listed abbreviation ...
           (?:(?:-\w+)+|(?![\w.]))                                      # ... or Gen.-led
@@ -184,6 +194,7 @@ def _pattern_for(text: str) -> re.Pattern[str]:
 _LIST_MARKER = re.compile(r"(\s*)(\d{1,3}[.=])(?!\S)")
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
 _TERMINAL_CHARS = frozenset(".?!\u2026")
+_TERMINAL_CHAR = re.compile("[.?!\u2026]")
 
 
 def _check_str(value: object, what: str) -> None:
@@ -245,12 +256,6 @@ class _Normalized:
     text: str
     starts: list[int] | None = None
     ends: list[int] | None = None
-
-    def span(self, start: int, end: int) -> tuple[int, int]:
-        """The original span of ``[start, end)`` of the normalized text."""
-        if self.starts is None or self.ends is None:
-            return start, end
-        return self.starts[start], self.ends[end - 1]
 
 
 def _normalize(text: str) -> _Normalized:
@@ -323,11 +328,16 @@ def _ends_sentence(words: list[str], spaces: list[str], i: int, prefixes: frozen
     return 0
 
 
-def _bounds(text: str, words: list[str], spaces: list[str]) -> list[tuple[int, int]]:
-    """``(begin, end)`` token indices of the sentences; only tokens ending in ``.?!…`` and
-    paragraph breaks are looked at, so the loop is over candidates, not every token."""
+def _bounds(text: str, words: list[str], spaces: list[str], ends: list[int]) -> list[tuple[int, int]]:
+    """``(begin, end)`` token indices of the sentences (``ends``: each token's end in ``text``); only tokens
+    ending in ``.?!…`` and paragraph breaks are looked at, so the loop is over candidates, not every token:
+    they are found from where ``.?!…`` occur in the text (a search in C), not by looking at every token."""
     n = len(words)
-    candidates = [i for i, w in enumerate(words) if w[-1] in _TERMINAL_CHARS]
+    candidates = []
+    for match in _TERMINAL_CHAR.finditer(text):
+        k = bisect_left(ends, match.end())  # the token that ends right after this mark, if one does
+        if k < n and ends[k] == match.end():
+            candidates.append(k)
     breaks: set[int] = set()
     if "\n" in text:
         breaks = {k - 1 for k in range(1, n) if "\n" in spaces[k] and _PARAGRAPH_BREAK.search(spaces[k])}
@@ -360,43 +370,50 @@ def _final_abbreviation(words: list[str], begin: int, end: int) -> int:
     return last if _is_abbreviation(words[last]) else -1
 
 
-def sentence_words(text: str) -> list[list[str]]:
-    """The sentences of a paragraph as lists of token strings: :func:`split_sentences` without
-    offsets, for streaming large corpora (no :class:`Token` objects are built)."""
+class SentenceTokens(NamedTuple):
+    """One sentence as parallel lists, with no object per token: the tokens' text and their character
+    spans ``[starts[k], ends[k])`` in the original string (as :class:`Token` gives them)."""
+
+    words: list[str]
+    starts: list[int]
+    ends: list[int]
+
+
+def sentence_tokens(text: str) -> list[SentenceTokens]:
+    """Split a paragraph (or a line) into sentences, each as parallel lists of token strings and offsets: the
+    one implementation behind :func:`split_sentences` and :func:`sentence_words`, for tagging and streaming
+    large corpora without building a :class:`Token` per token."""
     _check_str(text, "text")
-    text = _normalize(text).text
-    words, spaces = _scan(text)
+    normal = _normalize(text)
+    words, spaces = _scan(normal.text)
+    # every token's end: the running length of (whitespace, token) pieces, at each token
+    ends = list(accumulate(map(len, chain.from_iterable(zip(spaces, words)))))[1::2]
+    bounds = _bounds(normal.text, words, spaces, ends)
+    starts = list(map(sub, ends, map(len, words)))
+    if normal.starts is not None and normal.ends is not None:  # not NFC (rare): offsets into the input as given
+        starts = [normal.starts[k] for k in starts]
+        ends = [normal.ends[k - 1] for k in ends]
     sentences = []
-    for begin, end in _bounds(text, words, spaces):
-        sentence = words[begin:end]
+    for begin, end in bounds:
+        sentence = SentenceTokens(words[begin:end], starts[begin:end], ends[begin:end])
         last = _final_abbreviation(words, begin, end)
-        if last >= 0:
-            sentence[last - begin : last - begin + 1] = [words[last][:-1], "."]
+        if last >= 0:  # it ends in an ASCII period, which normalizing leaves in place
+            k, stop = last - begin, ends[last]
+            sentence.words[k : k + 1] = [words[last][:-1], "."]
+            sentence.starts[k + 1 : k + 1] = [stop - 1]
+            sentence.ends[k : k + 1] = [stop - 1, stop]
         sentences.append(sentence)
     return sentences
+
+
+def sentence_words(text: str) -> list[list[str]]:
+    """The sentences of a paragraph as lists of token strings: :func:`sentence_tokens` without offsets."""
+    return [sentence.words for sentence in sentence_tokens(text)]
 
 
 def split_sentences(text: str) -> list[list[Token]]:
     """Split a paragraph (or a line) into sentences of tokens; a blank line also ends a sentence."""
-    _check_str(text, "text")
-    normal = _normalize(text)
-    words, spaces = _scan(normal.text)
-    tokens: list[Token] = []
-    pos = 0
-    for word, space in zip(words, spaces):
-        pos += len(space)
-        tokens.append(Token(word, *normal.span(pos, pos + len(word))))
-        pos += len(word)
-    sentences = []
-    for begin, end in _bounds(normal.text, words, spaces):
-        sentence = tokens[begin:end]
-        last = _final_abbreviation(words, begin, end)
-        if last >= 0:
-            tok = tokens[last]  # it ends in an ASCII period, which normalizing leaves in place
-            split = [Token(tok.text[:-1], tok.start, tok.end - 1), Token(".", tok.end - 1, tok.end)]
-            sentence[last - begin : last - begin + 1] = split
-        sentences.append(sentence)
-    return sentences
+    return [list(map(Token, *sentence)) for sentence in sentence_tokens(text)]
 
 
 def tokenize(text: str) -> list[Token]:

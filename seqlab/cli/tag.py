@@ -11,6 +11,7 @@ three formats, ``eval`` prints ``evaluate``'s report (conlleval's, or the offici
 from __future__ import annotations
 
 import argparse
+import gc
 import itertools
 import json
 import sys
@@ -22,25 +23,26 @@ from seqlab.cli._util import (add_backend_option, add_threads_option, input_line
 from seqlab.core.paths import require_file
 from seqlab.core.errors import SeqlabError
 from seqlab.tagging.config import SCHEME_NAMES
-from seqlab.tagging.document import Document
+from seqlab.tagging.document import Document, Sentence
 
 
 def write_documents(documents: Iterable[Document], out: TextIO, fmt: str, numbers: Iterable[int] | None = None) -> None:
     """Write tagged documents (one per input line; ``numbers``: their line numbers, 1, 2, ... by default) in
-    ``fmt``, flushing after each."""
+    ``fmt``, one write and a flush per document."""
     for number, doc in zip(numbers if numbers is not None else itertools.count(1), documents):
         if fmt == "inline":
             out.write(doc.inline() + "\n")
-        for sentence in doc.sentences if fmt != "inline" else ():
-            if fmt == "conll":
-                out.writelines(f"{token} {label}\n" for token, label in zip(sentence.tokens, sentence.labels))
-                out.write("\n")
-            else:
-                spans = [{"start": s.start, "end": s.end, "type": s.label, "text": s.text,
-                          "confidence": round(s.confidence, 4)} for s in sentence.spans]
-                out.write(json.dumps({"line": number, "tokens": sentence.tokens, "spans": spans},
-                                     ensure_ascii=False) + "\n")
+        elif fmt == "conll":  # `token label` lines, a blank line after each sentence
+            out.write("".join(["\n".join(map(" ".join, zip(s.tokens, s.labels))) + "\n\n" for s in doc.sentences]))
+        else:
+            out.write("".join([_json_line(number, s) for s in doc.sentences]))
         out.flush()
+
+
+def _json_line(number: int, sentence: Sentence) -> str:
+    spans = [{"start": s.start, "end": s.end, "type": s.label, "text": s.text, "confidence": round(s.confidence, 4)}
+             for s in sentence.spans]
+    return json.dumps({"line": number, "tokens": sentence.tokens, "spans": spans}, ensure_ascii=False) + "\n"
 
 
 def _is_model(name: str) -> bool:
@@ -60,6 +62,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
     if file is None and model is not None and not _is_model(model):  # `seqlab tag FILE`: the installed model
         model, file = None, model
     tagger = load_model(model, SequenceTagger, "tag", args.backend)  # a bad model fails here, before any worker
+    gc.freeze()  # the modules and model just loaded stay alive: full collections while tagging need not scan them
     lines, _ = input_lines(file)
     index, count = parse_shard(args.shard) if args.shard else (0, 1)
     numbered_a, numbered_b = itertools.tee(shard(lines, index, count))

@@ -8,7 +8,8 @@ contains. Training batches are bucketed by length to keep padding small.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Mapping, Sequence
+from itertools import chain
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -36,7 +37,16 @@ class Batch:
     indices: torch.Tensor  # shape: (B,) positions of the sentences in their data set
     char_vectors: torch.Tensor | None = None  # shape: (B, T, C_dim) precomputed spelling vectors (decoding)
     feature_ids: torch.Tensor | None = None  # shape: (B, T, k) ids of discrete features (Brown prefixes)
-    tokens: list[tuple[str, ...]] | None = None  # the words, for a contextual (transformer) embedder
+    types: torch.Tensor | None = None  # shape: (B, T) word-type ids, on the CPU: with `type_strings`, the words
+    type_strings: list[str] | None = None  # the word of each type id
+
+    @property
+    def tokens(self) -> list[tuple[str, ...]] | None:
+        """The words, for a contextual (transformer) embedder: built when asked for, not for every batch."""
+        if not self.type_strings or self.types is None:
+            return None
+        words, lengths = self.type_strings, self.mask.sum(dim=1).tolist()
+        return [tuple(words[t] for t in row[:n]) for row, n in zip(self.types.tolist(), lengths)]
 
     def to(self, device: torch.device) -> "Batch":
         if device.type == "cpu":
@@ -45,7 +55,7 @@ class Batch:
         return Batch(
             move(self.words), move(self.caps), move(self.mask), move(self.chars), move(self.char_lengths),
             move(self.type_index), move(self.features), move(self.tags), self.indices, move(self.char_vectors),
-            move(self.feature_ids), self.tokens,
+            move(self.feature_ids), self.types, self.type_strings,
         )
 
 
@@ -88,9 +98,9 @@ def encode(
         raise TypeError(f"vocabs['words'] must be a WordVocab, but got {type(words_vocab).__name__}")
     lengths = np.fromiter((len(s) for s in sentences), dtype=np.int64, count=len(sentences))
     t_max = max(1, int(lengths.max(initial=1)))
-    types, type_list, type_columns = _index_types(sentences, t_max, columns)
-    word_of_type = torch.tensor([0] + [words_vocab.index(w) for w in type_list[1:]], dtype=torch.long)
-    cap_of_type = torch.tensor([0] + [capitalization(w) for w in type_list[1:]], dtype=torch.long)
+    types, type_list, type_columns = _index_types(sentences, lengths, t_max, columns)
+    word_of_type = torch.tensor([0] + words_vocab.indices(type_list[1:]), dtype=torch.long)
+    cap_of_type = torch.tensor([0] + list(map(capitalization, type_list[1:])), dtype=torch.long)
     encoded = Encoded(
         words=word_of_type[types],
         caps=cap_of_type[types],
@@ -115,7 +125,8 @@ def encode(
 
 
 def _index_types(
-    sentences: Sequence[Sequence[str]], width: int, columns: Mapping[str, Sequence[Sequence[str]]] | None = None
+    sentences: Sequence[Sequence[str]], lengths: np.ndarray, width: int,
+    columns: Mapping[str, Sequence[Sequence[str]]] | None = None,
 ) -> tuple[torch.Tensor, list[str], dict[str, list[str]]]:
     """Type ids per token (0 = padding), each type's word and its column values, in order of first appearance.
 
@@ -123,16 +134,16 @@ def _index_types(
     """
     names = sorted(columns or {})
     type_ids: dict[object, int] = {("",) * (1 + len(names)) if names else "": 0}
-    types = np.zeros((len(sentences), width), dtype=np.int64)
-    for i, sentence in enumerate(sentences):  # once per data set, not in training
-        keys: Sequence[object] = sentence
-        if names:
+    keys: Iterable[object] = chain.from_iterable(sentences)  # every token, sentence by sentence
+    if names:
+        for i, sentence in enumerate(sentences):
             values = [columns[c][i] for c in names]  # type: ignore[index]
             if any(len(v) != len(sentence) for v in values):
                 raise ValueError(f"sentence {i}: every column must match the tokens in length, but got "
                                  f"{[len(v) for v in values]} values for {len(sentence)} tokens")
-            keys = list(zip(sentence, *values))
-        types[i, : len(sentence)] = [type_ids.setdefault(key, len(type_ids)) for key in keys]
+        keys = zip(keys, *(chain.from_iterable(columns[c]) for c in names))  # type: ignore[index]
+    types = np.zeros((len(sentences), width), dtype=np.int64)
+    types[np.arange(width)[None, :] < lengths[:, None]] = [type_ids.setdefault(k, len(type_ids)) for k in keys]
     if not names:
         return torch.from_numpy(types), list(type_ids), {}  # type: ignore[arg-type]
     keys_list = list(type_ids)
@@ -197,16 +208,9 @@ def make_batch(data: Encoded, indices: torch.Tensor, char_table: torch.Tensor | 
         indices=indices,
         char_vectors=char_vectors,
         feature_ids=None if data.type_feature_ids is None else data.type_feature_ids[types],
-        tokens=_tokens(data, types, lengths),
+        types=types,
+        type_strings=data.type_strings,
     )
-
-
-def _tokens(data: Encoded, types: torch.Tensor, lengths: torch.Tensor) -> list[tuple[str, ...]] | None:
-    """The batch's words, from its type ids (None for data encoded without its type strings)."""
-    if not data.type_strings:
-        return None
-    words = data.type_strings
-    return [tuple(words[t] for t in row[:n]) for row, n in zip(types.tolist(), lengths.tolist())]
 
 
 def iterate(

@@ -1,6 +1,7 @@
 """Vocabularies: words, characters, labels and capitalization classes as integer ids."""
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -20,9 +21,14 @@ _CAPS_ID = {name: i for i, name in enumerate(CAPS)}
 _DIGIT = re.compile(r"\d")
 
 
+@functools.lru_cache(maxsize=1 << 16)  # called once per word type of every batch a stream is tagged in
 def capitalization(word: str) -> int:
     """The capitalization class id of a word (1..6; 0 is padding), for the caps embedding."""
     return _CAPS_ID[capitalization_pattern(word)]
+
+
+def _or(found: int | None, default: int) -> int:
+    return default if found is None else found
 
 
 def normalize_digits(word: str) -> str:
@@ -81,11 +87,16 @@ class WordVocab(Vocab):
         return normalize_digits(word) if self.digits_to_zero else word
 
     def index(self, item: str) -> int:
-        word = self.normalize(item)
-        found = self.stoi.get(word)
-        if found is None and self.lowercase_fallback:
-            found = self.stoi.get(word.lower())
-        return self.stoi[UNK] if found is None else found
+        return self.indices([item])[0]
+
+    def indices(self, items: Sequence[str]) -> list[int]:
+        """The ids of ``items`` (as :meth:`index` gives them), many at once: one dict look-up per word, and a
+        second, lower-cased, only for words not found as written."""
+        words = [normalize_digits(w) for w in items] if self.digits_to_zero else items
+        found = list(map(self.stoi.get, words))
+        fallback = self.stoi.get if self.lowercase_fallback else lambda _: None
+        unk = self.stoi[UNK]
+        return [f if f is not None else _or(fallback(w.lower()), unk) for f, w in zip(found, words)]
 
     def to_dict(self) -> dict[str, object]:
         return {**super().to_dict(), "lowercase_fallback": self.lowercase_fallback, "digits_to_zero": self.digits_to_zero}

@@ -23,8 +23,8 @@ from seqlab.core.errors import SeqlabError
 from seqlab.data.batching import Encoded, encode
 from seqlab.core.paths import require_file
 from seqlab.data.dataset import Split, file_layout, read_split
-from seqlab.data.schemes import convert, detect_scheme
-from features.tokenize import Token, split_sentences
+from seqlab.data.schemes import detect_scheme, from_spans
+from features.tokenize import SentenceTokens, sentence_tokens
 from seqlab.data.vocab import Vocab
 from seqlab.models.tagger import Tagger
 from seqlab.modules.transformer import recorded_encoder
@@ -55,7 +55,7 @@ class _Pending:
     """A text waiting in :meth:`SequenceTagger.tag_many`: its tokenised sentences and those tagged so far."""
 
     text: str
-    sentences: list[list[Token]]
+    sentences: list[SentenceTokens]
     tagged: list[Sentence | None]
     remaining: int  # sentences not tagged yet
 
@@ -64,14 +64,15 @@ class _Pending:
         return self.remaining == 0
 
 
-def cap_length(sentences: list[list[Token]], limit: int, where: str) -> list[list[Token]]:
+def cap_length(sentences: list[SentenceTokens], limit: int, where: str) -> list[SentenceTokens]:
     """``sentences`` with each one longer than ``limit`` tokens cut into pieces of at most ``limit``
     (with a warning naming ``where``)."""
-    if all(len(s) <= limit for s in sentences):
+    if all(len(s.words) <= limit for s in sentences):
         return sentences
-    longest = max(len(s) for s in sentences)
+    longest = max(len(s.words) for s in sentences)
     log.warning("%s: a sentence of %d tokens is tagged in pieces of at most %d tokens", where, longest, limit)
-    return [s[i:i + limit] for s in sentences for i in range(0, len(s), limit)]
+    return [SentenceTokens(*(part[i:i + limit] for part in s)) for s in sentences
+            for i in range(0, len(s.words), limit)]
 
 
 def _ready(waiting: deque[_Pending]) -> Iterator[Document]:
@@ -151,7 +152,7 @@ class SequenceTagger:
             if not isinstance(text, str):
                 raise SeqlabError(f"tag_many: expected strings, got {type(text).__name__}")
             text = text.rstrip("\r\n")
-            sentences = split_sentences(text) if text.strip() else []
+            sentences = sentence_tokens(text) if text.strip() else []
             sentences = cap_length(sentences, MAX_SENTENCE_TOKENS, f"text {number}")
             pending = _Pending(text, sentences, [None] * len(sentences), len(sentences))
             waiting.append(pending)
@@ -171,11 +172,10 @@ class SequenceTagger:
     def _tag_queue(self, queue: list[tuple[_Pending, int]], batch_size: int, scheme: str,
                    confidences: bool) -> None:
         """Tag the queued sentences, storing each result in its text's ``tagged`` list."""
-        flat = [[t.text for t in p.sentences[i]] for p, i in queue]
+        flat = [p.sentences[i].words for p, i in queue]
         for (p, i), prediction in zip(queue, self._predict(flat, batch_size, confidences)):
-            tokens = p.sentences[i]
-            p.tagged[i] = self._sentence(p.text, [(t.start, t.end) for t in tokens], [t.text for t in tokens],
-                                         prediction, scheme)
+            words, starts, ends = p.sentences[i]
+            p.tagged[i] = self._sentence(p.text, list(zip(starts, ends)), words, prediction, scheme)
             p.remaining -= 1
 
     def tag_tokens(self, sentences: Sequence[Sequence[str]], *, scheme: str | None = None, batch_size: int = 100,
@@ -214,7 +214,8 @@ class SequenceTagger:
                   scheme: str | None = None) -> Sentence:
         spans = [Span(text[offsets[s][0]:offsets[e - 1][1]], kind, offsets[s][0], offsets[e - 1][1], conf, s, e)
                  for kind, s, e, conf in prediction.spans]
-        labels = convert(prediction.labels, scheme or self.config.data.file_scheme)
+        # the spans read from the predicted labels (conlleval's rules), written in the scheme asked for
+        labels = from_spans([span[:3] for span in prediction.spans], len(tokens), scheme or self.config.data.file_scheme)
         return Sentence(tokens, offsets, labels, spans)
 
     # ------------------------------------------------------------ evaluation

@@ -149,9 +149,10 @@ class Predictor:
             chosen = marginals.gather(-1, best.unsqueeze(-1)).squeeze(-1).cpu()  # shape: (B, T)
         ids, sizes = best.cpu().numpy(), lengths.numpy()  # shapes: (B, T), (B,)
         found = self.read_spans(ids, sizes)  # the chunks of every sentence at once (no loop over tokens)
+        names = self.names[ids].tolist()  # the whole batch's labels at once
         for row, (index, length) in enumerate(zip(indices.tolist(), sizes.tolist())):
             scored = _confident(found[row], chosen[row] if chosen is not None else None)
-            out[index] = Prediction(self.names[ids[row, :length]].tolist(), scored)
+            out[index] = Prediction(names[row][:length], scored)
 
 
 def predict(model: Tagger, data: Encoded, labels: Vocab, *, batch_size: int = 100, confidences: bool = False,

@@ -115,6 +115,18 @@ def test_word_vocab_digits_to_zero():
     assert plain.index("2001-12-31") == plain.stoi[UNK]
 
 
+@pytest.mark.parametrize("options", [{}, {"lowercase_fallback": False}, {"digits_to_zero": True}])
+def test_word_vocab_indices_are_index_for_each_word(options):
+    words = WordVocab(["German", "german", "eu", "0000-00-00", "a0"], **options)
+    queries = ["German", "german", "GERMAN", "EU", "Brussels", "2001-12-31", "A7", "a0", ""]
+    assert words.indices(queries) == [words.index(q) for q in queries]
+    expected = {"German": "German", "GERMAN": "german", "EU": "eu", "Brussels": UNK, "A7": "a0"}
+    for query, item in expected.items():
+        fallback = item not in (query, UNK) and query.lower() != query and not options.get("lowercase_fallback", True)
+        digits = query == "A7" and not options.get("digits_to_zero")
+        assert words.index(query) == words.stoi[UNK if fallback or digits else item]
+
+
 def test_char_vocab_min_count():
     chars = char_vocab(["aab", "c"], min_count=2)
     assert chars.itos == [PAD, UNK, "a"]

@@ -2,6 +2,7 @@
 trip on real data."""
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import re
@@ -14,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from features.base import FeatureFileError
-from features.tokenize import (SEPARATORS, Token, iter_sentences, parse_abbreviations, sentence_words, split_sentences,
-                               tokenize)
+from features.tokenize import (_PLAIN_WORD, SEPARATORS, Token, _build_pattern, _rules, iter_sentences, parse_abbreviations,
+                               sentence_tokens, sentence_words, split_sentences, tokenize)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(os.environ.get("SEQLAB_DATA", REPO_ROOT.parent / "shared" / "data"))
@@ -173,6 +174,40 @@ PUNCTUATED = st.lists(
                      " ", "  ", "\n", "\n\n", "\t", "http://a.b/c", "x@y.org", "+1", "6-"]),
     max_size=40,
 ).map("".join)
+
+
+PLAIN_NEIGHBOURS = st.lists(
+    st.sampled_from(["word", "Word", "WORD", "w0rd", "1996", "n", "s", "t", "ca", "www", "http", "ftp", "Inc", "US",
+                     "U", "a", "_", "é", "\u0301", ".", ",", ";", ":", "!", "?", ")", "]", '"', "'", "\u2019", "-",
+                     "+", "&", "/", "@", "$", "%", "=", "*", "://", "n't", " ", "\n"]),
+    max_size=30,
+).map("".join)
+
+
+@functools.cache
+def _patterns_with_and_without_plain_words() -> list[tuple[re.Pattern[str], re.Pattern[str]]]:
+    pairs = []
+    for links, clitics, negations in itertools.product([False, True], repeat=3):
+        pattern = _build_pattern(_rules().abbreviations, links=links, clitics=clitics, negations=negations)
+        assert _PLAIN_WORD in pattern.pattern
+        pairs.append((pattern, re.compile(pattern.pattern.replace(_PLAIN_WORD, "", 1), re.VERBOSE)))
+    return pairs
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.one_of(PLAIN_NEIGHBOURS, PUNCTUATED))
+def test_plain_word_alternative_changes_no_token(text: str) -> None:
+    """The token pattern tries a plain ASCII word first only to be fast: without it, the other alternatives
+    give the same tokens."""
+    for pattern, without in _patterns_with_and_without_plain_words():
+        assert pattern.findall(text) == without.findall(text)
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.one_of(PLAIN_NEIGHBOURS, PUNCTUATED, st.text()))
+def test_sentence_tokens_are_split_sentences_as_lists(text: str) -> None:
+    assert [list(map(Token, *s)) for s in sentence_tokens(text)] == split_sentences(text)
+    assert [s.words for s in sentence_tokens(text)] == sentence_words(text)
 
 
 @settings(deadline=None, max_examples=300)
