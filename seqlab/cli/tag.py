@@ -131,7 +131,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                             "(default: en-ner-conll03)")
     g.add_argument("file", nargs="?", help="text file, or - / nothing for standard input")
     g.add_argument("--format", choices=("conll", "jsonl", "inline"), default="conll")
-    g.add_argument("--batch-size", type=positive_int, default=64)
+    g.add_argument("--batch-size", type=positive_int, default=100)
     g.add_argument("--workers", type=positive_int, default=1,
                    help="worker processes, one torch thread each; output stays in input order")
     g.add_argument("--shard", metavar="I/N", help="tag only lines whose number (from 0) is I modulo N: one of N "

@@ -74,7 +74,7 @@ class _Tagger:
 
 
 def tag_dataset(dataset: Any, model: str | Path | None = None, *, text_column: str = "text", actors: int = 2,
-                lines_per_call: int = 256, batch_size: int = 64, scheme: str | None = None,
+                lines_per_call: int = 256, batch_size: int = 100, scheme: str | None = None,
                 confidences: bool = True) -> Any:
     """Tag every text of ``dataset`` (a ``ray.data.Dataset`` with a string column ``text_column``) with
     ``model`` (a ``.seqlab`` file, a run directory or an installed model's name, readable on every node;
