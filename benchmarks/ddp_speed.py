@@ -10,6 +10,10 @@ steps alone (dev scoring, loading and start-up excluded) on rank 0; ranks step i
 all-reduced every step), so the job's sentences/s is rank 0's times N. The last epoch is reported (the
 first warms up), and ``speedup`` is each N's sentences/s over the first N's. Target: 2 processes at least
 1.6× one on 2 cores.
+
+``--independent K`` adds the machine's ceiling for this workload: K single-process trainings at once, with
+nothing shared between them; their summed sentences/s over one alone is what K cores give when no step ever
+waits for another process (``independent_speedup``).
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,17 +60,31 @@ def main() -> None:
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--batch-size", type=int, help="train.batch_size, per process (default the config's)")
     p.add_argument("--nproc", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--independent", type=int, default=0, metavar="K",
+                   help="also run K single-process trainings at once (the ceiling without communication)")
     args = p.parse_args()
     load_before = [round(x, 2) for x in os.getloadavg()]
     with tempfile.TemporaryDirectory() as scratch:
         runs = [train(args.config, n, args.limit, args.epochs, args.batch_size, Path(scratch) / f"n{n}")
                 for n in args.nproc]
+        independent = None
+        if args.independent:
+            with ThreadPoolExecutor(args.independent) as pool:  # each thread waits on its own training process
+                alone = list(pool.map(lambda k: train(args.config, 1, args.limit, args.epochs, args.batch_size,
+                                                      Path(scratch) / f"independent{k}"), range(args.independent)))
+            total = sum(r["sentences_per_second"] for r in alone)
+            independent = {"processes": args.independent, "sentences_per_second_each": [r["sentences_per_second"]
+                                                                                       for r in alone],
+                           "sentences_per_second": round(total, 1)}
     base = runs[0]["sentences_per_second"]
     for run in runs:
         run["speedup"] = round(run["sentences_per_second"] / base, 2)
+    if independent is not None:
+        independent["independent_speedup"] = round(independent["sentences_per_second"] / base, 2)
     print(json.dumps({"config": args.config, "limit": args.limit, "per_process_batch": args.batch_size or "config",
                       "threads_per_process": 1, "cpus": os.cpu_count(), "load_before": load_before,
-                      "load_after": [round(x, 2) for x in os.getloadavg()], "runs": runs}, indent=2))
+                      "load_after": [round(x, 2) for x in os.getloadavg()], "runs": runs,
+                      "independent": independent}, indent=2))
 
 
 if __name__ == "__main__":
