@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import gc
 import itertools
-import json
 import sys
 from pathlib import Path
 from typing import Iterable, TextIO
@@ -23,26 +22,15 @@ from seqlab.cli._util import (add_backend_option, add_threads_option, input_line
 from seqlab.core.paths import require_file
 from seqlab.core.errors import SeqlabError
 from seqlab.tagging.config import SCHEME_NAMES
-from seqlab.tagging.document import Document, Sentence
+from seqlab.tagging.document import FORMATS, Document, render
 
 
 def write_documents(documents: Iterable[Document], out: TextIO, fmt: str, numbers: Iterable[int] | None = None) -> None:
     """Write tagged documents (one per input line; ``numbers``: their line numbers, 1, 2, ... by default) in
-    ``fmt``, one write and a flush per document."""
-    for number, doc in zip(numbers if numbers is not None else itertools.count(1), documents):
-        if fmt == "inline":
-            out.write(doc.inline() + "\n")
-        elif fmt == "conll":  # `token label` lines, a blank line after each sentence
-            out.write("".join(["\n".join(map(" ".join, zip(s.tokens, s.labels))) + "\n\n" for s in doc.sentences]))
-        else:
-            out.write("".join([_json_line(number, s) for s in doc.sentences]))
+    ``fmt`` (:func:`seqlab.tagging.document.render`), one write and a flush per document."""
+    for numbered in zip(numbers if numbers is not None else itertools.count(1), documents):
+        out.write(render([numbered], fmt))
         out.flush()
-
-
-def _json_line(number: int, sentence: Sentence) -> str:
-    spans = [{"start": s.start, "end": s.end, "type": s.label, "text": s.text, "confidence": round(s.confidence, 4)}
-             for s in sentence.spans]
-    return json.dumps({"line": number, "tokens": sentence.tokens, "spans": spans}, ensure_ascii=False) + "\n"
 
 
 def _is_model(name: str) -> bool:
@@ -55,7 +43,7 @@ def _is_model(name: str) -> bool:
 
 def cmd_tag(args: argparse.Namespace) -> int:
     from seqlab.tagging.api import POOL_BATCHES, SequenceTagger
-    from seqlab.tagging.parallel import parse_shard, shard, tag_in_workers
+    from seqlab.tagging.parallel import parse_shard, render_in_workers, shard
 
     use_threads(args.threads)
     model, file = args.model, args.file
@@ -65,17 +53,19 @@ def cmd_tag(args: argparse.Namespace) -> int:
     gc.freeze()  # the modules and model just loaded stay alive: full collections while tagging need not scan them
     lines, _ = input_lines(file)
     index, count = parse_shard(args.shard) if args.shard else (0, 1)
-    numbered_a, numbered_b = itertools.tee(shard(lines, index, count))
-    texts = (line for _, line in numbered_a)
     interactive = file in (None, "-") and sys.stdin.isatty()  # a person typing: answer each line at once
     options = {"batch_size": args.batch_size, "scheme": args.scheme, "pool": 1 if interactive else POOL_BATCHES,
                "confidences": args.format == "jsonl"}  # the only format that prints them
-    if args.workers > 1:
-        del tagger  # each worker loads its own copy
-        documents = tag_in_workers(model, texts, workers=args.workers, options=options, backend=args.backend)
-    else:
-        documents = tagger.tag_many(texts, **options)
-    write_documents(documents, sys.stdout, args.format, (number for number, _ in numbered_b))
+    if args.workers > 1:  # each worker loads its own copy, tags and renders its chunks; here they are only written
+        del tagger
+        for text in render_in_workers(model, shard(lines, index, count), workers=args.workers, options=options,
+                                      fmt=args.format, backend=args.backend):
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        return 0
+    numbered_a, numbered_b = itertools.tee(shard(lines, index, count))
+    texts = (line for _, line in numbered_a)
+    write_documents(tagger.tag_many(texts, **options), sys.stdout, args.format, (number for number, _ in numbered_b))
     return 0
 
 
@@ -130,7 +120,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     g.add_argument("model", nargs="?", help="a run directory, a .seqlab file or an installed model's name "
                                             "(default: en-ner-conll03)")
     g.add_argument("file", nargs="?", help="text file, or - / nothing for standard input")
-    g.add_argument("--format", choices=("conll", "jsonl", "inline"), default="conll")
+    g.add_argument("--format", choices=FORMATS, default="conll")
     g.add_argument("--batch-size", type=positive_int, default=100)
     g.add_argument("--workers", type=positive_int, default=1,
                    help="worker processes, one torch thread each; output stays in input order")

@@ -1,8 +1,11 @@
 """What tagging returns: documents of sentences, with spans that carry character offsets and confidences."""
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Iterable
+
+FORMATS = ("conll", "jsonl", "inline")
 
 
 @dataclass(frozen=True)
@@ -59,3 +62,29 @@ class Document:
 
     def to_dict(self) -> dict[str, Any]:
         return {"text": self.text, "sentences": [s.to_dict() for s in self.sentences]}
+
+
+def render(numbered: Iterable[tuple[int, Document]], fmt: str) -> str:
+    """Documents as ``seqlab tag`` writes them, each with its input line number (``jsonl`` records it):
+
+    * ``conll``: ``token label`` lines, a blank line after each sentence;
+    * ``jsonl``: one JSON object per sentence with its tokens and spans (character offsets into the input line,
+      type, text, confidence);
+    * ``inline``: each input line with entities marked ``[TYPE words]``."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown output format {fmt!r}; expected one of {FORMATS}")
+    parts: list[str] = []
+    for number, doc in numbered:
+        if fmt == "inline":
+            parts.append(doc.inline() + "\n")
+        elif fmt == "conll":
+            parts.extend("\n".join(map(" ".join, zip(s.tokens, s.labels))) + "\n\n" for s in doc.sentences)
+        else:
+            parts.extend(_json_line(number, s) for s in doc.sentences)
+    return "".join(parts)
+
+
+def _json_line(number: int, sentence: Sentence) -> str:
+    spans = [{"start": s.start, "end": s.end, "type": s.label, "text": s.text, "confidence": round(s.confidence, 4)}
+             for s in sentence.spans]
+    return json.dumps({"line": number, "tokens": sentence.tokens, "spans": spans}, ensure_ascii=False) + "\n"

@@ -1,8 +1,8 @@
 """Bulk tagging on one machine: worker processes, one torch thread each, output in input order.
 
 ``seqlab tag --workers N`` sends chunks of input lines to N processes that each load the model once;
-at most ``2 × N`` chunks are in flight, so memory stays bounded however long the input is, and documents
-come back in input order. ``--shard i/n`` keeps the lines whose number is ``i`` modulo ``n`` (counting
+each worker renders its chunk's output, at most ``2 × N`` chunks are in flight, so memory stays bounded however
+long the input is, and the chunks are written in input order. ``--shard i/n`` keeps the lines whose number is ``i`` modulo ``n`` (counting
 from 0), so ``n`` jobs of an array (Slurm, Kubernetes) tag a corpus between them with no coordination.
 """
 from __future__ import annotations
@@ -11,10 +11,10 @@ import itertools
 import multiprocessing
 from collections import deque
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from seqlab.core.errors import SeqlabError
-from seqlab.tagging.document import Document
+from seqlab.tagging.document import render
 
 _MODEL: Any = None  # the model a worker process loaded (one per process)
 
@@ -48,31 +48,39 @@ def _load(model: str | None, backend: str = "torch") -> None:
     _MODEL = seqlab.load(model, "cpu", backend=backend)
 
 
-def _tag(lines: list[str], options: dict[str, Any]) -> list[Document]:
-    return list(_MODEL.tag_many(lines, **options))
+def _tag_and_render(numbered: list[tuple[int, str]], options: dict[str, Any], fmt: str) -> str:
+    documents = _MODEL.tag_many([line for _, line in numbered], **options)
+    return render(zip((number for number, _ in numbered), documents), fmt)
 
 
-def tag_in_workers(model: str | Path | None, lines: Iterable[str], *, workers: int,
-                   options: dict[str, Any] | None = None, chunk: int = 256,
-                   backend: str = "torch") -> Iterator[Document]:
-    """Tag ``lines`` in ``workers`` processes (each loading ``model`` with ``backend``), ``chunk`` lines a task,
-    each calling ``tag_many(**options)`` (batch_size, scheme, confidences); documents in input order."""
+def render_in_workers(model: str | Path | None, numbered: Iterable[tuple[int, str]], *, workers: int, fmt: str,
+                      options: dict[str, Any] | None = None, chunk: int = 2048, backend: str = "torch") -> Iterator[str]:
+    """Tag the lines of (line number, line) pairs in ``workers`` processes (each loading ``model`` with
+    ``backend``), ``chunk`` lines a task, each calling ``tag_many(**options)`` (batch_size, scheme, confidences)
+    and rendering the chunk's documents in ``fmt`` (:func:`seqlab.tagging.document.render`): what
+    ``seqlab tag --workers`` writes, in input order, with no documents sent back to be rendered here."""
+    yield from _in_workers(model, numbered, workers, _tag_and_render, (options or {}, fmt), chunk, backend)
+
+
+def _in_workers(model: str | Path | None, items: Iterable[Any], workers: int, task: Callable[..., Any],
+                args: tuple[Any, ...], chunk: int, backend: str) -> Iterator[Any]:
+    """``task(part, *args)`` for each ``chunk`` of ``items`` in ``workers`` processes, results in input order,
+    at most ``2 × workers`` chunks in flight."""
     if workers < 1:
         raise SeqlabError(f"--workers: expected a positive number of processes, got {workers}")
-    lines = iter(lines)
+    items = iter(items)
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no forked torch thread pools
     with context.Pool(workers, initializer=_load, initargs=(None if model is None else str(model), backend)) as pool:
         pending: deque = deque()
-        chunks = iter(lambda: list(itertools.islice(lines, chunk)), [])
-        for part in chunks:
-            pending.append(pool.apply_async(_tag, (part, options or {})))
+        for part in iter(lambda: list(itertools.islice(items, chunk)), []):
+            pending.append(pool.apply_async(task, (part, *args)))
             if len(pending) >= 2 * workers:
-                yield from _result(pending.popleft())
+                yield _result(pending.popleft())
         while pending:
-            yield from _result(pending.popleft())
+            yield _result(pending.popleft())
 
 
-def _result(job: Any) -> list[Document]:
+def _result(job: Any) -> Any:
     try:
         return job.get()
     except SeqlabError:
