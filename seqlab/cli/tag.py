@@ -49,20 +49,21 @@ def cmd_tag(args: argparse.Namespace) -> int:
     model, file = args.model, args.file
     if file is None and model is not None and not _is_model(model):  # `seqlab tag FILE`: the installed model
         model, file = None, model
-    tagger = load_model(model, SequenceTagger, "tag", args.backend)  # a bad model fails here, before any worker
-    gc.freeze()  # the modules and model just loaded stay alive: full collections while tagging need not scan them
     lines, _ = input_lines(file)
     index, count = parse_shard(args.shard) if args.shard else (0, 1)
     interactive = file in (None, "-") and sys.stdin.isatty()  # a person typing: answer each line at once
     options = {"batch_size": args.batch_size, "scheme": args.scheme, "pool": 1 if interactive else POOL_BATCHES,
                "confidences": args.format == "jsonl"}  # the only format that prints them
     if args.workers > 1:  # each worker loads its own copy, tags and renders its chunks; here they are only written
-        del tagger
+        if model is not None and not _is_model(model):  # no model there: its one-line error before any worker starts
+            load_model(model, SequenceTagger, "tag", args.backend)
         for text in render_in_workers(model, shard(lines, index, count), workers=args.workers, options=options,
                                       fmt=args.format, backend=args.backend):
             sys.stdout.write(text)
             sys.stdout.flush()
         return 0
+    tagger = load_model(model, SequenceTagger, "tag", args.backend)
+    gc.freeze()  # the modules and model just loaded stay alive: full collections while tagging need not scan them
     numbered_a, numbered_b = itertools.tee(shard(lines, index, count))
     texts = (line for _, line in numbered_a)
     write_documents(tagger.tag_many(texts, **options), sys.stdout, args.format, (number for number, _ in numbered_b))

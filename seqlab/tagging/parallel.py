@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Iterator
 from seqlab.core.errors import SeqlabError
 from seqlab.tagging.document import render
 
-_MODEL: Any = None  # the model a worker process loaded (one per process)
+_MODEL: Any = None  # a worker's model: (name, backend) until its first chunk loads it, then the model
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -38,18 +38,33 @@ def shard(lines: Iterable[str], index: int, count: int) -> Iterator[tuple[int, s
             yield number, line
 
 
-def _load(model: str | None, backend: str = "torch") -> None:
+def _start(model: str | None, backend: str = "torch") -> None:
+    """A worker's initializer: one torch thread, and which model to load on its first chunk (a failure there
+    comes back as that chunk's error; one in an initializer would make the pool start workers forever)."""
     import torch
-
-    import seqlab
 
     global _MODEL
     torch.set_num_threads(1)
-    _MODEL = seqlab.load(model, "cpu", backend=backend)
+    _MODEL = (model, backend)
+
+
+def _tagger() -> Any:
+    global _MODEL
+    if isinstance(_MODEL, tuple):
+        import seqlab
+        from seqlab.tagging.api import SequenceTagger
+
+        model, backend = _MODEL
+        loaded = seqlab.load(model, "cpu", backend=backend)
+        if not isinstance(loaded, SequenceTagger):
+            raise SeqlabError(f"{model}: seqlab tag needs a tagging run directory, and this one holds a "
+                              f"{type(loaded).__name__}")
+        _MODEL = loaded
+    return _MODEL
 
 
 def _tag_and_render(numbered: list[tuple[int, str]], options: dict[str, Any], fmt: str) -> str:
-    documents = _MODEL.tag_many([line for _, line in numbered], **options)
+    documents = _tagger().tag_many([line for _, line in numbered], **options)
     return render(zip((number for number, _ in numbered), documents), fmt)
 
 
@@ -70,7 +85,7 @@ def _in_workers(model: str | Path | None, items: Iterable[Any], workers: int, ta
         raise SeqlabError(f"--workers: expected a positive number of processes, got {workers}")
     items = iter(items)
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no forked torch thread pools
-    with context.Pool(workers, initializer=_load, initargs=(None if model is None else str(model), backend)) as pool:
+    with context.Pool(workers, initializer=_start, initargs=(None if model is None else str(model), backend)) as pool:
         pending: deque = deque()
         for part in iter(lambda: list(itertools.islice(items, chunk)), []):
             pending.append(pool.apply_async(task, (part, *args)))
