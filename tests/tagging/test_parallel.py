@@ -54,3 +54,16 @@ def test_a_bad_shard_is_a_clear_error(text):
 
 def test_shard_keeps_line_numbers():
     assert list(shard(["a", "b", "c", "d", "e"], 1, 2)) == [(2, "b"), (4, "d")]
+
+
+def test_workers_refuse_what_is_no_model_before_starting_and_a_failing_load_in_one_line(run, tmp_path, capsys):
+    text = tmp_path / "in.txt"
+    text.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    assert main(["tag", str(tmp_path / "nowhere"), str(text), "--workers", "2"]) == 2
+    assert "not a seqlab model" in capsys.readouterr().err
+    broken = tmp_path / "broken"  # looks like a run directory, fails to load inside the workers
+    broken.mkdir()
+    (broken / "config.yaml").write_text((run / "config.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["tag", str(broken), str(text), "--workers", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and str(broken) in err
