@@ -24,6 +24,7 @@ orjson when installed); with ``workers`` > 1, that many forked processes answer 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
 import logging
@@ -33,7 +34,7 @@ import signal
 import socket
 import threading
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from seqlab.core.errors import SeqlabError
 
@@ -431,6 +432,19 @@ def make_app(service: ModelService) -> Any:
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
+@contextlib.contextmanager
+def _handling_signals(handler: Callable[[int, Any], None]) -> Iterator[None]:
+    """SIGINT and SIGTERM go to ``handler`` inside the block (only the main thread can set handlers; elsewhere
+    the block runs with the handlers as they are), and the previous handlers come back after it."""
+    main = threading.current_thread() is threading.main_thread()
+    previous = {sig: signal.signal(sig, handler) for sig in _SIGNALS} if main else {}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
 def _ignore(signum: int, frame: Any) -> None:
     log.info("stopped by signal %d", signum)
 
@@ -467,13 +481,10 @@ class Server:
             return
         # uvicorn handles SIGINT/SIGTERM while serving (a graceful stop; a second SIGINT forces it) and raises
         # the signal again once stopped: the handlers in place then ignore it, so a graceful stop returns
-        main = threading.current_thread() is threading.main_thread()
-        previous = {sig: signal.signal(sig, _ignore) for sig in _SIGNALS} if main else {}
         try:
-            self.uvicorn.run(sockets=[self.socket])
+            with _handling_signals(_ignore):
+                self.uvicorn.run(sockets=[self.socket])
         finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
             self.socket.close()
             self.stopped.set()
 
@@ -490,17 +501,13 @@ class Server:
                 finally:
                     os._exit(code)
             self.pids.append(pid)
-        main = threading.current_thread() is threading.main_thread()
-        previous = {sig: signal.signal(sig, lambda signum, frame: self._stop_workers()) for sig in _SIGNALS} \
-            if main else {}
         try:
-            for pid in self.pids:
-                _, status = os.waitpid(pid, 0)
-                if status:
-                    log.warning("worker %d stopped with status %d", pid, os.waitstatus_to_exitcode(status))
+            with _handling_signals(lambda signum, frame: self._stop_workers()):
+                for pid in self.pids:
+                    _, status = os.waitpid(pid, 0)
+                    if status:
+                        log.warning("worker %d stopped with status %d", pid, os.waitstatus_to_exitcode(status))
         finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
             self.socket.close()
             self.stopped.set()
 

@@ -136,13 +136,7 @@ def save_feature_state(run_dir: Path, state: dict[str, Any]) -> None:
 
 def load_feature_state(run_dir: Path) -> dict[str, Any] | None:
     """The fitted token features' state, or None for a run made before features.json existed."""
-    path = Path(run_dir) / FEATURES
-    if not path.is_file():
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise SeqlabError(f"{path}:{err.lineno}: not valid JSON: {err.msg}") from None
+    return _optional_json(Path(run_dir) / FEATURES)
 
 
 def save_encoder_record(run_dir: Path, record: dict[str, Any]) -> None:
@@ -152,7 +146,11 @@ def save_encoder_record(run_dir: Path, record: dict[str, Any]) -> None:
 
 def load_encoder_record(run_dir: Path) -> dict[str, Any] | None:
     """The record of the transformer encoder a run was trained with, or None when it reads none."""
-    path = Path(run_dir) / ENCODER
+    return _optional_json(Path(run_dir) / ENCODER)
+
+
+def _optional_json(path: Path) -> dict[str, Any] | None:
+    """A run directory's JSON member, or None when the run has none."""
     if not path.is_file():
         return None
     try:

@@ -27,6 +27,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from features.ls_corpus import sha256_file
 from seqlab.core.config import TransformerConfig
 from seqlab.core.errors import SeqlabError
 from seqlab.core.paths import resolve_data_path
@@ -79,14 +80,6 @@ def resolve_model_folder(path: str) -> Path:
     return folder
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 @dataclass(frozen=True)
 class EncoderRecord:
     """Which encoder a trained model needs: the configured path and the sha256 of its weights file."""
@@ -131,7 +124,7 @@ class TransformerEmbedder(nn.Module):
         transformers.utils.logging.disable_progress_bar()  # seqlab logs what it loads; no bar per weight
         folder = resolve_model_folder(config.path)
         hf_config = transformers.AutoConfig.from_pretrained(folder, local_files_only=True)
-        self.record = EncoderRecord(config.path, file_sha256(folder / WEIGHTS_FILE), hf_config.model_type,
+        self.record = EncoderRecord(config.path, sha256_file(folder / WEIGHTS_FILE), hf_config.model_type,
                                     hf_config.hidden_size)
         if expected is not None:
             expected.check(self.record, where)
