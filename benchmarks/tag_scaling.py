@@ -19,6 +19,11 @@ included). Peak RSS is read from ``/proc/PID/status`` (``VmHWM``) of every proce
 0.2 s: ``main`` is the process started, ``workers`` the tagging processes (pool workers, Ray actors).
 Every mode's output must be byte-identical to ``--workers 1``'s (``same_output``). Target: ``--workers 2``
 at least 1.8× ``--workers 1``.
+
+``--ceiling`` adds ``shards_2``: two independent ``seqlab tag --shard i/2`` processes (one thread each) started
+together, timed until both end: what this machine gives two one-process jobs with nothing shared, the most
+any 2-process mode can reach here. ``--rounds R`` repeats every mode R times, alternating (1, 2, shards, 1,
+2, ...), and reports each mode's median round beside every round's seconds; the speed-ups are of medians.
 """
 from __future__ import annotations
 
@@ -131,6 +136,30 @@ def run_mode(command: list[str], output: Path, workers_marker: str, also: str | 
     return result
 
 
+def run_concurrent(commands: list[list[str]], outputs: list[Path]) -> dict:
+    """Start ``commands`` together (stdout to ``outputs``) and time them until the last one ends."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    start = time.perf_counter()
+    handles = [open(output, "w", encoding="utf-8") for output in outputs]
+    processes = [subprocess.Popen(command, stdout=handle, stderr=subprocess.PIPE, cwd=ROOT, env=env)
+                 for command, handle in zip(commands, handles)]
+    watches = [PeakRss(process.pid) for process in processes]
+    failures = [(command, process.communicate()[1]) for command, process in zip(commands, processes)
+                if process.wait() != 0]
+    seconds = time.perf_counter() - start
+    for handle in handles:
+        handle.close()
+    peaks = [watch.finish() for watch in watches]
+    if failures:
+        sys.exit(f"tag_scaling: {' '.join(failures[0][0])} failed:\n{failures[0][1].decode()[-3000:]}")
+    tokens = 0
+    for output in outputs:
+        with open(output, encoding="utf-8") as handle:
+            tokens += sum(1 for line in handle if line.strip())
+    return {"seconds": round(seconds, 2), "tokens": tokens, "tokens_per_second": round(tokens / seconds),
+            "peak_rss_mb": {"main": [round(max(p.values(), default=0.0), 1) for p in peaks], "workers": []}}
+
+
 def ray_child(model: str | None, path: Path, actors: int) -> None:
     """Tag ``path`` on a local Ray instance; CoNLL to standard output, the tagging time to standard error."""
     import ray
@@ -162,30 +191,44 @@ def main() -> None:
     p.add_argument("--lines", type=int, default=50_000, help="Wikipedia lines")
     p.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="seqlab tag --workers values")
     p.add_argument("--ray-actors", type=int, default=2, help="Ray actors (0: no Ray run)")
+    p.add_argument("--ceiling", action="store_true",
+                   help="also time two independent --shard i/2 processes at once (shards_2)")
+    p.add_argument("--rounds", type=int, default=1, help="repeat every mode, alternating; medians reported")
     p.add_argument("--ray-child", type=Path, help=argparse.SUPPRESS)  # internal: the Ray run's process
     args = p.parse_args()
     if args.ray_child:
         ray_child(args.model, args.ray_child, args.ray_actors)
         return
     load_before = [round(x, 2) for x in os.getloadavg()]
-    results = {}
+    rounds: dict[str, list[dict]] = {}
     with tempfile.TemporaryDirectory() as scratch:
         text = wikipedia_lines(data_root(), args.lines, Path(scratch) / "wikipedia.txt")
         base = [sys.executable, "-m", "seqlab", "tag", args.model, str(text), "--format", "conll"]
-        for n in args.workers:
-            results[f"workers_{n}"] = run_mode(base + ["--workers", str(n)], Path(scratch) / f"w{n}.conll",
-                                               "multiprocessing")
-        if args.ray_actors:
-            os.environ["RAY_worker_niceness"] = "0"  # Ray starts its workers at nice 15; seqlab tag's run at 0
-            command = [sys.executable, str(Path(__file__).resolve()), "--model", args.model, "--ray-actors",
-                       str(args.ray_actors), "--ray-child", str(text)]
-            results[f"ray_{args.ray_actors}_actors"] = run_mode(command, Path(scratch) / "ray.conll", "_Tagger",
-                                                                also="_Tagger")
+        for _ in range(args.rounds):
+            for n in args.workers:
+                rounds.setdefault(f"workers_{n}", []).append(
+                    run_mode(base + ["--workers", str(n)], Path(scratch) / f"w{n}.conll", "multiprocessing"))
+            if args.ceiling:
+                rounds.setdefault("shards_2", []).append(run_concurrent(
+                    [base + ["--shard", f"{i}/2"] for i in range(2)], [Path(scratch) / f"s{i}.conll" for i in range(2)]))
+            if args.ray_actors:
+                os.environ["RAY_worker_niceness"] = "0"  # Ray starts its workers at nice 15; seqlab tag's run at 0
+                command = [sys.executable, str(Path(__file__).resolve()), "--model", args.model, "--ray-actors",
+                           str(args.ray_actors), "--ray-child", str(text)]
+                rounds.setdefault(f"ray_{args.ray_actors}_actors", []).append(
+                    run_mode(command, Path(scratch) / "ray.conll", "_Tagger", also="_Tagger"))
+    results = {}
+    for mode, runs in rounds.items():
+        median = sorted(runs, key=lambda run: run["seconds"])[(len(runs) - 1) // 2]
+        results[mode] = {**median, "rounds_seconds": [run["seconds"] for run in runs]}
     first = results[f"workers_{args.workers[0]}"]
     reference = first["sha256"]
     for result in results.values():
         result["speedup"] = round(result["tokens_per_second"] / first["tokens_per_second"], 2)
-        result["same_output"] = result.pop("sha256") == reference
+        if "sha256" in result:  # shards_2 writes two files in shard order: its tokens are compared instead
+            result["same_output"] = result.pop("sha256") == reference
+        else:
+            result["same_tokens"] = result["tokens"] == first["tokens"]
     print(json.dumps({"model": args.model, "lines": args.lines, "threads_per_worker": 1, "cpus": os.cpu_count(),
                       "load_before": load_before, "load_after": [round(x, 2) for x in os.getloadavg()],
                       **results}, indent=2))

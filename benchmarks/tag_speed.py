@@ -88,7 +88,7 @@ def main() -> None:
         lines = path.read_text(encoding="utf-8").splitlines()
     tagger = seqlab.load(args.model, device="cpu")
     start, cpu = time.perf_counter(), time.process_time()
-    from seqlab.tagging.api import POOL_BATCHES
+    from seqlab.tagging.config import POOL_BATCHES
 
     for _ in tagger.tag_many(lines, confidences=False, pool=POOL_BATCHES):  # as seqlab tag FILE calls it
         pass

@@ -10,6 +10,7 @@ import torch
 
 from seqlab.core import archive
 from seqlab.core.errors import SeqlabError
+from seqlab.core.installed import DEFAULT_MODEL, MODELS, model_path  # noqa: F401  (public here too)
 from seqlab.core.registry import Registry
 from seqlab.core.strict import apply_override, from_tree, read_mapping
 from seqlab.core.trainer import Prepare
@@ -69,23 +70,6 @@ def train(config: Any, out_dir: str | Path, *, resume: bool = False, progress: b
     """Train ``config`` (any task's) into ``out_dir``; with ``resume``, continue the run already there.
     Returns the run's metrics (also written to ``out_dir/metrics.json``)."""
     return train_task(TASKS.get(config.task, "task")().prepare, config, out_dir, resume=resume, progress=progress)
-
-
-#: Models installed with the package, by short name (files in seqlab/resources/models/).
-MODELS = {"en-ner-conll03": "en-ner-conll03.seqlab"}
-DEFAULT_MODEL = "en-ner-conll03"
-
-
-def model_path(name: str | Path | None) -> Path:
-    """Where a model is: a run directory, a ``.seqlab`` file, or the installed model of a short name
-    (None: the default English NER model)."""
-    if name is None or str(name) in MODELS:
-        installed = Path(__file__).parent / "resources" / "models" / MODELS[str(name or DEFAULT_MODEL)]
-        if not installed.is_file():
-            raise SeqlabError(f"the installed model {name or DEFAULT_MODEL!r} is missing from {installed.parent} "
-                              "(reinstall seqlab)")
-        return installed
-    return Path(name)
 
 
 #: Where a tagger's emissions are computed: torch (the trained modules) or onnxruntime (``seqlab export``).

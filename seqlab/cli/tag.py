@@ -34,7 +34,7 @@ def write_documents(documents: Iterable[Document], out: TextIO, fmt: str, number
 
 
 def _is_model(name: str) -> bool:
-    from seqlab.tasks import MODELS
+    from seqlab.core.installed import MODELS
 
     path = Path(name)
     return (name in MODELS or (path / "config.yaml").is_file() or (path / "onnx.json").is_file()
@@ -42,10 +42,9 @@ def _is_model(name: str) -> bool:
 
 
 def cmd_tag(args: argparse.Namespace) -> int:
-    from seqlab.tagging.api import POOL_BATCHES, SequenceTagger
+    from seqlab.tagging.config import POOL_BATCHES
     from seqlab.tagging.parallel import parse_shard, render_in_workers, shard
 
-    use_threads(args.threads)
     model, file = args.model, args.file
     if file is None and model is not None and not _is_model(model):  # `seqlab tag FILE`: the installed model
         model, file = None, model
@@ -54,14 +53,20 @@ def cmd_tag(args: argparse.Namespace) -> int:
     interactive = file in (None, "-") and sys.stdin.isatty()  # a person typing: answer each line at once
     options = {"batch_size": args.batch_size, "scheme": args.scheme, "pool": 1 if interactive else POOL_BATCHES,
                "confidences": args.format == "jsonl"}  # the only format that prints them
-    if args.workers > 1:  # each worker loads its own copy, tags and renders its chunks; here they are only written
+    if args.workers > 1:  # each worker loads its own copy, tags and renders its chunks; here they are only written,
+        # and torch is not imported (1.8 s before the workers could start importing it themselves)
         if model is not None and not _is_model(model):  # no model there: its one-line error before any worker starts
+            from seqlab.tagging.api import SequenceTagger
+
             load_model(model, SequenceTagger, "tag", args.backend)
         for text in render_in_workers(model, shard(lines, index, count), workers=args.workers, options=options,
                                       fmt=args.format, backend=args.backend):
             sys.stdout.write(text)
             sys.stdout.flush()
         return 0
+    from seqlab.tagging.api import SequenceTagger
+
+    use_threads(args.threads)
     tagger = load_model(model, SequenceTagger, "tag", args.backend)
     gc.freeze()  # the modules and model just loaded stay alive: full collections while tagging need not scan them
     numbered_a, numbered_b = itertools.tee(shard(lines, index, count))

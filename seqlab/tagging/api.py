@@ -29,7 +29,7 @@ from seqlab.data.vocab import Vocab
 from seqlab.models.tagger import Tagger
 from seqlab.modules.transformer import recorded_encoder
 from seqlab.tagging.build import build_tagger, use_post_viterbi
-from seqlab.tagging.config import SCHEME_NAMES, Config, load_config
+from seqlab.tagging.config import POOL_BATCHES, SCHEME_NAMES, Config, load_config
 from seqlab.tagging.document import Document, Sentence, Span
 from seqlab.tagging.evaluate import EvalResult, evaluate_split
 from seqlab.tagging.features import TokenFeatures, encode_options, load_token_features
@@ -45,10 +45,6 @@ log = logging.getLogger("seqlab")
 #: is tagged in pieces of at most this many: tagging cost and memory grow with a sentence's length, and no
 #: training sentence of CoNLL-2003 or OntoNotes comes near it.
 MAX_SENTENCE_TOKENS = 256
-#: tag_many decodes the sentences of a long text this many batches at a time, sorted by length into batches:
-#: less padding (about 1.5x the speed of decoding each batch as it comes; 32 batches of 100 took 12-20% less CPU
-#: than 8 of 64 on Wikipedia text, with the same labels) and still bounded memory.
-POOL_BATCHES = 32
 
 
 @dataclass

@@ -19,6 +19,11 @@ from seqlab.tagging.parts import DECODERS, ENCODERS, TOKEN_FEATURES
 from seqlab.core.strict import choice, dump_config, dropout_rate, load_strict, positive
 
 TASK = "tagging"
+#: tag_many decodes the sentences of a long text this many batches at a time, sorted by length into batches:
+#: less padding (about 1.5x the speed of decoding each batch as it comes; 32 batches of 100 took 12-20% less CPU
+#: than 8 of 64 on Wikipedia text, with the same labels) and still bounded memory. Here, not in the API module,
+#: so that ``seqlab tag --workers`` starts its workers without importing torch first.
+POOL_BATCHES = 32
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from 0), so ``n`` jobs of an array (Slurm, Kubernetes) tag a corpus between them
 """
 from __future__ import annotations
 
+import gc
 import itertools
 import multiprocessing
 from collections import deque
@@ -60,6 +61,7 @@ def _tagger() -> Any:
             raise SeqlabError(f"{model}: seqlab tag needs a tagging run directory, and this one holds a "
                               f"{type(loaded).__name__}")
         _MODEL = loaded
+        gc.freeze()  # as in one process: the modules and model just loaded are not scanned by every collection
     return _MODEL
 
 
@@ -83,16 +85,35 @@ def _in_workers(model: str | Path | None, items: Iterable[Any], workers: int, ta
     at most ``2 × workers`` chunks in flight."""
     if workers < 1:
         raise SeqlabError(f"--workers: expected a positive number of processes, got {workers}")
-    items = iter(items)
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no forked torch thread pools
     with context.Pool(workers, initializer=_start, initargs=(None if model is None else str(model), backend)) as pool:
         pending: deque = deque()
-        for part in iter(lambda: list(itertools.islice(items, chunk)), []):
+        for part in parts(items, chunk, workers):
             pending.append(pool.apply_async(task, (part, *args)))
             if len(pending) >= 2 * workers:
                 yield _result(pending.popleft())
         while pending:
             yield _result(pending.popleft())
+
+
+def parts(items: Iterable[Any], chunk: int, workers: int, smallest: int = 128) -> Iterator[list[Any]]:
+    """``chunk``-item lists of ``items``, but the last ``2 × workers`` chunks' worth (read ahead, so memory stays
+    bounded) in shrinking parts, each a ``2 × workers``-th of what is left (at most ``chunk``, at least ``smallest``): near the end
+    of the input no worker waits idle while another tags a whole chunk (guided self-scheduling)."""
+    items, ahead, buffer = iter(items), 2 * workers * chunk, deque()
+    while True:
+        while len(buffer) < ahead + chunk:
+            more = list(itertools.islice(items, chunk))
+            buffer.extend(more)
+            if len(more) < chunk:
+                break
+        else:
+            yield [buffer.popleft() for _ in range(chunk)]
+            continue
+        while buffer:
+            size = min(len(buffer), chunk, max(smallest, -(-len(buffer) // (2 * workers))))
+            yield [buffer.popleft() for _ in range(size)]
+        return
 
 
 def _result(job: Any) -> Any:

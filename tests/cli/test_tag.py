@@ -226,7 +226,7 @@ def test_decomposed_text_is_tagged_like_composed_text_with_offsets_into_it(run_d
 
 
 def test_a_long_line_is_tagged_in_batches_of_sentences(run_dir, monkeypatch):
-    from seqlab.tagging.api import POOL_BATCHES
+    from seqlab.tagging.config import POOL_BATCHES
 
     tagger = SequenceTagger.load(run_dir)
     line = " ".join([LINES[0], LINES[3].strip(), LINES[5]] * 30)  # 120 sentences on one line

@@ -11,7 +11,7 @@ import pytest
 import seqlab
 from seqlab.cli import main
 from seqlab.core.errors import SeqlabError
-from seqlab.tagging.parallel import parse_shard, shard
+from seqlab.tagging.parallel import parse_shard, parts, shard
 from tests.conftest import FIXTURES, forget_new_log_handlers
 
 NER = FIXTURES / "ner"
@@ -50,6 +50,17 @@ def test_workers_and_shards_give_the_single_process_output(run, tmp_path):
 def test_a_bad_shard_is_a_clear_error(text):
     with pytest.raises(SeqlabError, match="--shard: expected i/n"):
         parse_shard(text)
+
+
+@pytest.mark.parametrize("count", [0, 1, 127, 2048, 8191, 8192, 8193, 20487, 50000])
+def test_parts_keep_every_item_in_order_full_chunks_first_then_shrinking(count):
+    sizes = [len(part) for part in parts(range(count), 1024, 2)]
+    assert [x for part in parts(range(count), 1024, 2) for x in part] == list(range(count))
+    assert all(0 < size <= 1024 for size in sizes)
+    tail = sizes[next((i for i, size in enumerate(sizes) if size < 1024), len(sizes)):]
+    assert tail == sorted(tail, reverse=True)  # once parts shrink they never grow again
+    if count > 5 * 1024:  # the input outlasts the read-ahead: the end is cut finer than a chunk
+        assert len(tail) >= 8 and max(tail) < 1024 and min(tail[:-1]) == 128
 
 
 def test_shard_keeps_line_numbers():
