@@ -13,7 +13,9 @@ first warms up), and ``speedup`` is each N's sentences/s over the first N's. Tar
 
 ``--independent K`` adds the machine's ceiling for this workload: K single-process trainings at once, with
 nothing shared between them; their summed sentences/s over one alone is what K cores give when no step ever
-waits for another process (``independent_speedup``).
+waits for another process (``independent_speedup``). ``--rounds R`` repeats every mode R times, alternating
+(1, 2, independent, 1, 2, ...); each mode's median round is reported with every round's sentences/s, and the
+speed-ups are of medians.
 """
 from __future__ import annotations
 
@@ -62,20 +64,31 @@ def main() -> None:
     p.add_argument("--nproc", type=int, nargs="+", default=[1, 2])
     p.add_argument("--independent", type=int, default=0, metavar="K",
                    help="also run K single-process trainings at once (the ceiling without communication)")
+    p.add_argument("--rounds", type=int, default=1, help="repeat every mode, alternating; medians reported")
     args = p.parse_args()
     load_before = [round(x, 2) for x in os.getloadavg()]
+    rounds: dict[str, list[dict]] = {}
     with tempfile.TemporaryDirectory() as scratch:
-        runs = [train(args.config, n, args.limit, args.epochs, args.batch_size, Path(scratch) / f"n{n}")
-                for n in args.nproc]
-        independent = None
-        if args.independent:
-            with ThreadPoolExecutor(args.independent) as pool:  # each thread waits on its own training process
-                alone = list(pool.map(lambda k: train(args.config, 1, args.limit, args.epochs, args.batch_size,
-                                                      Path(scratch) / f"independent{k}"), range(args.independent)))
-            total = sum(r["sentences_per_second"] for r in alone)
-            independent = {"processes": args.independent, "sentences_per_second_each": [r["sentences_per_second"]
-                                                                                       for r in alone],
-                           "sentences_per_second": round(total, 1)}
+        for r in range(args.rounds):
+            for n in args.nproc:
+                rounds.setdefault(str(n), []).append(
+                    train(args.config, n, args.limit, args.epochs, args.batch_size, Path(scratch) / f"n{n}_{r}"))
+            if args.independent:
+                with ThreadPoolExecutor(args.independent) as pool:  # each thread waits on its own training process
+                    alone = list(pool.map(lambda k: train(args.config, 1, args.limit, args.epochs, args.batch_size,
+                                                          Path(scratch) / f"independent{k}_{r}"),
+                                          range(args.independent)))
+                rounds.setdefault("independent", []).append(
+                    {"processes": args.independent,
+                     "sentences_per_second_each": [a["sentences_per_second"] for a in alone],
+                     "sentences_per_second": round(sum(a["sentences_per_second"] for a in alone), 1)})
+
+    def median(runs: list[dict]) -> dict:
+        chosen = sorted(runs, key=lambda run: run["sentences_per_second"])[(len(runs) - 1) // 2]
+        return {**chosen, "rounds_sentences_per_second": [run["sentences_per_second"] for run in runs]}
+
+    runs = [median(rounds[str(n)]) for n in args.nproc]
+    independent = median(rounds["independent"]) if args.independent else None
     base = runs[0]["sentences_per_second"]
     for run in runs:
         run["speedup"] = round(run["sentences_per_second"] / base, 2)

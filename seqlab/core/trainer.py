@@ -138,6 +138,8 @@ class Trainer:
     def step(self, batch: Any, params: list[nn.Parameter], where: str) -> BatchLoss:
         """One optimisation step on ``batch`` (gradients averaged over ranks when distributed)."""
         loss = self.loss_module(batch)
+        if self.touched_rows is not None:  # the rows this step read, all-reduced while backward runs
+            self.touched_rows.start()
         warm_up(self.optimizer)
         optimizer_step(loss, self.optimizer, params, self.config.train.clip, where, self.touched_rows)
         return getattr(self.loss_module, "module", self.loss_module).last

@@ -140,3 +140,39 @@ def test_an_error_on_a_rank_names_the_rank(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("RANK", "1")
     assert main(["train", str(tmp_path / "missing.yaml"), "--output", str(tmp_path / "run")]) == 2
     assert capsys.readouterr().err.startswith("seqlab: error: rank 1 of 2: ")
+
+
+@pytest.fixture
+def one_process_group(tmp_path):
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'group'}", rank=0, world_size=1)
+    yield
+    dist.destroy_process_group()
+
+
+def test_touched_rows_average_the_rows_lookups_read(one_process_group):
+    from seqlab.core.distributed import TouchedRows, World
+
+    torch.manual_seed(0)
+    table = torch.nn.Embedding(12, 3)
+    rows = TouchedRows([table], World(0, 2))  # world size 2: each row's gradient halved, as the SUM of 2 ranks
+    table(torch.tensor([[1, 4], [4, 9]])).pow(2).sum().backward()
+    expected = table.weight.grad.clone() / 2
+    rows()  # no start(): the rows are all-reduced then, synchronously
+    assert torch.equal(table.weight.grad, expected)
+    table.eval()
+    table(torch.tensor([5]))  # no mark outside training
+    assert not rows.read[0].any()
+
+
+def test_touched_rows_refuse_a_table_whose_gradient_reaches_rows_no_lookup_read(one_process_group):
+    from seqlab.core.distributed import TouchedRows, World
+    from seqlab.core.errors import SeqlabError
+
+    table = torch.nn.Embedding(12, 3)
+    rows = TouchedRows([table], World(0, 2))
+    (table(torch.tensor([1, 2])).sum() + table.weight[7].sum()).backward()  # row 7 read without a lookup
+    rows.start()
+    with pytest.raises(SeqlabError, match="no lookup read"):
+        rows()
