@@ -33,6 +33,8 @@ import queue
 import signal
 import socket
 import threading
+import time
+from collections import deque
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterator
 
@@ -445,6 +447,12 @@ def _handling_signals(handler: Callable[[int, Any], None]) -> Iterator[None]:
             signal.signal(sig, old)
 
 
+#: ``serve --workers``: a worker that dies is replaced, unless more than this many per worker died within
+#: :data:`RESTART_WINDOW` seconds (a crash loop: the server stops with an error instead).
+RESTARTS = 5
+RESTART_WINDOW = 60.0
+
+
 def _ignore(signum: int, frame: Any) -> None:
     log.info("stopped by signal %d", signum)
 
@@ -468,6 +476,7 @@ class Server:
         if workers > 1 and not hasattr(os, "fork"):
             raise SeqlabError(f"--workers {workers}: worker processes need os.fork (not on this platform)")
         self.service, self.workers, self.pids = service, workers, []
+        self.stopping, self.failed = False, ""
         self.socket = _bind(host, port)
         self.server_address = self.socket.getsockname()[:2]
         config = uvicorn.Config(make_app(service), log_config=None, access_log=False, lifespan="on",
@@ -488,30 +497,56 @@ class Server:
             self.socket.close()
             self.stopped.set()
 
+    def _fork_worker(self) -> int:
+        pid = os.fork()
+        if pid == 0:  # a worker: serve, then leave without the parent's clean-up
+            code = 1
+            try:
+                self.workers, self.pids = 1, []
+                self.serve_forever()
+                code = 0
+            finally:
+                os._exit(code)
+        return pid
+
     def _supervise(self) -> None:
-        """Fork the workers, pass SIGINT/SIGTERM on to them (each stops gracefully) and wait for them all."""
-        for _ in range(self.workers):
-            pid = os.fork()
-            if pid == 0:  # a worker: serve, then leave without the parent's clean-up
-                code = 1
-                try:
-                    self.workers, self.pids = 1, []
-                    self.serve_forever()
-                    code = 0
-                finally:
-                    os._exit(code)
-            self.pids.append(pid)
+        """Fork the workers, pass SIGINT/SIGTERM on to them (each stops gracefully) and wait for them all; a
+        worker that dies meanwhile (killed, out of memory) is replaced by a new fork, unless workers keep dying
+        (more than :data:`RESTARTS` per worker within :data:`RESTART_WINDOW` seconds): then all are stopped and
+        this is an error."""
+        self.stopping, restarts = False, deque()
+        self.pids = [self._fork_worker() for _ in range(self.workers)]
         try:
             with _handling_signals(lambda signum, frame: self._stop_workers()):
-                for pid in self.pids:
-                    _, status = os.waitpid(pid, 0)
-                    if status:
-                        log.warning("worker %d stopped with status %d", pid, os.waitstatus_to_exitcode(status))
+                while self.pids:
+                    pid, status = os.wait()
+                    if pid not in self.pids:
+                        continue
+                    self.pids.remove(pid)
+                    code = os.waitstatus_to_exitcode(status)
+                    if self.stopping:
+                        if code:
+                            log.warning("worker %d stopped with status %d", pid, code)
+                        continue
+                    now = time.monotonic()
+                    restarts.append(now)
+                    while now - restarts[0] > RESTART_WINDOW:
+                        restarts.popleft()
+                    if len(restarts) > RESTARTS * self.workers:
+                        self._stop_workers()
+                        self.failed = (f"serve: workers keep dying ({len(restarts)} in {RESTART_WINDOW:.0f} s, the "
+                                       f"last with status {code}); stopped")
+                        continue
+                    self.pids.append(self._fork_worker())
+                    log.warning("worker %d died (status %d); started worker %d in its place", pid, code, self.pids[-1])
         finally:
             self.socket.close()
             self.stopped.set()
+        if self.failed:
+            raise SeqlabError(self.failed)
 
     def _stop_workers(self) -> None:
+        self.stopping = True
         for pid in self.pids:
             try:
                 os.kill(pid, signal.SIGTERM)

@@ -339,3 +339,62 @@ def test_the_cli_serves_a_model_file_with_its_manifest_and_stops_gracefully_on_s
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+def test_serve_workers_replace_a_worker_that_dies(trained, tmp_path):
+    import os
+    import re
+    import signal
+    import subprocess
+
+    env = {**os.environ, "SEQLAB_CACHE": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+    server = subprocess.Popen([sys.executable, "-m", "seqlab", "serve", str(trained["tagger"]), "--port", "0",
+                               "--workers", "2"], stderr=subprocess.PIPE, text=True, env=env)
+
+    def children() -> set[int]:
+        with open(f"/proc/{server.pid}/task/{server.pid}/children", encoding="ascii") as handle:
+            return {int(pid) for pid in handle.read().split()}
+
+    try:
+        lines = []
+        while not (found := re.search(r"on http://127\.0\.0\.1:(\d+)", lines[-1] if lines else "")):
+            line = server.stderr.readline()
+            assert line, "".join(lines)
+            lines.append(line)
+        url = f"http://127.0.0.1:{found.group(1)}"
+        deadline = time.monotonic() + 30  # the address is printed before the workers are forked
+        while len(first := children()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(first) == 2
+        victim = min(first)
+        os.kill(victim, signal.SIGKILL)
+        said = []  # the workers' own log lines come first
+        while not re.search(rf"worker {victim} died \(status -9\); started worker \d+ in its place",
+                            said[-1] if said else ""):
+            said.append(server.stderr.readline())
+            assert said[-1] and len(said) < 50, "".join(said)
+        now = children()
+        assert len(now) == 2 and victim not in now
+        for i in range(6):  # whichever worker accepts, each answers
+            status, body = _post(url + "/tag", json.dumps({"text": f"Peter Blackburn {i}"}).encode())
+            assert status == 200 and body["documents"][0]["text"] == f"Peter Blackburn {i}"
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=60) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
+def test_serve_workers_that_keep_dying_stop_the_server_with_an_error(tagger, monkeypatch):
+    import os
+
+    from seqlab import serve
+
+    monkeypatch.setattr(serve, "RESTARTS", 1)
+    server = make_server(tagger, "test", port=0, workers=2)
+    server.uvicorn.run = lambda sockets: os._exit(3)  # each worker (a fork of this process) dies at once
+    with pytest.raises(SeqlabError, match=r"workers keep dying \(3 in 60 s, the last with status 3\); stopped"):
+        server.serve_forever()
+    assert server.pids == [] and server.stopped.is_set()
