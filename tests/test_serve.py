@@ -301,28 +301,38 @@ def test_classify_serves_a_relation_model_and_a_bad_sentence_fails_only_its_requ
     assert bad_status == 422 and "sentences" in bad_body["error"]
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_the_cli_serves_a_model_file_with_its_manifest_and_stops_gracefully_on_sigterm(trained, tmp_path, workers):
+def _cli_server(model: str, tmp_path: Path, *options: str) -> tuple["subprocess.Popen[str]", str, list[str]]:
+    """``seqlab serve MODEL --port 0 OPTIONS`` in a subprocess, once it has said where it listens: (process, url,
+    the lines it printed up to that)."""
     import os
     import re
-    import signal
     import subprocess
+
+    env = {**os.environ, "SEQLAB_CACHE": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+    server = subprocess.Popen([sys.executable, "-m", "seqlab", "serve", model, "--port", "0", *options],
+                              stderr=subprocess.PIPE, text=True, env=env)
+    lines: list[str] = []
+    while not (found := re.search(r"on http://127\.0\.0\.1:(\d+)", lines[-1] if lines else "")):
+        line = server.stderr.readline()
+        if not line:
+            server.kill()
+            server.wait()
+            raise AssertionError("".join(lines))
+        lines.append(line)
+    return server, f"http://127.0.0.1:{found.group(1)}", lines
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_cli_serves_a_model_file_with_its_manifest_and_stops_gracefully_on_sigterm(trained, tmp_path, workers):
+    import signal
 
     from seqlab.core.package import package
 
     manifest = package(trained["tagger"], tmp_path / "tiny.seqlab")
-    env = {**os.environ, "SEQLAB_CACHE": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1",
-           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
-    server = subprocess.Popen([sys.executable, "-m", "seqlab", "serve", str(tmp_path / "tiny.seqlab"), "--port", "0",
-                               "--batch-wait-ms", "500", "--workers", str(workers)], stderr=subprocess.PIPE, text=True,
-                              env=env)
+    server, url, lines = _cli_server(str(tmp_path / "tiny.seqlab"), tmp_path, "--batch-wait-ms", "500",
+                                     "--workers", str(workers))
     try:
-        lines = []
-        while not (found := re.search(r"on http://127\.0\.0\.1:(\d+)", lines[-1] if lines else "")):
-            line = server.stderr.readline()
-            assert line, "".join(lines)
-            lines.append(line)
-        url = f"http://127.0.0.1:{found.group(1)}"
         assert f"{workers} worker process" in lines[-1]
         with urllib.request.urlopen(url + "/model", timeout=30) as answer:
             assert json.loads(answer.read())["manifest"]["members"] == manifest["members"]
@@ -345,24 +355,14 @@ def test_serve_workers_replace_a_worker_that_dies(trained, tmp_path):
     import os
     import re
     import signal
-    import subprocess
 
-    env = {**os.environ, "SEQLAB_CACHE": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1",
-           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
-    server = subprocess.Popen([sys.executable, "-m", "seqlab", "serve", str(trained["tagger"]), "--port", "0",
-                               "--workers", "2"], stderr=subprocess.PIPE, text=True, env=env)
+    server, url, _ = _cli_server(str(trained["tagger"]), tmp_path, "--workers", "2")
 
     def children() -> set[int]:
         with open(f"/proc/{server.pid}/task/{server.pid}/children", encoding="ascii") as handle:
             return {int(pid) for pid in handle.read().split()}
 
     try:
-        lines = []
-        while not (found := re.search(r"on http://127\.0\.0\.1:(\d+)", lines[-1] if lines else "")):
-            line = server.stderr.readline()
-            assert line, "".join(lines)
-            lines.append(line)
-        url = f"http://127.0.0.1:{found.group(1)}"
         deadline = time.monotonic() + 30  # the address is printed before the workers are forked
         while len(first := children()) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
