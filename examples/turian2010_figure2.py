@@ -8,10 +8,14 @@ Collects the linear chunker's and the linear NER's results (``examples/crfsuite_
 
 Where a result is looked for, under ``--runs``:
 
-* chunking: ``crfsuite_chunker_{brownC,cwD,hlblD}_wiki/results.json`` (test F1; CoNLL-2000 has no dev
+* chunking: ``crfsuite_chunker_{brownC,cwD,hlblD}_wiki/model.crfsuite.json``, the results file that
+  ``crfsuite_chunker.py --model crfsuite_chunker_NAME/model.crfsuite`` writes (test F1; CoNLL-2000 has no dev
   set, and the paper's validation F1 is on a held-out part of train, which the chunker reports only with
   ``--tune``: ``tuning.dev_f1`` at the chosen c2, shown where present);
-* NER: ``ner_linear/{brownC,cwD,hlblD}_wiki.json`` (dev and test F1; dev is the paper's validation set).
+* NER: ``ner_linear/{brownC,cwD,hlblD}_wiki.crfsuite.json``, written by ``crfsuite_ner.py --model
+  ner_linear/NAME.crfsuite`` (dev and test F1; dev is the paper's validation set).
+
+The baselines are ``crfsuite_chunker_baseline/model.crfsuite.json`` and ``ner_linear/base.crfsuite.json``.
 
 A setting with no result yet is left out of the plot and shown as "—" in the table. The paper's own curves
 are not reproduced here (their points are read off a figure); its text: Brown clusters help more as they
@@ -27,6 +31,8 @@ from typing import Any
 
 CLUSTERS = (100, 320, 1000, 3200)
 DIMS = (25, 50, 100, 200)
+CHUNK_RESULTS = "model.crfsuite.json"  # what crfsuite_chunker.py writes beside --model
+NER_RESULTS = ".crfsuite.json"  # what crfsuite_ner.py writes beside --model NAME.crfsuite
 SETTINGS = [("brown", c) for c in CLUSTERS] + [(kind, d) for kind in ("cw", "hlbl") for d in DIMS]
 
 
@@ -50,8 +56,8 @@ def collect(runs: Path) -> list[dict[str, Any]]:
     rows = []
     for kind, size in SETTINGS:
         name = f"{kind}{size}_wiki"
-        chunk = _read(runs / f"crfsuite_chunker_{name}" / "results.json")
-        ner = _read(runs / "ner_linear" / f"{name}.json")
+        chunk = _read(runs / f"crfsuite_chunker_{name}" / CHUNK_RESULTS)
+        ner = _read(runs / "ner_linear" / f"{name}{NER_RESULTS}")
         rows.append({"representation": kind, "size": size,
                      "chunk_dev": _chunk_dev(chunk) if chunk else None,
                      "chunk_test": chunk["test_f1"] if chunk else None,
@@ -110,8 +116,8 @@ def main() -> None:
     p.add_argument("--runs", type=Path, default=Path("runs"), help="where the results are (default runs)")
     p.add_argument("--png", type=Path, help="also write the plot here (needs matplotlib)")
     args = p.parse_args()
-    chunk = _read(args.runs / "crfsuite_chunker_baseline" / "results.json")
-    ner = _read(args.runs / "ner_linear" / "base.json")
+    chunk = _read(args.runs / "crfsuite_chunker_baseline" / CHUNK_RESULTS)
+    ner = _read(args.runs / "ner_linear" / f"base{NER_RESULTS}")
     baselines = {"chunk_dev": _chunk_dev(chunk) if chunk else None, "chunk_test": chunk["test_f1"] if chunk else None,
                  "ner_dev": ner["dev_f1"] if ner else None, "ner_test": ner["test_f1"] if ner else None}
     rows = collect(args.runs)

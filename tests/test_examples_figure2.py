@@ -15,10 +15,10 @@ SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "turian2010_figure2.
 def _runs(tmp_path: Path) -> Path:
     runs = tmp_path / "runs"
     (runs / "ner_linear").mkdir(parents=True)
-    (runs / "ner_linear" / "base.json").write_text(json.dumps({"dev_f1": 89.5, "test_f1": 83.25}))
-    (runs / "ner_linear" / "brown1000_wiki.json").write_text(json.dumps({"dev_f1": 91.0, "test_f1": 85.75}))
+    (runs / "ner_linear" / "base.crfsuite.json").write_text(json.dumps({"dev_f1": 89.5, "test_f1": 83.25}))
+    (runs / "ner_linear" / "brown1000_wiki.crfsuite.json").write_text(json.dumps({"dev_f1": 91.0, "test_f1": 85.75}))
     (runs / "crfsuite_chunker_brown320_wiki").mkdir()
-    (runs / "crfsuite_chunker_brown320_wiki" / "results.json").write_text(
+    (runs / "crfsuite_chunker_brown320_wiki" / "model.crfsuite.json").write_text(
         json.dumps({"test_f1": 93.9, "tuning": {"dev_f1": {"0.03": 94.5, "0.1": 94.25}}}))
     return runs
 
@@ -45,8 +45,8 @@ def test_the_plot_is_written(tmp_path):
 
 def test_a_damaged_result_file_is_named_in_one_line(tmp_path):
     runs = _runs(tmp_path)
-    (runs / "ner_linear" / "cw50_wiki.json").write_text("{not json")
+    (runs / "ner_linear" / "cw50_wiki.crfsuite.json").write_text("{not json")
     done = subprocess.run([sys.executable, str(SCRIPT), "--runs", str(runs)], capture_output=True, text=True)
     assert done.returncode == 1
-    assert done.stderr.strip().startswith(f"turian2010_figure2: {runs / 'ner_linear' / 'cw50_wiki.json'}: not a results")
+    assert done.stderr.strip().startswith(f"turian2010_figure2: {runs / 'ner_linear' / 'cw50_wiki.crfsuite.json'}: not a results")
     assert "Traceback" not in done.stderr
