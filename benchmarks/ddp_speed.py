@@ -15,7 +15,9 @@ first warms up), and ``speedup`` is each N's sentences/s over the first N's. Tar
 nothing shared between them; their summed sentences/s over one alone is what K cores give when no step ever
 waits for another process (``independent_speedup``). ``--rounds R`` repeats every mode R times, alternating
 (1, 2, independent, 1, 2, ...); each mode's median round is reported with every round's sentences/s, and the
-speed-ups are of medians.
+speed-ups are of medians. With N > 1, ``row_average_ms_per_step`` is rank 0's mean time per step in
+averaging the large embedding tables' touched rows (:class:`seqlab.core.distributed.TouchedRows`: the wait
+for the row marks' all-reduce, then the rows' own), over the last epoch.
 """
 from __future__ import annotations
 
@@ -52,7 +54,8 @@ def train(config: str, nproc: int, limit: int, epochs: int, batch_size: int | No
             "sentences_per_second": round(last["sentences_per_second"] * nproc, 1),
             "tokens_per_second": round(last["tokens_per_second"] * nproc),
             "every_epoch_sentences_per_second": [round(h["sentences_per_second"] * nproc, 1) for h in history],
-            "dev_f1_last_epoch": round(last["dev_f1"], 2), "whole_run_seconds": round(wall, 1)}
+            "dev_f1_last_epoch": round(last["dev_f1"], 2), "whole_run_seconds": round(wall, 1),
+            **({"row_average_ms_per_step": round(last["row_average_ms"], 2)} if "row_average_ms" in last else {})}
 
 
 def main() -> None:

@@ -25,6 +25,7 @@ import contextlib
 import datetime
 import functools
 import os
+import time
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -140,6 +141,7 @@ class TouchedRows:
             module.register_forward_pre_hook(functools.partial(_mark_rows, seen[id(module.weight)]))
         self.pending: tuple[torch.Tensor, Any] | None = None
         self.checks_left = CHECKED_STEPS
+        self.seconds, self.steps = 0.0, 0  # time spent in __call__ (waits and row all-reduce), and its calls
 
     def start(self) -> None:
         """Launch the MAX all-reduce of the rows this step read (it runs during the backward pass)."""
@@ -149,8 +151,14 @@ class TouchedRows:
         self.pending = read, dist.all_reduce(read, op=dist.ReduceOp.MAX, async_op=True)
 
     def __call__(self) -> None:
+        began = time.perf_counter()
         if self.pending is None:
             self.start()
+        self._average()
+        self.seconds += time.perf_counter() - began
+        self.steps += 1
+
+    def _average(self) -> None:
         read, work = self.pending
         self.pending = None
         work.wait()

@@ -116,6 +116,7 @@ class Trainer:
         self.model.train()
         bar = self._bar(epoch)
         total, seen, tokens, start = 0.0, 0, 0, time.perf_counter()
+        synced = (self.touched_rows.seconds, self.touched_rows.steps) if self.touched_rows is not None else None
         params = [p for p in self.model.parameters() if p.requires_grad]
         steps = math.ceil(self.task.split_sizes()["train"] / t.batch_size / self.world.size)
         for step, batch in enumerate(self.task.training_batches(self.generator, self.world.shard)):
@@ -132,8 +133,12 @@ class Trainer:
                 # that is not a terminal gets a line every 30 s, not one per 20 steps
         bar.close()
         elapsed = time.perf_counter() - start
-        return {"loss": total / max(seen, 1), "train_seconds": elapsed, "sentences_per_second": seen / elapsed,
-                "tokens_per_second": tokens / elapsed}
+        stats = {"loss": total / max(seen, 1), "train_seconds": elapsed, "sentences_per_second": seen / elapsed,
+                 "tokens_per_second": tokens / elapsed}
+        if synced is not None:  # mean ms per step spent averaging the large tables' touched rows over ranks
+            rows = self.touched_rows
+            stats["row_average_ms"] = 1000 * (rows.seconds - synced[0]) / max(rows.steps - synced[1], 1)
+        return stats
 
     def step(self, batch: Any, params: list[nn.Parameter], where: str) -> BatchLoss:
         """One optimisation step on ``batch`` (gradients averaged over ranks when distributed)."""

@@ -161,6 +161,7 @@ def test_touched_rows_average_the_rows_lookups_read(one_process_group):
     expected = table.weight.grad.clone() / 2
     rows()  # no start(): the rows are all-reduced then, synchronously
     assert torch.equal(table.weight.grad, expected)
+    assert rows.steps == 1 and rows.seconds > 0  # what the trainer reports as row_average_ms
     table.eval()
     table(torch.tensor([5]))  # no mark outside training
     assert not rows.read[0].any()
