@@ -19,6 +19,7 @@ LOG2 = math.log(2.0)
 _LOG_TABLE = 1 << 22  # entries of the ln lookup table (32 MiB)
 _LOOKUP_FROM = 2048  # smaller arrays call xlogy (the lookup's fixed costs are the larger there)
 _SCAN_BELOW = 1 << 18  # a loss table with fewer cells is scanned whole for its row minima
+_BLOCK_CELLS = 1 << 21  # f values computed at once when merges update the losses of many pairs
 
 
 def _f(x: Any) -> Any:
@@ -415,7 +416,7 @@ class Clusterer:
         k = np.flatnonzero(vec[0] + vec[1])
         d, nss = np.diagonal(T[0]), T[0, s, s]
         # Σ_k g(n[s, k], n[i, k]) + Σ_k g(n[k, s], n[k, i]) over all k, for every i ...
-        sums = (FT[::-1][:, k] - self._f(T[::-1][:, k] + vec[:, k, None])).sum(axis=(0, 1)) + FT[:, s].sum()
+        sums = self._neighbour_sums(vec, k) + FT[:, s].sum()
         # ... less the terms k = i and k = s (the 2×2 block {s, i} counts them), and the marginals:
         # f(n_si + n_ii) + f(n_is + n_ii) + f(n_ss + n_si) + f(n_ss + n_is) - f(n_ss + n_si + n_is + n_ii)
         # + f(r_s + r_i) + f(c_s + c_i), in one call
@@ -433,6 +434,27 @@ class Clusterer:
         losses[s] = np.inf
         losses[~self.active] = np.inf
         return losses
+
+    def _neighbour_sums(self, vec: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """``Σ_{d, k} FT[1 - d, k, i] - f(T[1 - d, k, i] + vec[d, k])`` for every slot ``i``, shape (S,).
+
+        What ``(FT[::-1][:, k] - f(T[::-1][:, k] + vec[:, k, None])).sum(axis=(0, 1))`` gives, with
+        :data:`_BLOCK_CELLS` cells at a time instead of ``2 |k| S`` (at 10,000 clusters that one pass made 4.6 GB
+        of temporaries per merge and took 4x as long: ``benchmarks/brown_blocks.py``). The (d, k) rows are added
+        one after another, each block on to the running sum, so the result does not depend on the block size;
+        numpy's one-pass reduction groups them otherwise at these sizes (the last bits differ: at most 4e-8 in
+        sums of 2e10 at 10,000 slots).
+        """
+        size = self.size
+        step = max(1, _BLOCK_CELLS // (4 * size))
+        total: np.ndarray | None = None
+        for d in (0, 1):
+            FTd, Td, vd = self.FT[1 - d], self.T[1 - d], vec[d]
+            for lo in range(0, k.size, step):
+                kb = k[lo:lo + step]
+                part = FTd[kb] - self._f(Td[kb] + vd[kb, None])  # shape: (|kb|, S)
+                total = np.add.reduce(part if total is None else np.concatenate([total[None], part]), axis=0)
+        return np.zeros(size) if total is None else total
 
     def merge(self, a: int, b: int) -> tuple[int, int]:
         """Merge slots ``a`` and ``b``; returns ``(kept slot, freed slot)``."""
@@ -490,23 +512,38 @@ class Clusterer:
         act = np.flatnonzero(self.active)
         if act.size < self.size:  # merging down to the hierarchy: pairs of live slots only (the rest are inf)
             rows = act if idx.size > act.size // 2 else idx
-            fw = self._f(v[:, :, rows, None] + v[:, :, None, act])  # shape: (3, 2, |rows|, |act|)
-            change = (fw[1] + fw[2] - fw[0]).sum(axis=0)
-            change += phi[rows, None]
-            change += phi[act]
-            self.L[rows[:, None], act] += change
+            self._add_change(v, phi, rows, act)
             if rows is act:
                 return None
             self.L[:, idx] = self.L[idx].T
             return idx
-        rows = slice(None) if idx.size > self.size // 2 else idx
-        fw = self._f(v[:, :, rows, None] + v[:, :, None, :])  # shape: (3, 2, |rows|, S)
-        change = (fw[1] + fw[2] - fw[0]).sum(axis=0)
-        change += phi[rows, None]
-        change += phi
-        if rows is idx:
-            self.L[idx] += change
-            self.L[:, idx] = self.L[idx].T
-            return idx
-        self.L += change
-        return None
+        if idx.size > self.size // 2:
+            self._add_change(v, phi, np.arange(self.size), None)
+            return None
+        self._add_change(v, phi, idx, None)
+        self.L[:, idx] = self.L[idx].T
+        return idx
+
+    def _add_change(self, v: np.ndarray, phi: np.ndarray, rows: np.ndarray, cols: np.ndarray | None) -> None:
+        """``L[rows, cols] += g(x + y) - g(x) - g(y)`` terms (``cols`` None: every slot), a block of rows at a time.
+
+        Each block's ``f`` values, shape (3, 2, block, |cols|), stay within :data:`_BLOCK_CELLS` doubles (16 MB)
+        whatever the number of clusters; every cell is computed as in one pass, so the losses are the same
+        doubles. At 10,000 clusters one pass over a dense table made 18 GB of temporaries and took 7x as long
+        (``benchmarks/brown_blocks.py``).
+        """
+        width = self.size if cols is None else cols.size
+        step = max(1, _BLOCK_CELLS // (6 * width))
+        right = v[:, :, None, :] if cols is None else v[:, :, None, cols]
+        side = phi if cols is None else phi[cols]
+        L = self.L
+        for lo in range(0, rows.size, step):
+            r = rows[lo:lo + step]
+            fw = self._f(v[:, :, r, None] + right)  # shape: (3, 2, |r|, width)
+            change = (fw[1] + fw[2] - fw[0]).sum(axis=0)
+            change += phi[r, None]
+            change += side
+            if cols is None:
+                L[r] += change
+            else:
+                L[r[:, None], cols] += change

@@ -76,6 +76,17 @@ def test_tagger_speed_prints_json(runs):
     assert result["peak_rss_mb"] > 0
 
 
+def test_brown_blocks_prints_json():
+    done = run_script("brown_blocks.py", "--slots", "300")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert [r["pass"] for r in result["results"]] == ["update", "neighbour_sums"]
+    update, sums = result["results"]
+    assert update["same"] and update["max_abs_difference"] == 0.0  # the update's cells are computed alike
+    assert sums["max_abs_difference"] < 1e-6 * 300 * 300  # the fresh row: the same sums, other rounding
+    assert update["blocks"]["cpu_seconds"] >= 0 and update["one_pass"]["peak_mb_above_start"] >= 0
+
+
 def test_relation_speed_prints_json(runs):
     test_file = SEMEVAL / "test.txt"
     done = run_script("relation_speed.py", "--run", str(runs["relation"]), "--file", str(test_file),
