@@ -99,6 +99,7 @@ def plot(rows: list[dict[str, Any]], baselines: dict[str, float | None], png: Pa
             if baselines[key] is not None:
                 panel.axhline(baselines[key], linestyle=":", color="grey")
         panel.set_xscale("log")
+        panel.minorticks_off()  # log-scale minor ticks would be labelled 3x10^1 ...
         panel.set_xticks(sizes, [str(s) for s in sizes])
         panel.set_xlabel(label)
         panel.set_ylabel("F1")
