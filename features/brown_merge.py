@@ -440,7 +440,7 @@ class Clusterer:
 
         What ``(FT[::-1][:, k] - f(T[::-1][:, k] + vec[:, k, None])).sum(axis=(0, 1))`` gives, with
         :data:`_BLOCK_CELLS` cells at a time instead of ``2 |k| S`` (at 10,000 clusters that one pass made 4.6 GB
-        of temporaries per merge and took 4x as long: ``benchmarks/brown_blocks.py``). The (d, k) rows are added
+        of temporaries per merge and took 4.7x as long: ``benchmarks/brown_blocks.py``). The (d, k) rows are added
         one after another, each block on to the running sum, so the result does not depend on the block size;
         numpy's one-pass reduction groups them otherwise at these sizes (the last bits differ: at most 4e-8 in
         sums of 2e10 at 10,000 slots).
@@ -529,7 +529,7 @@ class Clusterer:
 
         Each block's ``f`` values, shape (3, 2, block, |cols|), stay within :data:`_BLOCK_CELLS` doubles (16 MB)
         whatever the number of clusters; every cell is computed as in one pass, so the losses are the same
-        doubles. At 10,000 clusters one pass over a dense table made 18 GB of temporaries and took 7x as long
+        doubles. At 10,000 clusters one pass over a dense table made 18 GB of temporaries and took 15x as long
         (``benchmarks/brown_blocks.py``).
         """
         width = self.size if cols is None else cols.size
