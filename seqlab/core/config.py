@@ -124,3 +124,12 @@ class TrainSettings:
             raise ConfigError(f"train.rho: expected a value in (0, 1), got {self.rho}")
         if not (self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:")):
             raise ConfigError(f"train.device: expected auto, cpu, cuda or cuda:N, got {self.device!r}")
+
+
+def check_fine_tune(transformer: TransformerConfig | None, train: TrainSettings) -> None:
+    """Reject a fine-tuned transformer under AdaDelta: AdaDelta's ``lr`` multiplies a step it sizes itself
+    (about sqrt(eps) at the start), so the encoder's own ``lr`` (5e-5 by default) would leave it all but frozen."""
+    if transformer is not None and transformer.fine_tune and train.optimizer == "adadelta":
+        raise ConfigError(f"model.transformer.fine_tune: train.optimizer adadelta scales its own step by lr, so the "
+                          f"encoder's lr {transformer.lr} would leave it all but frozen; fine-tune with "
+                          "train.optimizer adam or nadam, or set fine_tune: false")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from seqlab.core.config import EmbeddingsConfig, TrainSettings, TransformerConfig
+from seqlab.core.config import EmbeddingsConfig, TrainSettings, TransformerConfig, check_fine_tune
 from seqlab.core.errors import ConfigError
 from seqlab.core.strict import choice, dropout_rate, load_strict, positive
 
@@ -98,6 +98,7 @@ class RelationConfig:
 
     def __post_init__(self) -> None:
         choice("task", self.task, (TASK,))
+        check_fine_tune(self.model.transformer, self.train)
 
 
 def load_relation_config(path: str | Path, overrides: Sequence[str] = ()) -> RelationConfig:

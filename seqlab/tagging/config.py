@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from seqlab.core.config import EmbeddingsConfig, TrainSettings, TransformerConfig
+from seqlab.core.config import EmbeddingsConfig, TrainSettings, TransformerConfig, check_fine_tune
 from seqlab.core.errors import ConfigError, SeqlabError
 from seqlab.data.conll import SKIP, named_columns
 from seqlab.tagging.parts import DECODERS, ENCODERS, TOKEN_FEATURES
@@ -223,6 +223,7 @@ class Config:
 
     def __post_init__(self) -> None:
         choice("task", self.task, (TASK,))
+        check_fine_tune(self.model.transformer, self.train)
         emb = self.model.embeddings
         if self.train.embedding_lr != 1.0 and (emb is None or not emb.trainable):
             raise ConfigError(f"train.embedding_lr is {self.train.embedding_lr}, but the model has no trainable word "

@@ -221,3 +221,24 @@ def test_a_layer_the_encoder_lacks_is_refused(bert):
 def test_bad_transformer_settings_are_refused(options, message):
     with pytest.raises(ConfigError, match=message):
         TransformerConfig(path="pkg:x", **options)
+
+
+@pytest.mark.parametrize("optimizer, refused", [("adadelta", True), ("adam", False), ("sgd", False)])
+def test_fine_tuning_under_adadelta_is_refused_in_both_tasks(optimizer, refused):
+    from seqlab.core.config import check_fine_tune
+    from seqlab.relation.config import RelationConfig, RelationDataConfig, RelationModelConfig, RelationTrainConfig
+    from seqlab.tagging.config import Config, DataConfig, ModelConfig, TrainConfig
+
+    tuned = TransformerConfig(path="pkg:x", fine_tune=True)
+    check_fine_tune(TransformerConfig(path="pkg:x"), RelationTrainConfig(optimizer="adadelta"))  # frozen: fine
+    builds = [lambda: RelationConfig(data=RelationDataConfig(train="t", test="t"),
+                                     model=RelationModelConfig(transformer=tuned),
+                                     train=RelationTrainConfig(optimizer=optimizer)),
+              lambda: Config(data=DataConfig(train="t", dev="d", test="t"), model=ModelConfig(transformer=tuned),
+                             train=TrainConfig(optimizer=optimizer))]
+    for build in builds:
+        if refused:
+            with pytest.raises(ConfigError, match="adadelta scales its own step by lr"):
+                build()
+        else:
+            assert build().model.transformer.fine_tune
