@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy.special import xlogy
 
+from features import brown_kernels
+
 if TYPE_CHECKING:
     from features.brown import BigramCounts
 
@@ -19,7 +21,6 @@ LOG2 = math.log(2.0)
 _LOG_TABLE = 1 << 22  # entries of the ln lookup table (32 MiB)
 _LOOKUP_FROM = 2048  # smaller arrays call xlogy (the lookup's fixed costs are the larger there)
 _SCAN_BELOW = 1 << 18  # a loss table with fewer cells is scanned whole for its row minima
-_BLOCK_CELLS = 1 << 21  # f values computed at once when merges update the losses of many pairs
 
 
 def _f(x: Any) -> Any:
@@ -92,9 +93,9 @@ class Clusterer:
         total = float(data.fwd_cnt.sum())
         if np.array_equal(data.fwd_cnt, np.floor(data.fwd_cnt)) and total < 2.0 ** 52:  # whole counts
             logs = _Logs(int(min(total + 1, _LOG_TABLE)))
-            self._f, self._pm = logs.f, logs.pm
+            self._f, self._pm, self._ln = logs.f, logs.pm, logs.ln
         else:
-            self._f, self._pm = _f, _pm
+            self._f, self._pm, self._ln = _f, _pm, np.zeros(0)  # the compiled passes call log throughout
         self.L = np.full((s, s), np.inf)
         self.active = np.zeros(s, dtype=bool)
         # Neighbours of word w: right ones as their word id, left ones as V + word id, so
@@ -196,38 +197,23 @@ class Clusterer:
         i = int(np.argmin(self.row_min))
         return i, int(self.row_arg[i])
 
+    def _live(self) -> np.ndarray:
+        """The live slots; the others' rows and columns of ``L`` are ``inf``."""
+        return np.arange(self.size) if self.active.all() else np.flatnonzero(self.active)
+
     def _all_rows_changed(self) -> None:
-        self.row_arg = self.L.argmin(axis=1)  # shape: (S,), each row's first least entry
-        self.row_min = self.L[np.arange(self.size), self.row_arg]
+        """Each row's first least entry, ``L.argmin(axis=1)``, over the live slots only."""
+        self.row_arg = np.zeros(self.size, dtype=np.intp)  # shape: (S,)
+        self.row_min = np.empty(self.size)
+        brown_kernels.rows_least(self.L, self._live(), self.row_min, self.row_arg)
 
     def _rows_changed(self, idx: np.ndarray) -> None:
-        """Bring ``row_min``, ``row_arg`` up to date after rows and columns ``idx`` of ``L`` changed (nothing else).
-
-        The changed rows are scanned whole; any other row compares its old least entry with its
-        entries in columns ``idx``, unless that old least entry itself was in ``idx`` (then it is
-        scanned whole), in O(S × |idx|) instead of O(S²).
-        """
+        """Bring ``row_min``, ``row_arg`` up to date after rows and columns ``idx`` of ``L`` changed (nothing else),
+        in O(S × |idx|) instead of O(S²) (:func:`features.brown_kernels.rows_changed`)."""
         if self.size * self.size < _SCAN_BELOW:
             self._all_rows_changed()
             return
-        L, arg, low = self.L, self.row_arg, self.row_min
-        idx = np.unique(idx)
-        hit = np.zeros(self.size, dtype=bool)
-        hit[idx] = True
-        stale = np.flatnonzero(hit[arg] & ~hit)
-        cols = L[:, idx]  # shape: (S, |idx|)
-        pos = cols.argmin(axis=1)
-        best = cols[np.arange(self.size), pos]
-        at = idx[pos]
-        better = (best < low) | ((best == low) & (at < arg))
-        better[idx] = False
-        better[stale] = False
-        low[better], arg[better] = best[better], at[better]
-        again = np.concatenate([idx, stale])
-        if again.size:
-            sub = L[again]
-            a = sub.argmin(axis=1)
-            arg[again], low[again] = a, sub[np.arange(again.size), a]
+        brown_kernels.rows_changed(self.L, np.unique(idx), self._live(), self.row_min, self.row_arg)
 
     def _cells(self, w: int, s: int) -> tuple[np.ndarray, np.ndarray]:
         """Word ``w``'s cells as slot ``s``: ``(vec, u)``, ``vec[0] = n[s, ·]``, ``vec[1] = n[·, s]``,
@@ -436,25 +422,11 @@ class Clusterer:
         return losses
 
     def _neighbour_sums(self, vec: np.ndarray, k: np.ndarray) -> np.ndarray:
-        """``Σ_{d, k} FT[1 - d, k, i] - f(T[1 - d, k, i] + vec[d, k])`` for every slot ``i``, shape (S,).
-
-        What ``(FT[::-1][:, k] - f(T[::-1][:, k] + vec[:, k, None])).sum(axis=(0, 1))`` gives, with
-        :data:`_BLOCK_CELLS` cells at a time instead of ``2 |k| S`` (at 10,000 clusters that one pass made 4.6 GB
-        of temporaries per merge and took 4.7x as long: ``benchmarks/brown_blocks.py``). The (d, k) rows are added
-        one after another, each block on to the running sum, so the result does not depend on the block size;
-        numpy's one-pass reduction groups them otherwise at these sizes (the last bits differ: at most 4e-8 in
-        sums of 2e10 at 10,000 slots).
-        """
-        size = self.size
-        step = max(1, _BLOCK_CELLS // (4 * size))
-        total: np.ndarray | None = None
-        for d in (0, 1):
-            FTd, Td, vd = self.FT[1 - d], self.T[1 - d], vec[d]
-            for lo in range(0, k.size, step):
-                kb = k[lo:lo + step]
-                part = FTd[kb] - self._f(Td[kb] + vd[kb, None])  # shape: (|kb|, S)
-                total = np.add.reduce(part if total is None else np.concatenate([total[None], part]), axis=0)
-        return np.zeros(size) if total is None else total
+        """``Σ_{d, k} FT[1 - d, k, i] - f(T[1 - d, k, i] + vec[d, k])`` for every live slot ``i`` (0 for the
+        others, whose losses are inf), shape (S,), in one
+        compiled pass (:func:`features.brown_kernels.neighbour_sums`): no temporaries, the (d, k) rows added
+        one after another."""
+        return brown_kernels.neighbour_sums(self.FT, self.T, vec, k, self._live(), self._ln)
 
     def merge(self, a: int, b: int) -> tuple[int, int]:
         """Merge slots ``a`` and ``b``; returns ``(kept slot, freed slot)``."""
@@ -525,25 +497,7 @@ class Clusterer:
         return idx
 
     def _add_change(self, v: np.ndarray, phi: np.ndarray, rows: np.ndarray, cols: np.ndarray | None) -> None:
-        """``L[rows, cols] += g(x + y) - g(x) - g(y)`` terms (``cols`` None: every slot), a block of rows at a time.
-
-        Each block's ``f`` values, shape (3, 2, block, |cols|), stay within :data:`_BLOCK_CELLS` doubles (16 MB)
-        whatever the number of clusters; every cell is computed as in one pass, so the losses are the same
-        doubles. At 10,000 clusters one pass over a dense table made 18 GB of temporaries and took 15x as long
-        (``benchmarks/brown_blocks.py``).
-        """
-        width = self.size if cols is None else cols.size
-        step = max(1, _BLOCK_CELLS // (6 * width))
-        right = v[:, :, None, :] if cols is None else v[:, :, None, cols]
-        side = phi if cols is None else phi[cols]
-        L = self.L
-        for lo in range(0, rows.size, step):
-            r = rows[lo:lo + step]
-            fw = self._f(v[:, :, r, None] + right)  # shape: (3, 2, |r|, width)
-            change = (fw[1] + fw[2] - fw[0]).sum(axis=0)
-            change += phi[r, None]
-            change += side
-            if cols is None:
-                L[r] += change
-            else:
-                L[r[:, None], cols] += change
+        """``L[rows, cols] += g(x + y) - g(x) - g(y)`` terms (``cols`` None: every slot), in one compiled pass
+        (:func:`features.brown_kernels.add_change`) that makes no temporaries, whatever the number of clusters."""
+        cols = np.arange(self.size) if cols is None else cols
+        brown_kernels.add_change(self.L, v, phi, rows, cols, self._ln)

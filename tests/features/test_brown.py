@@ -132,29 +132,6 @@ def test_looked_up_logs_give_the_same_bits_as_xlogy(monkeypatch, table: int) -> 
     assert [other.members[s] for s in range(7)] == [looked_up.members[s] for s in range(7)]
 
 
-@pytest.mark.parametrize("cells", [1, 150])
-def test_losses_computed_in_row_blocks_are_the_same_doubles(monkeypatch, cells: int) -> None:
-    """The merge updates and the fresh loss rows, computed a block of rows at a time (one row; a few
-    of them), give the same loss table, window and hierarchy, as each other."""
-    import features.brown_merge as brown_merge
-
-    data = count_bigrams(_zipf_corpus(5, vocab=90, sentences=250))
-    monkeypatch.setattr(brown_merge, "_SCAN_BELOW", 0)
-    monkeypatch.setattr(brown_merge, "_BLOCK_CELLS", 1 << 21)
-    reference = _run_window(data, 8)
-    monkeypatch.setattr(brown_merge, "_BLOCK_CELLS", cells)
-    blocked = _run_window(data, 8)
-    np.testing.assert_array_equal(blocked.L, reference.L)
-    for _ in range(7):  # the hierarchy: merges among live slots only
-        pair = reference.best_pair()
-        assert blocked.best_pair() == pair
-        monkeypatch.setattr(brown_merge, "_BLOCK_CELLS", 1 << 21)
-        reference.merge(*pair)
-        monkeypatch.setattr(brown_merge, "_BLOCK_CELLS", cells)
-        blocked.merge(*pair)
-        np.testing.assert_array_equal(blocked.L, reference.L)
-
-
 def test_an_interrupted_run_goes_on_from_its_checkpoint_to_the_same_clusters(tmp_path, monkeypatch) -> None:
     from features.base import FeatureError
     from features.brown_induce import induce

@@ -1,0 +1,114 @@
+"""Brown clustering's two dense loss passes as compiled loops (numba), one cell at a time.
+
+Once the class bigram table is dense (late in the merge window, and all through the hierarchy), every
+merge of :class:`features.brown_merge.Clusterer` updates the loss of every pair of live clusters
+(:func:`add_change`) and computes the merged cluster's loss against every other (:func:`neighbour_sums`).
+In numpy each pass built its ``f`` values for a block of rows and then summed them; here each cell's
+terms are computed and added where they are used, in the order the numpy expressions added them, so the
+losses are the same doubles (``tests/features/test_brown_kernels.py`` checks this against those
+expressions). ``benchmarks/brown_blocks.py`` measures the passes both ways.
+
+``f(x) = x ln x`` (``0 ln 0 = 0``) reads ``ln k`` from ``ln`` for whole ``x < ln.size``: the table
+:class:`features.brown_merge._Logs` fills with ``xlogy``, which is ``log``; an empty table means ``log``
+throughout (counts that are not whole numbers).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(inline="always", cache=True)
+def _f(x: float, ln: np.ndarray) -> float:
+    if x == 0.0:
+        return 0.0
+    if x < ln.size:
+        return x * ln[int(x)]
+    return x * math.log(x)
+
+
+@njit(cache=True, nogil=True)
+def add_change(L: np.ndarray, v: np.ndarray, phi: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+               ln: np.ndarray) -> None:  # pragma: no cover - compiled
+    """``L[r, c] += Σ_d [f(x + x') + f(y + y') - f(s + s')] + phi[r] + phi[c]`` for ``r`` in ``rows``, ``c`` in
+    ``cols``, where ``v[0] = s = x + y``, ``v[1] = x``, ``v[2] = y`` (shape (3, 2, S); ``d``: columns, rows)
+    at ``r`` and (primed) at ``c``."""
+    for ri in range(rows.size):
+        r = rows[ri]
+        s0, x0, y0 = v[0, 0, r], v[1, 0, r], v[2, 0, r]
+        s1, x1, y1 = v[0, 1, r], v[1, 1, r], v[2, 1, r]
+        pr = phi[r]
+        for ci in range(cols.size):
+            c = cols[ci]
+            d0 = _f(x0 + v[1, 0, c], ln) + _f(y0 + v[2, 0, c], ln) - _f(s0 + v[0, 0, c], ln)
+            d1 = _f(x1 + v[1, 1, c], ln) + _f(y1 + v[2, 1, c], ln) - _f(s1 + v[0, 1, c], ln)
+            change = d0 + d1
+            change += pr
+            change += phi[c]
+            L[r, c] += change
+
+
+@njit(cache=True, nogil=True)
+def neighbour_sums(FT: np.ndarray, T: np.ndarray, vec: np.ndarray, k: np.ndarray, cols: np.ndarray,
+                   ln: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
+    """``Σ_{d, j ∈ k} FT[1 - d, j, i] - f(T[1 - d, j, i] + vec[d, j])`` for every slot ``i`` in ``cols`` (0 for
+    the others), shape (S,): the ``(d, j)`` rows added one after another, ``d`` then ``j`` in the order of ``k``."""
+    total = np.zeros(T.shape[2])
+    for d in range(2):
+        for ji in range(k.size):
+            j = k[ji]
+            add = vec[d, j]
+            for ci in range(cols.size):
+                i = cols[ci]
+                total[i] += FT[1 - d, j, i] - _f(T[1 - d, j, i] + add, ln)
+    return total
+
+
+@njit(inline="always", cache=True)
+def _least(L: np.ndarray, i: int, cols: np.ndarray) -> tuple[float, int]:
+    """Row ``i``'s least entry and its first column, given that every column outside ``cols`` is ``inf``:
+    ``argmin`` of the whole row (a row of ``inf`` gives column 0, as ``argmin`` does)."""
+    best, at = np.inf, 0
+    for ci in range(cols.size):
+        x = L[i, cols[ci]]
+        if x < best:
+            best, at = x, cols[ci]
+    return best, at
+
+
+@njit(cache=True, nogil=True)
+def rows_least(L: np.ndarray, cols: np.ndarray, low: np.ndarray, arg: np.ndarray) -> None:  # pragma: no cover
+    """Every row's least entry ``low`` and its first column ``arg`` (``argmin``), where ``cols`` are the live
+    slots: the rows and columns of the others are ``inf`` (``low`` ``inf`` and ``arg`` 0 there)."""
+    low[:] = np.inf
+    arg[:] = 0
+    for ri in range(cols.size):
+        i = cols[ri]
+        low[i], arg[i] = _least(L, i, cols)
+
+
+@njit(cache=True, nogil=True)
+def rows_changed(L: np.ndarray, idx: np.ndarray, cols: np.ndarray, low: np.ndarray,
+                 arg: np.ndarray) -> None:  # pragma: no cover - compiled
+    """:func:`rows_least` after rows and columns ``idx`` (sorted, no repeats) of ``L`` changed: a changed row,
+    or one whose old least entry was in a changed column, is scanned whole; any other compares its old
+    least entry with its entries in columns ``idx``, the first column winning ties. O(S × |idx|) but for
+    the rows scanned whole. The rows of slots that are not live (not in ``cols``) are all ``inf`` and stay so."""
+    size = L.shape[0]
+    hit = np.zeros(size, dtype=np.bool_)
+    for j in range(idx.size):
+        hit[idx[j]] = True
+        low[idx[j]], arg[idx[j]] = np.inf, 0  # a slot that is no longer live keeps these
+    for ri in range(cols.size):
+        i = cols[ri]
+        if hit[i] or hit[arg[i]]:
+            low[i], arg[i] = _least(L, i, cols)
+            continue
+        best, at = L[i, idx[0]], idx[0]
+        for j in range(1, idx.size):
+            if L[i, idx[j]] < best:
+                best, at = L[i, idx[j]], idx[j]
+        if best < low[i] or (best == low[i] and at < arg[i]):
+            low[i], arg[i] = best, at

@@ -1,0 +1,132 @@
+"""The compiled loss passes give the numpy expressions' doubles: cell by cell, and through a whole run."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import xlogy
+
+from features import brown_kernels
+from features.brown import count_bigrams
+from features.brown_merge import Clusterer, _Logs
+from tests.features.test_brown import _run_window, _zipf_corpus
+
+
+def _f(x: np.ndarray) -> np.ndarray:
+    return xlogy(x, x)
+
+
+def _add_change_numpy(L: np.ndarray, v: np.ndarray, phi: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:
+    fw = _f(v[:, :, rows, None] + v[:, :, None, cols])
+    change = (fw[1] + fw[2] - fw[0]).sum(axis=0)
+    change += phi[rows, None]
+    change += phi[cols]
+    L[rows[:, None], cols] += change
+
+
+def _neighbour_sums_numpy(FT: np.ndarray, T: np.ndarray, vec: np.ndarray, k: np.ndarray) -> np.ndarray:
+    parts = (FT[::-1][:, k] - _f(T[::-1][:, k] + vec[:, k, None])).reshape(-1, T.shape[2])
+    total = np.zeros(T.shape[2])
+    for part in parts:  # one row after another, as the compiled loop adds them
+        total = total + part
+    return total
+
+
+def _whole_table(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    t = rng.integers(0, 40, size=shape).astype(np.float64)
+    t[rng.random(shape) < 0.4] = 0.0  # zeros: 0 ln 0 = 0
+    return t
+
+
+@pytest.mark.parametrize("table", [0, 16, 1 << 10])  # none (log throughout); counts past its end; all inside
+def test_add_change_is_the_numpy_expression_cell_for_cell(table: int) -> None:
+    rng = np.random.default_rng(table)
+    size = 23
+    v = _whole_table(rng, (3, 2, size))
+    v[0] = v[1] + v[2]
+    phi = rng.normal(size=size)
+    rows, cols = np.array([0, 4, 5, 19]), np.flatnonzero(rng.random(size) < 0.7)
+    expected = rng.normal(size=(size, size))
+    got = expected.copy()
+    _add_change_numpy(expected, v, phi, rows, cols)
+    brown_kernels.add_change(got, v, phi, rows, cols, _Logs(table).ln if table else np.zeros(0))
+    np.testing.assert_array_equal(got, expected)  # the cells outside rows x cols too
+
+
+@pytest.mark.parametrize("table", [0, 16, 1 << 10])
+def test_neighbour_sums_add_the_rows_in_order(table: int) -> None:
+    rng = np.random.default_rng(100 + table)
+    size = 31
+    T = _whole_table(rng, (2, size, size))
+    FT = _f(T)
+    vec = T[:, 3].copy()
+    k = np.flatnonzero(vec[0] + vec[1])
+    live = np.flatnonzero(rng.random(size) < 0.8)
+    got = brown_kernels.neighbour_sums(FT, T, vec, k, live, _Logs(table).ln if table else np.zeros(0))
+    expected = np.zeros(size)
+    expected[live] = _neighbour_sums_numpy(FT, T, vec, k)[live]
+    np.testing.assert_array_equal(got, expected)
+
+
+def _losses(rng: np.random.Generator, size: int, live: np.ndarray) -> np.ndarray:
+    """A loss table as the clusterer keeps it: ``inf`` on the diagonal and in the rows and columns of slots
+    that are not live; few distinct values, so that rows have ties."""
+    L = rng.integers(0, 6, size=(size, size)).astype(np.float64)
+    dead = np.ones(size, dtype=bool)
+    dead[live] = False
+    L[dead], L[:, dead] = np.inf, np.inf
+    np.fill_diagonal(L, np.inf)
+    return L
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_row_minima_are_argmin_of_the_whole_rows_before_and_after_a_change(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    size = 40
+    live = np.flatnonzero(rng.random(size) < 0.7)
+    if seed == 0:
+        live = live[:1]  # one live slot: every row is inf, argmin gives column 0
+    L = _losses(rng, size, live)
+    low, arg = np.empty(size), np.zeros(size, dtype=np.intp)
+    brown_kernels.rows_least(L, live, low, arg)
+    np.testing.assert_array_equal(arg, L.argmin(axis=1))
+    np.testing.assert_array_equal(low, L.min(axis=1))
+    # a merge: slot b leaves, rows and columns idx change (L stays symmetric, as the clusterer keeps it)
+    b, idx = live[-1], np.unique(np.append(rng.choice(live, size=min(3, live.size)), live[-1]))
+    live = live[live != b]
+    changed = _losses(rng, size, live)
+    L[idx], L[:, idx] = changed[idx], changed[:, idx]
+    L[b], L[:, b] = np.inf, np.inf
+    brown_kernels.rows_changed(L, idx, live, low, arg)
+    np.testing.assert_array_equal(arg, L.argmin(axis=1))
+    np.testing.assert_array_equal(low, L.min(axis=1))
+
+
+def test_a_run_with_the_compiled_passes_is_the_numpy_run(monkeypatch) -> None:
+    """The window and then the hierarchy, with both passes compiled and with both in numpy: the same loss
+    table after every merge, hence the same merges."""
+    import features.brown_merge as brown_merge
+
+    data = count_bigrams(_zipf_corpus(5, vocab=90, sentences=250))
+    monkeypatch.setattr(brown_merge, "_SCAN_BELOW", 0)
+    compiled = _run_window(data, 8)
+
+    def add_change(self: Clusterer, v, phi, rows, cols) -> None:
+        _add_change_numpy(self.L, v, phi, rows, np.arange(self.size) if cols is None else cols)
+
+    def neighbour_sums(self: Clusterer, vec, k):
+        return _neighbour_sums_numpy(self.FT, self.T, vec, k)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Clusterer, "_add_change", add_change)
+        patch.setattr(Clusterer, "_neighbour_sums", neighbour_sums)
+        reference = _run_window(data, 8)
+    np.testing.assert_array_equal(compiled.L, reference.L)
+    for _ in range(7):  # the hierarchy: merges among live slots only
+        pair = reference.best_pair()
+        assert compiled.best_pair() == pair
+        compiled.merge(*pair)
+        with monkeypatch.context() as patch:
+            patch.setattr(Clusterer, "_add_change", add_change)
+            patch.setattr(Clusterer, "_neighbour_sums", neighbour_sums)
+            reference.merge(*pair)
+        np.testing.assert_array_equal(compiled.L, reference.L)
