@@ -112,3 +112,16 @@ def rows_changed(L: np.ndarray, idx: np.ndarray, cols: np.ndarray, low: np.ndarr
                 best, at = L[i, idx[j]], idx[j]
         if best < low[i] or (best == low[i] and at < arg[i]):
             low[i], arg[i] = best, at
+
+
+@njit(cache=True, nogil=True)
+def x_ln_y(x: np.ndarray, y: np.ndarray, ln: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """``out = x ln y`` (0 where ``x`` is 0) of flat arrays, ``ln y`` read from ``ln`` for whole ``y < ln.size``:
+    ``xlogy``'s doubles."""
+    for i in range(x.size):
+        if x[i] == 0.0:
+            out[i] = 0.0
+        elif y[i] < ln.size:
+            out[i] = x[i] * ln[int(y[i])]
+        else:
+            out[i] = x[i] * math.log(y[i])

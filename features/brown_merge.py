@@ -57,6 +57,17 @@ class _Logs:
     def pm(self, x: Any, y: Any) -> Any:
         if np.size(y) < _LOOKUP_FROM:
             return xlogy(x, y)
+        if (isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.shape == y.shape
+                and x.strides == y.strides and x.dtype == y.dtype == np.float64):
+            # one compiled pass over x and y in their memory order, into a result laid out as xlogy's would be
+            # (numpy keeps the inputs' axis order), so that sums over it add up in the same order
+            order = np.argsort(x.strides, kind="stable")[::-1]
+            out = np.empty_like(x)
+            flat = out.transpose(order)
+            if flat.flags.c_contiguous:
+                brown_kernels.x_ln_y(np.ascontiguousarray(x.transpose(order)).reshape(-1),
+                                     np.ascontiguousarray(y.transpose(order)).reshape(-1), self.ln, flat.reshape(-1))
+                return out
         k = np.asarray(y).astype(np.intp)
         if k.size == 0 or k.max() >= self.size:
             return xlogy(x, y)

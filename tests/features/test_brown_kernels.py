@@ -130,3 +130,25 @@ def test_a_run_with_the_compiled_passes_is_the_numpy_run(monkeypatch) -> None:
             patch.setattr(Clusterer, "_neighbour_sums", neighbour_sums)
             reference.merge(*pair)
         np.testing.assert_array_equal(compiled.L, reference.L)
+
+
+def test_a_run_with_compiled_logs_is_the_xlogy_run(monkeypatch) -> None:
+    """``x ln y`` through the compiled lookup and through scipy's ``xlogy`` everywhere: the same loss table
+    after every word and merge (the results laid out alike, so that later sums add in the same order)."""
+    import features.brown_merge as brown_merge
+
+    data = count_bigrams(_zipf_corpus(7, vocab=150, sentences=300))
+    monkeypatch.setattr(brown_merge, "_SCAN_BELOW", 0)
+    compiled = _run_window(data, 10)
+    with monkeypatch.context() as patch:
+        patch.setattr(_Logs, "pm", lambda self, x, y: xlogy(x, y))
+        reference = _run_window(data, 10)
+    np.testing.assert_array_equal(compiled.L, reference.L)
+    for _ in range(9):
+        pair = reference.best_pair()
+        assert compiled.best_pair() == pair
+        compiled.merge(*pair)
+        with monkeypatch.context() as patch:
+            patch.setattr(_Logs, "pm", lambda self, x, y: xlogy(x, y))
+            reference.merge(*pair)
+        np.testing.assert_array_equal(compiled.L, reference.L)
