@@ -1,7 +1,7 @@
 """``seqlab features``: induce Brown clusters, train C&W or HLBL embeddings, look at the result.
 
-Thin verbs over plain functions that can be imported and called: :func:`brown`, :func:`cw`
-and :func:`hlbl` read a corpus with :func:`features.corpus.read_corpus`, call the learner
+Thin verbs over plain functions that can be imported and called: :func:`brown`, :func:`cw`,
+:func:`hlbl` and :func:`skipgram` read a corpus with :func:`features.corpus.read_corpus`, call the learner
 of ``features/`` (Brown et al. 1992; Collobert & Weston 2008; Mnih & Hinton 2009, as in
 Turian et al. 2010), save the result atomically and return it; :func:`show` gives a word's
 neighbours in a Brown ``paths`` file or a vector file. The CLI prints a summary and turns
@@ -31,6 +31,7 @@ CW_OPTIONS = ("dim", "window", "hidden", "epochs", "batch_size", "lr_embeddings"
               "min_count", "seed", "device", "checkpoint", "max_updates")
 HLBL_OPTIONS = ("dim", "context", "epochs", "batch_size", "lr", "min_count", "seed", "device",
                 "checkpoint", "max_updates")
+SKIPGRAM_OPTIONS = ("dim", "window", "epochs", "min_count", "negatives", "lr", "minn", "maxn", "bucket", "threads")
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,22 @@ def hlbl(corpus: Sequence[PathLike], out: PathLike, *, tree: PathLike | None = N
 
     bits = None if tree is None else BrownClusters.load(_existing(tree)).paths
     return _train(train_hlbl, corpus, out, fmt, reading, heldout, {**options, "tree": bits})
+
+
+def skipgram(corpus: Sequence[PathLike], out: PathLike, *, fmt: str = "word2vec", reading: Reading = Reading(),
+             model_out: PathLike | None = None, **options: Any) -> Embeddings:
+    """Train fastText skip-gram vectors and write them to ``out`` (and the fastText model to ``model_out``);
+    ``options`` are :func:`features.skipgram.train_skipgram`'s. Returns the :class:`features.vocab.Embeddings`."""
+    from features.skipgram import train_skipgram
+
+    if fmt not in VECTOR_FORMATS:
+        raise ValueError(f"fmt must be one of {', '.join(VECTOR_FORMATS)}, but got {fmt!r}")
+    _check_out(out)
+    if model_out is not None:
+        _check_out(model_out)
+    embeddings = train_skipgram(reading.sentences(corpus), model_out=model_out, **options)
+    embeddings.save(out, format=fmt)
+    return embeddings
 
 
 def _train(trainer: Callable[..., Any], corpus: Sequence[PathLike], out: PathLike, fmt: str, reading: Reading,
@@ -227,6 +244,18 @@ def cmd_hlbl(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_skipgram(args: argparse.Namespace) -> int:
+    options = {name: getattr(args, name) for name in SKIPGRAM_OPTIONS}
+    with _user_errors():
+        embeddings = skipgram(args.corpus, args.out, fmt=args.format, reading=_reading(args), model_out=args.model,
+                              progress=not args.quiet, **options)
+    stats = embeddings.stats
+    sys.stdout.write(f"skip-gram: {len(embeddings):,} words of dim {embeddings.dim}; {stats.windows_seen:,} tokens "
+                     f"passed over in {stats.seconds:.1f} s\nwrote {args.out} ({args.format})"
+                     + (f" and {args.model} (fastText model)" if args.model else "") + "\n")
+    return 0
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     with _user_errors():
         try:
@@ -274,8 +303,9 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter):
 
 
 def add_parser(subparsers: Any) -> None:
-    """Register ``seqlab features {brown,cw,hlbl,show}`` on the top-level subparsers."""
-    f = subparsers.add_parser("features", help="induce Brown clusters, train C&W / HLBL embeddings, show neighbours")
+    """Register ``seqlab features {brown,cw,hlbl,skipgram,show}`` on the top-level subparsers."""
+    f = subparsers.add_parser("features", help="induce Brown clusters, train C&W / HLBL / skip-gram embeddings, show "
+                              "neighbours")
     verbs = f.add_subparsers(dest="features_command", required=True)
     verb = functools.partial(verbs.add_parser, formatter_class=_Help)
 
@@ -301,6 +331,24 @@ def add_parser(subparsers: Any) -> None:
     h.add_argument("--context", type=int, default=4, help="context words before the predicted one")
     h.add_argument("--lr", type=float, default=0.05, help="learning rate")
     h.add_argument("--tree", metavar="PATHS", help="Brown paths file whose bit-strings shape the word tree")
+
+    g = verb("skipgram", help="train skip-gram vectors with sub-words (fastText)")
+    g.set_defaults(func=cmd_skipgram)
+    _corpus_arguments(g, min_count=5)
+    g.add_argument("--dim", type=int, default=300, help="vector size")
+    g.add_argument("--out", required=True, metavar="VECS", help="vector file to write (the vocabulary's vectors)")
+    g.add_argument("--format", choices=VECTOR_FORMATS, default="word2vec", help="layout of the vector file")
+    g.add_argument("--model", metavar="BIN", help="also keep the fastText model (sub-word vectors for unseen words; "
+                   "taggers read it with format: fasttext_bin)")
+    g.add_argument("--window", type=int, default=5, help="context words on each side")
+    g.add_argument("--epochs", type=int, default=5, help="passes over the corpus")
+    g.add_argument("--negatives", type=int, default=5, help="negative samples per context word")
+    g.add_argument("--lr", type=float, default=0.05, help="learning rate")
+    g.add_argument("--minn", type=int, default=3, help="shortest character n-gram")
+    g.add_argument("--maxn", type=int, default=6, help="longest character n-gram (0: no sub-words)")
+    g.add_argument("--bucket", type=int, default=2_000_000, help="hash buckets for the character n-grams")
+    g.add_argument("--threads", type=int, default=10, help="fastText threads (at least 10: see "
+                   "features/fasttext_train.py)")
 
     s = verb("show", help="a word's neighbours in a Brown paths file or a vector file")
     s.add_argument("file", help="paths file (bitstring<TAB>word<TAB>count) or word vectors (word2vec/Turian)")

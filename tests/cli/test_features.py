@@ -94,6 +94,17 @@ def test_embeddings_are_trained_saved_and_summarised(capsys, tmp_path, corpus, p
     assert "windows/s" in stdout and f"{loss} " in stdout.splitlines()[1] and str(out) in stdout
 
 
+def test_skipgram_writes_vectors_a_model_and_a_summary(capsys, tmp_path, corpus):
+    pytest.importorskip("fasttext")
+    out, model = tmp_path / "vectors.txt", tmp_path / "model.bin"
+    code, stdout, _ = run(capsys, "features", "skipgram", "--corpus", corpus, "--out", out, "--model", model,
+                          "--dim", 10, "--epochs", 2, "--min-count", 1, "--bucket", 1000, "--quiet")
+    assert code == 0
+    vectors = Embeddings.load(out)
+    assert vectors.dim == 10 and "cat" in vectors and "</s>" not in vectors
+    assert model.is_file() and str(out) in stdout and "tokens passed over" in stdout
+
+
 def test_show_a_paths_file(capsys, paths_file):
     code, stdout, _ = run(capsys, "features", "show", paths_file, "cat", "--k", 3)
     bits = BrownClusters.load(paths_file).paths["cat"]
@@ -138,6 +149,10 @@ def empty(tmp: Path) -> Path:
     (lambda t, c: ["hlbl", "--corpus", c, "--out", t / "v", "--dim", 8, "--tree", bad_paths(t)], r"bad_paths\.txt:2: "),
     (lambda t, c: ["hlbl", "--corpus", c, "--out", t / "v", "--dim", 8, "--max-updates", 0],
      r"max_updates must be positive"),
+    (lambda t, c: ["skipgram", "--corpus", c, "--out", t / "v", "--window", 0], r"window must be a positive integer"),
+    (lambda t, c: ["skipgram", "--corpus", c, "--out", t / "v", "--minn", 5, "--maxn", 3], r"1 <= minn <= maxn"),
+    (lambda t, c: ["skipgram", "--corpus", c, "--out", t / "v", "--model", t], r"is a folder; give a file name"),
+    (lambda t, c: ["skipgram", "--corpus", empty(t), "--out", t / "v"], r"empty corpus: no sentences in .*empty\.txt"),
 ])
 def test_bad_input_is_one_error_line_and_exit_2(capsys, tmp_path, corpus, argv, message):
     code, stdout, stderr = run(capsys, "features", *argv(tmp_path, corpus))
@@ -155,11 +170,12 @@ def test_cli_defaults_are_the_functions_defaults():
     """The CLI restates the learners' defaults for --help; this keeps the two from drifting apart."""
     from features.cw import train_cw
     from features.hlbl import train_hlbl
+    from features.skipgram import train_skipgram
 
     required = ["--corpus", "c.txt", "--out", "o.txt"]
     for argv, function in [(["brown", "--clusters", "3"], induce_brown), (["cw", "--dim", "8"], train_cw),
-                           (["hlbl", "--dim", "8"], train_hlbl)]:
+                           (["hlbl", "--dim", "8"], train_hlbl), (["skipgram"], train_skipgram)]:
         args = vars(parser().parse_args(["features", *argv, *required]))
         shared = [(name, p.default) for name, p in inspect.signature(function).parameters.items()
-                  if p.kind is p.KEYWORD_ONLY and name in args and name != "dim"]
+                  if p.kind is p.KEYWORD_ONLY and name in args and (name != "dim" or argv == ["skipgram"])]
         assert shared and all(args[name] == default for name, default in shared), (argv[0], shared)
