@@ -92,26 +92,32 @@ def rows_least(L: np.ndarray, cols: np.ndarray, low: np.ndarray, arg: np.ndarray
 @njit(cache=True, nogil=True)
 def rows_changed(L: np.ndarray, idx: np.ndarray, cols: np.ndarray, low: np.ndarray,
                  arg: np.ndarray) -> None:  # pragma: no cover - compiled
-    """:func:`rows_least` after rows and columns ``idx`` (sorted, no repeats) of ``L`` changed: a changed row,
-    or one whose old least entry was in a changed column, is scanned whole; any other compares its old
-    least entry with its entries in columns ``idx``, the first column winning ties. O(S × |idx|) but for
-    the rows scanned whole. The rows of slots that are not live (not in ``cols``) are all ``inf`` and stay so."""
+    """:func:`rows_least` after rows ``idx`` (sorted, no repeats) of ``L`` changed and were mirrored into their
+    columns (``L[i, r] == L[r, i]`` for ``r`` in ``idx`` and every other ``i``, as every caller leaves them): a
+    changed row, or one whose old least entry was in a changed column, is scanned whole; any other compares
+    its old least entry with its entries in columns ``idx``, the first column winning ties. Those entries are
+    read from rows ``idx``, in memory order, not down the columns. The rows of slots that are not live (not in
+    ``cols``) are all ``inf`` and stay so."""
     size = L.shape[0]
     hit = np.zeros(size, dtype=np.bool_)
     for j in range(idx.size):
         hit[idx[j]] = True
         low[idx[j]], arg[idx[j]] = np.inf, 0  # a slot that is no longer live keeps these
-    for ri in range(cols.size):
-        i = cols[ri]
+    best = np.empty(size)
+    at = np.full(size, -1, dtype=np.intp)
+    for j in range(idx.size):  # each row's least entry among columns idx, the first one on ties
+        r = idx[j]
+        for ci in range(cols.size):
+            i = cols[ci]
+            x = L[r, i]  # == L[i, r] for a row i that is not in idx (the others are scanned whole below)
+            if at[i] < 0 or x < best[i]:
+                best[i], at[i] = x, r
+    for ci in range(cols.size):
+        i = cols[ci]
         if hit[i] or hit[arg[i]]:
             low[i], arg[i] = _least(L, i, cols)
-            continue
-        best, at = L[i, idx[0]], idx[0]
-        for j in range(1, idx.size):
-            if L[i, idx[j]] < best:
-                best, at = L[i, idx[j]], idx[j]
-        if best < low[i] or (best == low[i] and at < arg[i]):
-            low[i], arg[i] = best, at
+        elif best[i] < low[i] or (best[i] == low[i] and at[i] < arg[i]):
+            low[i], arg[i] = best[i], at[i]
 
 
 @njit(cache=True, nogil=True)

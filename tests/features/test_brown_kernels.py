@@ -68,9 +68,10 @@ def test_neighbour_sums_add_the_rows_in_order(table: int) -> None:
 
 
 def _losses(rng: np.random.Generator, size: int, live: np.ndarray) -> np.ndarray:
-    """A loss table as the clusterer keeps it: ``inf`` on the diagonal and in the rows and columns of slots
-    that are not live; few distinct values, so that rows have ties."""
-    L = rng.integers(0, 6, size=(size, size)).astype(np.float64)
+    """A loss table as the clusterer keeps it: symmetric, ``inf`` on the diagonal and in the rows and columns of
+    slots that are not live; few distinct values, so that rows have ties."""
+    L = np.triu(rng.integers(0, 6, size=(size, size)).astype(np.float64))
+    L += np.triu(L, 1).T  # symmetric, as merges keep it: changed rows are mirrored into their columns
     dead = np.ones(size, dtype=bool)
     dead[live] = False
     L[dead], L[:, dead] = np.inf, np.inf
