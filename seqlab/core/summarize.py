@@ -9,7 +9,9 @@ taggers, the official macro-F1 for relation classifiers), F1 per type, training 
 The runs' resolved configs (``config.yaml``) are compared and every key whose value
 differs, other than the seed and where the run ran (threads, device), is listed, so runs of
 different configs are never averaged without it being said. A run with no test score
-yet (still training, or killed) is listed and left out of the mean.
+yet (still training, or killed) is listed and left out of the mean. ``--json`` output keeps
+each run's resolved config, so a saved summary stands in for its run directories later
+(``seqlab summarize NEW_RUNS... --versus baseline.json``).
 """
 from __future__ import annotations
 
@@ -128,20 +130,34 @@ def _resolved(run_dir: Path) -> dict[str, Any]:
     return _flatten(to_tree(config))
 
 
-def config_differences(run_dirs: Sequence[str | Path]) -> dict[str, dict[str, list[str]]]:
-    """Config keys whose values differ between the runs (seed, threads and device left out):
-    key -> {value as text -> the runs with it}."""
-    flat = [_resolved(Path(run_dir)) for run_dir in run_dirs]
+def config_differences(configs: dict[str, dict[str, Any]]) -> dict[str, dict[str, list[str]]]:
+    """Config keys whose values differ between the runs (seed, threads and device left out), given each run's
+    flattened resolved config: key -> {value as text -> the runs with it}."""
     out: dict[str, dict[str, list[str]]] = {}
-    for key in sorted(set().union(*flat)):
+    for key in sorted(set().union(*configs.values())):
         if key in SEED_KEYS:
             continue
         groups: dict[str, list[str]] = {}
-        for run_dir, tree in zip(run_dirs, flat):
-            groups.setdefault(json.dumps(tree.get(key), sort_keys=True), []).append(str(run_dir))
+        for run, tree in configs.items():
+            groups.setdefault(json.dumps(tree.get(key), sort_keys=True), []).append(run)
         if len(groups) > 1:
             out[key] = groups
     return out
+
+
+def read_saved(path: Path) -> tuple[list[RunRow], dict[str, dict[str, Any]]]:
+    """The rows and configs of a summary saved with ``seqlab summarize --json`` (its run directories may be gone)."""
+    data = _read_json(path)
+    try:
+        rows = [RunRow(**row) for row in data["rows"]]
+        configs = {str(run): dict(tree) for run, tree in data["configs"].items()}
+    except (KeyError, TypeError, AttributeError) as err:
+        raise SeqlabError(f"{path}: not a summary saved with `seqlab summarize --json` (missing or malformed "
+                          f"{err})") from None
+    missing = [r.run for r in rows if r.run not in configs]
+    if missing:
+        raise SeqlabError(f"{path}: no config for the run {missing[0]!r}")
+    return rows, configs
 
 
 def mean_std(values: Sequence[float]) -> tuple[float, float | None]:
@@ -150,10 +166,24 @@ def mean_std(values: Sequence[float]) -> tuple[float, float | None]:
 
 
 def summarize(run_dirs: Sequence[str | Path]) -> dict[str, Any]:
-    """Rows, mean ± std of the finished runs' columns and per-type F1, and the config keys that differ."""
+    """Rows, mean ± std of the finished runs' columns and per-type F1, and the config keys that differ.
+
+    Each item is a run directory or a summary saved with ``seqlab summarize --json`` (``.json``), whose runs are
+    read from it: a group of seeds can be compared after its run directories are gone.
+    """
     if not run_dirs:
         raise SeqlabError("summarize: name at least one run directory")
-    rows = [read_run(r) for r in run_dirs]
+    rows: list[RunRow] = []
+    configs: dict[str, dict[str, Any]] = {}
+    for item in run_dirs:
+        path = Path(item)
+        if path.suffix == ".json" and path.is_file():
+            saved, saved_configs = read_saved(path)
+            rows += saved
+            configs.update(saved_configs)
+        else:
+            rows.append(read_run(path))
+            configs[str(path)] = _resolved(path)
     tasks = {r.task for r in rows}
     if len(tasks) > 1:
         raise SeqlabError("summarize: the runs mix taggers and relation classifiers: "
@@ -167,7 +197,7 @@ def summarize(run_dirs: Sequence[str | Path]) -> dict[str, Any]:
     types = sorted({t for r in done for t in r.per_type})
     per_type = {t: mean_std([r.per_type[t] for r in done if t in r.per_type]) for t in types}
     return {"task": rows[0].task, "rows": rows, "finished": len(done), "mean_std": stats,
-            "per_type_mean_std": per_type, "config_differences": config_differences(run_dirs)}
+            "per_type_mean_std": per_type, "config_differences": config_differences(configs), "configs": configs}
 
 
 def _num(value: float | None) -> str:
@@ -234,7 +264,7 @@ def versus(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
             out[column] = asdict(seed_permutation_test(xs, ys))
     if not out:
         raise SeqlabError("summarize --versus: each side needs at least one finished run")
-    return {"scores": out, "config_differences": config_differences([r.run for r in a["rows"] + b["rows"]])}
+    return {"scores": out, "config_differences": config_differences({**a["configs"], **b["configs"]})}
 
 
 def render_versus(result: dict[str, Any]) -> str:
@@ -256,11 +286,14 @@ def render_versus(result: dict[str, Any]) -> str:
 def add_parser(sub: Any) -> None:
     """The ``seqlab summarize`` verb."""
     s = sub.add_parser("summarize", help="one table of several runs (e.g. seeds), with mean ± std")
-    s.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories (taggers, or relation classifiers)")
+    s.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories (taggers, or relation classifiers), "
+                   "or summaries saved with --json")
     s.add_argument("--versus", nargs="+", metavar="RUN_DIR",
-                   help="a second group of runs (another config's seeds): both tables, the difference of the "
-                        "mean dev and test scores, and an exact permutation test over seeds")
-    s.add_argument("--json", action="store_true", help="one JSON object instead of the markdown table")
+                   help="a second group of runs (another config's seeds; run directories or a saved summary): both "
+                        "tables, the difference of the mean dev and test scores, and an exact permutation test "
+                        "over seeds")
+    s.add_argument("--json", action="store_true", help="one JSON object instead of the markdown table (with each "
+                   "run's resolved config: save it to compare against these runs once their directories are gone)")
     s.set_defaults(func=_cmd_summarize)
 
 

@@ -137,3 +137,31 @@ def test_versus_compares_two_groups_of_seeds(tmp_path, capsys):
     assert "Config keys that differ" not in out  # within each group, only the seeds differ
     assert main(["summarize", *a, "--versus", *b, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["versus"]["scores"]["test_f1"]["p_value"] == pytest.approx(2 / 20)
+
+
+def test_a_saved_summary_stands_in_for_run_directories_that_are_gone(tmp_path, capsys):
+    import shutil
+
+    a = [str(tagger_run(tmp_path / f"a{s}", s, f1)) for s, f1 in ((1, 90.0), (2, 90.2), (3, 90.4))]
+    b = [str(tagger_run(tmp_path / f"b{s}", s, f1, lr_decay="0.975")) for s, f1 in ((1, 90.6), (2, 90.8), (3, 91.0))]
+    assert main(["summarize", *b, "--json"]) == 0
+    saved = tmp_path / "b.json"
+    saved.write_text(capsys.readouterr().out)
+    assert main(["summarize", *a, "--versus", *b]) == 0
+    with_dirs = capsys.readouterr().out
+    for run in b:
+        shutil.rmtree(run)
+    assert main(["summarize", *a, "--versus", str(saved)]) == 0
+    assert capsys.readouterr().out == with_dirs  # rows, means, p-value and config differences alike
+    assert main(["summarize", str(saved), a[0]]) == 0  # a saved summary and a run directory in one table
+    assert "- train.lr_decay: 0.975 (b1, b2, b3); 0.95 (a1)" in capsys.readouterr().out
+
+
+def test_a_json_file_that_is_not_a_saved_summary_is_a_clear_error(tmp_path):
+    bad = tmp_path / "metrics.json"
+    bad.write_text(json.dumps({"rows": [{"run": "x"}], "configs": {}}))
+    with pytest.raises(SeqlabError, match=r"metrics.json: not a summary saved with `seqlab summarize --json`"):
+        summarize([bad])
+    bad.write_text(json.dumps({"rows": [], "configs": {}}) + "trailing")
+    with pytest.raises(SeqlabError, match="not valid JSON"):
+        summarize([bad])
