@@ -35,7 +35,8 @@ KINDS = {  # kind: (config, data folder, overrides)
         "train.epochs=2", "train.threads=1"]),
     "relation_transformer": (SEMEVAL / "tiny.yaml", SEMEVAL, ["model.transformer={path: TINY_BERT, layers: [-1, -2]}"]),
     "relation_transformer_fine_tuned": (SEMEVAL / "tiny.yaml", SEMEVAL, [
-        "model.transformer={path: TINY_BERT, layers: [-1], pooling: first, fine_tune: true, lr: 0.001, warmup: 2}"]),
+        "model.transformer={path: TINY_BERT, layers: [-1], pooling: first, fine_tune: true, lr: 0.001, warmup: 2}",
+        "train.optimizer=adam", "train.lr=0.001"]),  # AdaDelta would leave the encoder all but frozen (refused)
 }
 RELATION_KINDS = ("relation_classifier", "relation_transformer", "relation_transformer_fine_tuned")
 TEXTS = ["EU rejects German call to boycott British lamb. Peter Blackburn said so.",
