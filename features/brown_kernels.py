@@ -1,12 +1,13 @@
-"""Brown clustering's two dense loss passes as compiled loops (numba), one cell at a time.
+"""Brown clustering's hot loops compiled (numba), one cell at a time.
 
 Once the class bigram table is dense (late in the merge window, and all through the hierarchy), every
 merge of :class:`features.brown_merge.Clusterer` updates the loss of every pair of live clusters
-(:func:`add_change`) and computes the merged cluster's loss against every other (:func:`neighbour_sums`).
-In numpy each pass built its ``f`` values for a block of rows and then summed them; here each cell's
-terms are computed and added where they are used, in the order the numpy expressions added them, so the
-losses are the same doubles (``tests/features/test_brown_kernels.py`` checks this against those
-expressions). ``benchmarks/brown_blocks.py`` measures the passes both ways.
+(:func:`add_change`), computes the merged cluster's loss against every other (:func:`neighbour_sums`) and
+brings each row's least loss up to date (:func:`rows_least`, :func:`rows_changed`); :func:`x_ln_y` is
+``x ln y`` of the larger arrays. In numpy each pass built its ``f`` values for a block of rows and then summed
+them; here each cell's terms are computed and added where they are used, in the order the numpy expressions
+added them, so the losses are the same doubles (``tests/features/test_brown_kernels.py`` checks them cell by
+cell and through whole runs). ``benchmarks/brown_blocks.py`` and ``benchmarks/brown_hierarchy.py`` measure them.
 
 ``f(x) = x ln x`` (``0 ln 0 = 0``) reads ``ln k`` from ``ln`` for whole ``x < ln.size``: the table
 :class:`features.brown_merge._Logs` fills with ``xlogy``, which is ``log``; an empty table means ``log``

@@ -434,9 +434,8 @@ class Clusterer:
 
     def _neighbour_sums(self, vec: np.ndarray, k: np.ndarray) -> np.ndarray:
         """``Σ_{d, k} FT[1 - d, k, i] - f(T[1 - d, k, i] + vec[d, k])`` for every live slot ``i`` (0 for the
-        others, whose losses are inf), shape (S,), in one
-        compiled pass (:func:`features.brown_kernels.neighbour_sums`): no temporaries, the (d, k) rows added
-        one after another."""
+        others, whose losses are inf), shape (S,), in one compiled pass (:func:`features.brown_kernels.neighbour_sums`):
+        no temporaries, the (d, k) rows added one after another."""
         return brown_kernels.neighbour_sums(self.FT, self.T, vec, k, self._live(), self._ln)
 
     def merge(self, a: int, b: int) -> tuple[int, int]:
