@@ -44,6 +44,7 @@ bigrams (never bridged over), as in wcluster.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import time
 import zipfile
@@ -59,6 +60,8 @@ if TYPE_CHECKING:
     from features.brown import BigramCounts
 
 __all__ = ["ami_from_table", "induce"]
+
+logger = logging.getLogger(__name__)
 
 CHECKPOINT_SECONDS = 600.0  # how often, at most, the merge state is written to the checkpoint file
 
@@ -92,6 +95,9 @@ def induce(data: BigramCounts, num_clusters: int, *, progress: bool = False,
         if checkpoint is not None and time.monotonic() - last >= every:
             _save(checkpoint, key, state, next_word, free, final_ami, children, leaf_ids)
             last = time.monotonic()
+            logger.info("checkpoint %s: %s; %.0f s CPU in this process", checkpoint,
+                        f"window, word {next_word:,} of {v:,}" if next_word < v else
+                        f"hierarchy, merge {len(children):,} of {c - 1:,}", time.process_time())
 
     for w in range(start, v):
         if not state.fold_new_word(w, free):

@@ -168,6 +168,20 @@ def test_an_interrupted_run_goes_on_from_its_checkpoint_to_the_same_clusters(tmp
         induce(data, c, checkpoint=tmp_path / "bad.ckpt")
 
 
+def test_each_checkpoint_is_logged_with_the_stage_and_progress(tmp_path, caplog) -> None:
+    import logging
+
+    from features.brown_induce import induce
+
+    data = count_bigrams(_zipf_corpus(6, vocab=40, sentences=60))
+    with caplog.at_level(logging.INFO, logger="features.brown_induce"):
+        induce(data, 4, checkpoint=tmp_path / "run.ckpt", every=0.0)
+    lines = [r.getMessage() for r in caplog.records if "checkpoint" in r.getMessage()]
+    v = len(data.words)
+    assert f"window, word 5 of {v:,}" in lines[0]
+    assert "hierarchy, merge 3 of 3" in lines[-1] and "s CPU in this process" in lines[-1]
+
+
 def _greedy_reference(sentences: list[list[str]], c: int) -> tuple[set[frozenset[str]], set[frozenset[str]]]:
     """Liang's windowed greedy Brown clustering by brute force: every candidate merge is scored by
     recomputing the window's objective (:func:`_window_objective`). Returns the ``c`` clusters and
