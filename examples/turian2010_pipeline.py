@@ -1,0 +1,204 @@
+"""Turian, Ratinov & Bengio (2010) end to end: induce every word representation from the Wikipedia corpus, then
+train every Table 2 (chunking) and Table 3 (NER) row and draw Figure 2, one step at a time, resumable.
+
+A step is done when its outputs exist, so the driver can be stopped at any point and started again (on the
+same machine, or on a fresh one where ``runs/`` is empty, which rebuilds what is missing); the inductions that
+keep a checkpoint (``--checkpoint``) resume inside a step too. Steps run one after another, cheapest and most
+used first, each with its log in ``RUNS/turian2010/NAME.log`` and a record of its command, wall and CPU
+seconds and peak memory in ``RUNS/turian2010/NAME.json``::
+
+    pip install -e '.[examples,plots]'
+    python examples/turian2010_pipeline.py --list                 # every step, done or not, and why not
+    nohup python examples/turian2010_pipeline.py > runs/turian2010.out 2>&1 &
+    python examples/turian2010_pipeline.py --only 'ner_.*brown'   # the steps whose name matches, and what they need
+
+The commands are those of RESULTS.md (sections *CoNLL-2000 chunking with a linear CRF* and *CoNLL-2003 NER with a
+linear model*); Brown c = 10,000 (``--long``) is left out unless asked for, as it takes many CPU-hours.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from seqlab.core.paths import data_root
+
+CORPUS = "unlabeled/wikipedia_en_2014"  # relative to SEQLAB_DATA, as every data path of the project
+CHUNK_DATA = ("--train", "conll2000/train.txt", "--test", "conll2000/test.txt")
+NER_DATA = ("--train", "conll2003/train.txt", "--dev", "conll2003/dev.txt", "--test", "conll2003/test.txt", "--tune")
+EMBEDDING_FLAGS = ("--embeddings-lowercase", "--embeddings-normalize-numbers")
+CLUSTERS = (1000, 3200, 100, 320)
+DIMS = (50, 100, 25, 200)
+EMBEDDING_EPOCHS = {"cw": 2, "hlbl": 1}  # the runs RESULTS.md reports (the paper's C&W trained for weeks)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One command, done when every output exists (a step without outputs runs every time); it needs its
+    inputs to exist first."""
+
+    name: str
+    command: tuple[str, ...]
+    outputs: tuple[str, ...]
+    inputs: tuple[str, ...] = ()
+    long: bool = False
+
+
+def representation(kind: str, size: int) -> str:
+    """The file a representation is induced into, relative to the runs folder."""
+    return f"features/brown{size}_wiki.paths" if kind == "brown" else f"features/{kind}{size}_wiki.txt"
+
+
+def _induce(runs: Path, data: Path, kind: str, size: int) -> Step:
+    out = representation(kind, size)
+    corpus = str(data / CORPUS)
+    base = ("seqlab", "features", kind, "--corpus", corpus, "--quiet", "--out", str(runs / out),
+            "--checkpoint", str(runs / f"features/{kind}{size}_wiki.ckpt"))
+    if kind == "brown":
+        command = base + ("--min-count", "2", "--clusters", str(size))
+    else:
+        command = base + ("--lowercase", "--normalize-numbers", "--dim", str(size), "--epochs",
+                          str(EMBEDDING_EPOCHS[kind]), "--seed", "1", "--device", "cpu")
+    return Step(f"induce_{kind}{size}", command, (out,), long=(kind == "brown" and size > 3200))
+
+
+def _features(runs: Path, reprs: tuple[tuple[str, int], ...]) -> tuple[str, ...]:
+    flags: list[str] = []
+    for kind, size in reprs:
+        path = str(runs / representation(kind, size))
+        flags += ["--brown", path] if kind == "brown" else ["--embeddings", path, *EMBEDDING_FLAGS]
+    return tuple(flags)
+
+
+def _label(reprs: tuple[tuple[str, int], ...]) -> str:
+    return "_".join(f"{kind}{size}" for kind, size in reprs) + "_wiki" if reprs else "baseline"
+
+
+def _chunker(runs: Path, reprs: tuple[tuple[str, int], ...]) -> Step:
+    folder = f"crfsuite_chunker_{_label(reprs)}"
+    command = ("python", "examples/crfsuite_chunker.py", *CHUNK_DATA, *_features(runs, reprs),
+               "--model", str(runs / folder / "model.crfsuite"), "--predictions", str(runs / folder / "predictions.txt"))
+    return Step(f"chunk_{_label(reprs)}", command, (f"{folder}/model.crfsuite.json",),
+                tuple(representation(k, s) for k, s in reprs))
+
+
+def _ner(runs: Path, reprs: tuple[tuple[str, int], ...]) -> Step:
+    name = "base" if not reprs else _label(reprs)
+    command = ("python", "examples/crfsuite_ner.py", *NER_DATA, *_features(runs, reprs),
+               "--model", str(runs / f"ner_linear/{name}.crfsuite"), "--predictions", str(runs / f"ner_linear/{name}.txt"))
+    return Step(f"ner_{_label(reprs)}", command, (f"ner_linear/{name}.crfsuite.json",),
+                tuple(representation(k, s) for k, s in reprs))
+
+
+def steps(runs: Path, data: Path) -> list[Step]:
+    """Every step in the order it runs: each representation, then the rows that read it."""
+    brown = {c: ("brown", c) for c in CLUSTERS}
+    cw = {d: ("cw", d) for d in DIMS}
+    hlbl = {d: ("hlbl", d) for d in DIMS}
+    plan: list[Step] = [_chunker(runs, ()), _ner(runs, ())]
+    for c in CLUSTERS:
+        plan += [_induce(runs, data, "brown", c), _chunker(runs, (brown[c],)), _ner(runs, (brown[c],))]
+    for d in DIMS:  # Table 2 reads the 50-d embeddings, Table 3 C&W 50 / 200 and HLBL 100, Figure 2 all four
+        for kind, table in (("hlbl", hlbl), ("cw", cw)):
+            plan += [_induce(runs, data, kind, d), _chunker(runs, (table[d],)), _ner(runs, (table[d],))]
+        if d == 100:  # the paper's combinations, once their parts exist
+            plan += [_chunker(runs, (brown[3200], cw[50])), _chunker(runs, (brown[1000], cw[50])),
+                     _ner(runs, (brown[1000], cw[50])), _ner(runs, (brown[1000], hlbl[100])),
+                     _ner(runs, (cw[50], hlbl[100])), _ner(runs, (brown[1000], cw[50], hlbl[100]))]
+    skipgram = ("seqlab", "features", "skipgram", "--corpus", str(data / CORPUS), "--lowercase", "--quiet", "--dim",
+                "300", "--out", str(runs / "features/skipgram300_wiki.txt"), "--model",
+                str(runs / "features/skipgram300_wiki.bin"))  # for the neural taggers beside GloVe, not Tables 2-3
+    plan.append(Step("induce_skipgram300", skipgram, ("features/skipgram300_wiki.txt", "features/skipgram300_wiki.bin")))
+    plan.append(_induce(runs, data, "brown", 10_000))
+    figure = ("python", "examples/turian2010_figure2.py", "--runs", str(runs), "--png", str(runs / "turian2010/figure2.png"))
+    plan.append(Step("figure2", figure, ()))  # drawn again from whatever rows exist
+    return plan
+
+
+def status(step: Step, runs: Path) -> str:
+    if step.outputs and all((runs / out).exists() for out in step.outputs):
+        return "done"
+    missing = [path for path in step.inputs if not (runs / path).exists()]
+    return f"waits for {', '.join(missing)}" if missing else "to run"
+
+
+def run_step(step: Step, runs: Path) -> int:
+    """Run one step with its output logged; record its command, exit status, wall and CPU seconds and peak RSS."""
+    folder = runs / "turian2010"
+    folder.mkdir(parents=True, exist_ok=True)
+    for out in step.outputs:
+        (runs / out).parent.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    with open(folder / f"{step.name}.log", "a", encoding="utf-8") as log:
+        log.write(f"$ {' '.join(step.command)}\n")
+        log.flush()
+        child = subprocess.Popen(step.command, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            _, wait_status, usage = os.wait4(child.pid, 0)  # this child's own CPU time and peak memory
+        except KeyboardInterrupt:
+            child.terminate()
+            child.wait()
+            raise
+        child.returncode = code = os.waitstatus_to_exitcode(wait_status)
+    record = {"step": step.name, "command": list(step.command), "returncode": code,
+              "wall_s": round(time.perf_counter() - start, 1), "user_cpu_s": round(usage.ru_utime, 1),
+              "system_cpu_s": round(usage.ru_stime, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
+    tmp = folder / f".{step.name}.json.tmp"
+    tmp.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, folder / f"{step.name}.json")
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=Path, default=Path("runs"), help="where outputs go (default runs/)")
+    parser.add_argument("--only", metavar="REGEX", help="only the steps whose name matches (re.search)")
+    parser.add_argument("--long", action="store_true", help="include Brown c = 10,000 (many CPU-hours)")
+    parser.add_argument("--list", action="store_true", help="print every step and its status, run nothing")
+    parser.add_argument("--dry-run", action="store_true", help="print the commands that would run, run nothing")
+    args = parser.parse_args(argv)
+    data = data_root() or Path("$SEQLAB_DATA")
+    if not (data / CORPUS).exists() and not (args.list or args.dry_run):
+        parser.error(f"{data / CORPUS} does not exist: set SEQLAB_DATA to the folder that holds {CORPUS}")
+    try:
+        pattern = re.compile(args.only) if args.only else None
+    except re.error as err:
+        parser.error(f"--only: not a regular expression ({err})")
+    chosen = [s for s in steps(args.runs, data)
+              if (pattern is None or pattern.search(s.name)) and (args.long or not s.long)]
+    if not chosen:
+        parser.error(f"--only {args.only!r} matches no step (--list shows them)")
+    if args.list:
+        for step in chosen:
+            print(f"{step.name:40s} {status(step, args.runs)}")
+        return 0
+    failed = []
+    for step in chosen:
+        state = status(step, args.runs)
+        if state == "done":
+            continue
+        if state.startswith("waits"):
+            print(f"{step.name}: skipped, {state}", flush=True)
+            continue
+        print(f"{step.name}: {' '.join(step.command)}", flush=True)
+        if args.dry_run:
+            continue
+        code = run_step(step, args.runs)
+        if code != 0:
+            failed.append(step.name)
+            print(f"{step.name}: failed with exit status {code}; see {args.runs / 'turian2010' / step.name}.log",
+                  flush=True)
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

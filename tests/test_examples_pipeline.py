@@ -1,0 +1,87 @@
+"""examples/turian2010_pipeline.py: the resumable driver of the Turian et al. (2010) inductions and rows."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "turian2010_pipeline.py"
+FIGURE2 = Path(__file__).resolve().parents[1] / "examples" / "turian2010_figure2.py"
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("turian2010_pipeline", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_input_is_made_by_an_earlier_step_and_every_name_is_unique(tmp_path):
+    pipeline = _module()
+    plan = pipeline.steps(tmp_path / "runs", tmp_path / "data")
+    made: set[str] = set()
+    for step in plan:
+        assert set(step.inputs) <= made, f"{step.name} needs {set(step.inputs) - made} before anything makes it"
+        made.update(step.outputs)
+    assert len({s.name for s in plan}) == len(plan)
+    assert plan[-1].name == "figure2" and plan[-1].outputs == ()  # drawn again from whatever rows exist
+
+
+def test_the_rows_land_where_the_figure_script_reads_them(tmp_path):
+    """The driver's output names and turian2010_figure2.py's must agree, or the figure would stay empty."""
+    pipeline = _module()
+    outputs = {out for step in pipeline.steps(tmp_path / "runs", tmp_path / "data") for out in step.outputs}
+    spec = importlib.util.spec_from_file_location("turian2010_figure2", FIGURE2)
+    figure = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(figure)
+    for kind, size in figure.SETTINGS:
+        assert f"crfsuite_chunker_{kind}{size}_wiki/{figure.CHUNK_RESULTS}" in outputs
+        assert f"ner_linear/{kind}{size}_wiki{figure.NER_RESULTS}" in outputs
+    assert "ner_linear/base.crfsuite.json" in outputs and "crfsuite_chunker_baseline/model.crfsuite.json" in outputs
+
+
+def test_status_follows_the_files(tmp_path):
+    pipeline = _module()
+    runs = tmp_path / "runs"
+    step = pipeline._ner(runs, (("brown", 1000),))
+    assert pipeline.status(step, runs) == "waits for features/brown1000_wiki.paths"
+    (runs / "features").mkdir(parents=True)
+    (runs / "features" / "brown1000_wiki.paths").write_text("0\tthe\t5\n")
+    assert pipeline.status(step, runs) == "to run"
+    (runs / "ner_linear").mkdir()
+    (runs / "ner_linear" / "brown1000_wiki.crfsuite.json").write_text("{}")
+    assert pipeline.status(step, runs) == "done"
+
+
+def test_a_step_is_run_logged_and_recorded_with_its_own_cpu_time(tmp_path):
+    pipeline = _module()
+    runs = tmp_path / "runs"
+    burn = "import sys\nx = 0\nfor i in range(3_000_000): x += i\nopen(sys.argv[1], 'w').write(str(x))"
+    step = pipeline.Step("burn", (sys.executable, "-c", burn, str(runs / "out.txt")), ("out.txt",))
+    assert pipeline.run_step(step, runs) == 0
+    assert (runs / "out.txt").read_text() == str(sum(range(3_000_000)))
+    record = json.loads((runs / "turian2010" / "burn.json").read_text())
+    assert record["returncode"] == 0 and record["command"][0] == sys.executable
+    assert 0 < record["user_cpu_s"] <= record["wall_s"] + 0.5 and record["peak_rss_mb"] > 1
+    assert (runs / "turian2010" / "burn.log").read_text().startswith("$ ")
+    failing = pipeline.Step("fails", (sys.executable, "-c", "import sys; print('boom'); sys.exit(3)"), ("never",))
+    assert pipeline.run_step(failing, runs) == 3
+    assert "boom" in (runs / "turian2010" / "fails.log").read_text()
+
+
+def test_list_and_dry_run_run_nothing(tmp_path):
+    runs = tmp_path / "runs"
+    listed = subprocess.run([sys.executable, str(SCRIPT), "--runs", str(runs), "--list"], capture_output=True,
+                            text=True, check=True).stdout.splitlines()
+    assert listed[0].split() == ["chunk_baseline", "to", "run"]
+    assert not any(line.startswith("induce_brown10000") for line in listed)  # many CPU-hours: only with --long
+    dry = subprocess.run([sys.executable, str(SCRIPT), "--runs", str(runs), "--dry-run", "--long", "--only",
+                          "induce_brown10000|ner_cw50_hlbl100"], capture_output=True, text=True, check=True).stdout
+    assert "--clusters 10000" in dry and "ner_cw50_hlbl100_wiki: skipped, waits for" in dry
+    assert not runs.exists()
+    bad = subprocess.run([sys.executable, str(SCRIPT), "--runs", str(runs), "--only", "("], capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and "not a regular expression" in bad.stderr and "Traceback" not in bad.stderr
