@@ -106,7 +106,7 @@ def _manifest(run_dir: Path, members: dict[str, bytes]) -> dict[str, Any]:
     tree = yaml.safe_load(members[archive.CONFIG])
     metrics_path = run_dir / archive.METRICS
     metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.is_file() else {}
-    scores = {split: metrics[split].get("f1", metrics[split].get("official_f1"))
+    scores = {split: metrics[split].get("f1", metrics[split].get("official_macro_f1"))  # tagging; relation
               for split in ("dev", "test") if isinstance(metrics.get(split), dict)}
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "seqlab_version": __version__,
             "task": tree.get("task", "tagging"), "training_data": tree.get("data", {}),

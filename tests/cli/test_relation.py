@@ -92,6 +92,24 @@ def test_classify_tsv_and_jsonl(run_dir, monkeypatch):
     assert record["probabilities"][record["label"]] == record["probability"]
 
 
+def test_a_packaged_relation_model_records_its_scores_and_classifies_as_its_run(run_dir, tmp_path, monkeypatch):
+    import seqlab
+    from seqlab.core.package import read_manifest
+
+    model = tmp_path / "rel.seqlab"
+    code, _, _ = run_cli(["package", str(run_dir), "--out", str(model)])
+    assert code == 0
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    manifest = read_manifest(model)
+    assert manifest["task"] == "relation"
+    assert manifest["scores"] == {"dev": metrics["dev"]["official_macro_f1"],
+                                  "test": metrics["test"]["official_macro_f1"]}
+    monkeypatch.setenv("SEQLAB_DATA", str(tmp_path / "nothing here"))
+    sentence = "The <e1>crash</e1> caused an <e2>attack</e2> ."
+    from_run, from_file = seqlab.load(run_dir, "cpu").classify(sentence), seqlab.load(model, "cpu").classify(sentence)
+    assert (from_file.label, from_file.probabilities) == (from_run.label, from_run.probabilities)
+
+
 def test_explain_writes_heat_maps_and_latent_types(run_dir, tmp_path):
     code, out, _ = run_cli(["explain", str(run_dir), str(FIXTURE / "test.txt"), "--out", str(tmp_path / "x")])
     assert code == 0 and len(out.splitlines()) == 3
