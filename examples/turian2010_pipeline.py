@@ -138,7 +138,11 @@ def run_step(step: Step, runs: Path) -> int:
     with open(folder / f"{step.name}.log", "a", encoding="utf-8") as log:
         log.write(f"$ {' '.join(step.command)}\n")
         log.flush()
-        child = subprocess.Popen(step.command, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            child = subprocess.Popen(step.command, stdout=log, stderr=subprocess.STDOUT)
+        except OSError as err:  # e.g. seqlab not installed in this environment
+            log.write(f"cannot start {step.command[0]!r}: {err}\n")
+            return 127
         try:
             _, wait_status, usage = os.wait4(child.pid, 0)  # this child's own CPU time and peak memory
         except KeyboardInterrupt:

@@ -70,6 +70,9 @@ def test_a_step_is_run_logged_and_recorded_with_its_own_cpu_time(tmp_path):
     failing = pipeline.Step("fails", (sys.executable, "-c", "import sys; print('boom'); sys.exit(3)"), ("never",))
     assert pipeline.run_step(failing, runs) == 3
     assert "boom" in (runs / "turian2010" / "fails.log").read_text()
+    missing = pipeline.Step("missing", (str(tmp_path / "no-such-program"),), ("never",))
+    assert pipeline.run_step(missing, runs) == 127
+    assert "cannot start" in (runs / "turian2010" / "missing.log").read_text()
 
 
 def test_list_and_dry_run_run_nothing(tmp_path):
