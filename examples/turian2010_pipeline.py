@@ -168,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print every step and its status, run nothing")
     parser.add_argument("--dry-run", action="store_true", help="print the commands that would run, run nothing")
     args = parser.parse_args(argv)
+    if args.runs.exists() and not args.runs.is_dir():
+        parser.error(f"--runs: {args.runs} is a file, not a folder")
     data = data_root() or Path("$SEQLAB_DATA")
     if not (data / CORPUS).exists() and not (args.list or args.dry_run):
         parser.error(f"{data / CORPUS} does not exist: set SEQLAB_DATA to the folder that holds {CORPUS}")
