@@ -50,3 +50,62 @@ def test_a_damaged_result_file_is_named_in_one_line(tmp_path):
     assert done.returncode == 1
     assert done.stderr.strip().startswith(f"turian2010_figure2: {runs / 'ner_linear' / 'cw50_wiki.crfsuite.json'}: not a results")
     assert "Traceback" not in done.stderr
+
+
+def _table(stdout: str) -> dict[tuple[str, str], list[str]]:
+    return {tuple(cell.strip() for cell in line.split("|")[1:3]): [c.strip() for c in line.split("|")[3:7]]
+            for line in stdout.splitlines()[2:] if line.startswith("|")}
+
+
+def test_recorded_figures_fill_what_the_runs_lack_and_are_marked(tmp_path):
+    runs = _runs(tmp_path)
+    recorded = tmp_path / "recorded.json"
+    recorded.write_text(json.dumps({"baseline": {"chunk_test": 93.74, "ner_dev": 99.0},
+                                    "hlbl50_wiki": {"chunk_test": 94.01}}))
+    done = subprocess.run([sys.executable, str(SCRIPT), "--runs", str(runs), "--recorded", str(recorded)],
+                          capture_output=True, text=True, check=True)
+    rows = _table(done.stdout)
+    assert rows[("none (baseline)", "")] == ["—", "93.74*", "89.50", "83.25"]  # the run's NER dev wins over 99.0
+    assert rows[("HLBL", "50")] == ["—", "94.01*", "—", "—"]
+    assert "* from the recorded file" in done.stdout
+    assert json.loads(recorded.read_text())["baseline"]["ner_dev"] == 99.0  # read only, without --record
+
+
+def test_record_keeps_every_figure_at_the_runs_precision(tmp_path):
+    runs = _runs(tmp_path)
+    recorded = tmp_path / "docs" / "recorded.json"  # a first --record creates it
+    subprocess.run([sys.executable, str(SCRIPT), "--runs", str(runs), "--recorded", str(recorded), "--record"],
+                   capture_output=True, text=True, check=True)
+    kept = json.loads(recorded.read_text())
+    assert kept == {"baseline": {"ner_dev": 89.5, "ner_test": 83.25},
+                    "brown320_wiki": {"chunk_dev": 94.5, "chunk_test": 93.9},
+                    "brown1000_wiki": {"ner_dev": 91.0, "ner_test": 85.75}}
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = subprocess.run([sys.executable, str(SCRIPT), "--runs", str(empty), "--recorded", str(recorded)],
+                          capture_output=True, text=True, check=True)  # the run directories are gone
+    assert _table(done.stdout)[("Brown", "1000")] == ["—", "—", "91.00*", "85.75*"]
+
+
+@pytest.mark.parametrize("content, expected", [
+    ('{"brown1000": {"ner_dev": 91.0}}', "unknown setting 'brown1000'"),
+    ('{"brown1000_wiki": {"ner_f1": 91.0}}', "brown1000_wiki: expected an object of F1 numbers"),
+    ('{"brown1000_wiki": {"ner_dev": "91"}}', "brown1000_wiki: expected an object of F1 numbers"),
+    ("[1, 2]", "expected an object of settings, found list"),
+    ("{oops", "not a recorded-results file"),
+])
+def test_a_bad_recorded_file_is_named_in_one_line(tmp_path, content, expected):
+    recorded = tmp_path / "recorded.json"
+    recorded.write_text(content)
+    done = subprocess.run([sys.executable, str(SCRIPT), "--runs", str(_runs(tmp_path)), "--recorded", str(recorded)],
+                          capture_output=True, text=True)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"turian2010_figure2: {recorded}: ") and expected in done.stderr
+
+
+def test_the_repository_s_recorded_figures_are_well_formed():
+    spec = importlib.util.spec_from_file_location("turian2010_figure2", SCRIPT)
+    figure = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(figure)
+    kept = figure.load_recorded(SCRIPT.parents[1] / "docs" / "turian2010" / "recorded.json")
+    assert kept["baseline"]["chunk_test"] == pytest.approx(93.74, abs=0.005)
