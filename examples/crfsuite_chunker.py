@@ -69,7 +69,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from features.base import FeatureFileError
 from features.brown import BrownClusters
@@ -334,13 +334,35 @@ def tune_c2(cfg: ChunkerConfig, sentences: Sequence[ChunkedSentence], featurize:
             "chosen_c2": best}
 
 
-def load_features(cfg: ChunkerConfig) -> ChunkFeatures:
+class RepresentationSettings(Protocol):
+    """The word-representation settings the chunker and crfsuite_ner.py share (their configs' fields)."""
+    brown: tuple[str, ...]
+    embeddings: tuple[str, ...]
+    embedding_scale: float
+    embeddings_lowercase: bool
+    embeddings_normalize_numbers: bool
+
+
+def load_representations(cfg: RepresentationSettings) -> tuple[list[BrownClusters], list[EmbeddingFeatures]]:
+    """The Brown clusterings and scaled embeddings named by ``cfg``, paths relative to SEQLAB_DATA."""
     brown = [BrownClusters.load(resolve_data_path(p, key="brown")) for p in cfg.brown]
     embeddings = [EmbeddingFeatures.load(resolve_data_path(p, key="embeddings"), scale=cfg.embedding_scale,
                                          lowercase=cfg.embeddings_lowercase,
                                          normalize_numbers=cfg.embeddings_normalize_numbers)
                   for p in cfg.embeddings]
-    return ChunkFeatures(brown, embeddings)
+    return brown, embeddings
+
+
+def load_features(cfg: ChunkerConfig) -> ChunkFeatures:
+    return ChunkFeatures(*load_representations(cfg))
+
+
+def write_results(model: str | os.PathLike[str], results: dict[str, Any], log: str) -> None:
+    """``MODEL.json`` (the results) and ``MODEL.log`` (CRFsuite's own log) beside the model, atomically."""
+    with atomic_open(f"{model}.json") as out:
+        json.dump(results, out, indent=2)
+    with atomic_open(f"{model}.log") as out:
+        out.write(log)
 
 
 def run(cfg: ChunkerConfig) -> dict[str, Any]:
@@ -374,17 +396,12 @@ def run(cfg: ChunkerConfig) -> dict[str, Any]:
         "sentences": {"train": len(train), "test": len(test)},
         "config": dataclasses.asdict(cfg),
     }
-    with atomic_open(f"{cfg.model}.json") as out:
-        json.dump(results, out, indent=2)
-    with atomic_open(f"{cfg.model}.log") as out:
-        out.write(stats.log)
+    write_results(cfg.model, results, stats.log)
     return results
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    p.add_argument("--train", required=True, help="CoNLL-2000 training file (relative to SEQLAB_DATA)")
-    p.add_argument("--test", required=True, help="CoNLL-2000 test file")
+def add_representation_arguments(p: argparse.ArgumentParser) -> None:
+    """--brown, --embeddings and how the embeddings are looked up and scaled (the chunker's and the NER's)."""
     p.add_argument("--brown", action="append", default=[], help="Brown clusters, wcluster 'paths' format")
     p.add_argument("--embeddings", action="append", default=[], help="word vectors (word2vec or Turian text)")
     p.add_argument("--embedding-scale", type=float, default=DEFAULT_SIGMA,
@@ -393,6 +410,13 @@ def parser() -> argparse.ArgumentParser:
                    help="look words up lower-cased when not found as written (vectors induced with --lowercase)")
     p.add_argument("--embeddings-normalize-numbers", action="store_true",
                    help="look numbers up by shape, 1980 -> *DDDD* (vectors induced with --normalize-numbers)")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    p.add_argument("--train", required=True, help="CoNLL-2000 training file (relative to SEQLAB_DATA)")
+    p.add_argument("--test", required=True, help="CoNLL-2000 test file")
+    add_representation_arguments(p)
     p.add_argument("--algorithm", choices=ALGORITHMS, default="l2sgd", help="CRFsuite training algorithm")
     p.add_argument("--c1", type=float, default=None, help="L1 coefficient (lbfgs only; default none)")
     p.add_argument("--c2", type=float, default=TURIAN_C2,

@@ -55,7 +55,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the CRFsuite plumbing of the chunker example
 
-from crfsuite_chunker import _offset, _pycrfsuite, _tag, tag, train_crf, write_predictions  # noqa: E402
+from crfsuite_chunker import (_offset, _pycrfsuite, _tag, add_representation_arguments, load_representations,  # noqa: E402
+                              tag, train_crf, write_predictions, write_results)
 
 from features.base import FeatureFileError  # noqa: E402
 from features.brown import BrownClusters  # noqa: E402
@@ -63,7 +64,6 @@ from features.embeddings import EmbeddingFeatures  # noqa: E402
 from features.orthographic import capitalization, word_type  # noqa: E402
 from features.scaling import DEFAULT_SIGMA  # noqa: E402
 from seqlab.cli import setup_logging  # noqa: E402
-from seqlab.core.atomic import atomic_open  # noqa: E402
 from seqlab.core.errors import SeqlabError  # noqa: E402
 from seqlab.core.metrics import report_to_dict, score  # noqa: E402
 from seqlab.core.paths import resolve_data_path  # noqa: E402
@@ -217,12 +217,7 @@ def choose(cfg: NerConfig, train: Sequence[NerSentence], dev: Sequence[NerSenten
 
 
 def load_features(cfg: NerConfig) -> NerFeatures:
-    brown = [BrownClusters.load(resolve_data_path(p, key="brown")) for p in cfg.brown]
-    embeddings = [EmbeddingFeatures.load(resolve_data_path(p, key="embeddings"), scale=cfg.embedding_scale,
-                                         lowercase=cfg.embeddings_lowercase,
-                                         normalize_numbers=cfg.embeddings_normalize_numbers)
-                  for p in cfg.embeddings]
-    return NerFeatures(brown, embeddings, brown_lowercase=cfg.brown_lowercase)
+    return NerFeatures(*load_representations(cfg), brown_lowercase=cfg.brown_lowercase)
 
 
 def run(cfg: NerConfig) -> dict[str, Any]:
@@ -259,10 +254,7 @@ def run(cfg: NerConfig) -> dict[str, Any]:
         "sentences": {"train": len(train), "dev": len(dev), "test": len(test)},
         "config": dataclasses.asdict(cfg),
     }
-    with atomic_open(f"{cfg.model}.json") as out:
-        json.dump(results, out, indent=2)
-    with atomic_open(f"{cfg.model}.log") as out:
-        out.write(stats.log)
+    write_results(cfg.model, results, stats.log)
     return results
 
 
@@ -271,16 +263,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--train", required=True, help="CoNLL-2003 training file (relative to SEQLAB_DATA)")
     p.add_argument("--dev", required=True, help="CoNLL-2003 development file (selection)")
     p.add_argument("--test", required=True, help="CoNLL-2003 test file (scored once)")
-    p.add_argument("--brown", action="append", default=[], help="Brown clusters, wcluster 'paths' format")
+    add_representation_arguments(p)
     p.add_argument("--brown-lowercase", action="store_true",
                    help="look a word up lower-cased when it has no path as written")
-    p.add_argument("--embeddings", action="append", default=[], help="word vectors (word2vec or Turian text)")
-    p.add_argument("--embedding-scale", type=float, default=DEFAULT_SIGMA,
-                   help=f"standard deviation the embeddings are scaled to (default {DEFAULT_SIGMA})")
-    p.add_argument("--embeddings-lowercase", action="store_true",
-                   help="look words up lower-cased when not found as written (vectors induced with --lowercase)")
-    p.add_argument("--embeddings-normalize-numbers", action="store_true",
-                   help="look numbers up by shape, 1980 -> *DDDD* (vectors induced with --normalize-numbers)")
     p.add_argument("--algorithm", choices=ALGORITHMS, default="ap",
                    help="ap: averaged perceptron (the paper's model); lbfgs: linear-chain CRF")
     p.add_argument("--epochs", type=int, default=20, help="perceptron epochs / CRF iteration limit (default 20)")
