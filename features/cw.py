@@ -146,8 +146,13 @@ def run_sgd(model: Trainable, data: np.ndarray, loop: LoopSettings, key: str) ->
             if not math.isfinite(value):
                 raise FloatingPointError(f"training diverged by update {step}: loss is {value}; lower the learning rates")
             bar.set_postfix(loss=f"{value:.4f}", refresh=False)
-        if loop.checkpoint is not None and (step % loop.checkpoint_every == 0 or step == stop):
-            save_checkpoint(loop.checkpoint, model, step, seconds + time.perf_counter() - start, ema, key)
+        if step % loop.checkpoint_every == 0 or step == stop:
+            if loop.checkpoint is not None:
+                save_checkpoint(loop.checkpoint, model, step, seconds + time.perf_counter() - start, ema, key)
+            if not loop.progress:  # no bar: a line per checkpoint interval, so a background run can be followed
+                log.info("%s: update %d of %d (epoch %d of %d), loss %.4f, %.0f s of training, %.0f s process CPU",
+                         loop.desc, step, stop, (step - 1) // per_epoch + 1, loop.epochs, float(ema),
+                         seconds + time.perf_counter() - start, time.process_time())
     bar.close()
     seconds += time.perf_counter() - start
     return TrainingStats(windows_seen=done(step), updates=step, seconds=seconds, final_loss=float(ema))

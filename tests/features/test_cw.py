@@ -124,6 +124,17 @@ def test_resuming_a_checkpoint_gives_the_uninterrupted_result(tmp_path):
     assert not list(tmp_path.glob(".*.tmp"))  # no temporary file left behind
 
 
+def test_without_a_progress_bar_each_interval_logs_its_update_and_loss(caplog):
+    corpus = synthetic_corpus(100)
+    with caplog.at_level("INFO", logger="features.cw"):
+        run = train_cw(corpus, **TINY, epochs=1, checkpoint_every=10, max_updates=25)
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("C&W: update")]
+    assert [line.split(",")[0] for line in lines] == ["C&W: update 10 of 25 (epoch 1 of 1)",
+                                                       "C&W: update 20 of 25 (epoch 1 of 1)",
+                                                       "C&W: update 25 of 25 (epoch 1 of 1)"]
+    assert f"loss {run.stats.final_loss:.4f}" in lines[-1]
+
+
 def test_a_checkpoint_from_other_settings_is_refused(tmp_path):
     corpus, ckpt = synthetic_corpus(50), tmp_path / "cw.pt"
     train_cw(corpus, **TINY, epochs=1, checkpoint=ckpt)
