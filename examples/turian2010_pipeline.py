@@ -69,10 +69,17 @@ def _induce(runs: Path, data: Path, kind: str, size: int) -> Step:
     return Step(f"induce_{kind}{size}", command, (out,), long=(kind == "brown" and size > 3200))
 
 
+def local(path: Path) -> str:
+    """``path`` as the example scripts read it: they resolve a bare relative path under SEQLAB_DATA, so one in
+    the working directory must start with ``./``."""
+    text = str(path)
+    return text if path.is_absolute() or text.startswith("../") else f"./{text}"
+
+
 def _features(runs: Path, reprs: tuple[tuple[str, int], ...]) -> tuple[str, ...]:
     flags: list[str] = []
     for kind, size in reprs:
-        path = str(runs / representation(kind, size))
+        path = local(runs / representation(kind, size))
         flags += ["--brown", path] if kind == "brown" else ["--embeddings", path, *EMBEDDING_FLAGS]
     return tuple(flags)
 

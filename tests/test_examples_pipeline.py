@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "turian2010_pipeline.py"
 FIGURE2 = Path(__file__).resolve().parents[1] / "examples" / "turian2010_figure2.py"
 
@@ -41,6 +43,21 @@ def test_the_rows_land_where_the_figure_script_reads_them(tmp_path):
         assert f"crfsuite_chunker_{kind}{size}_wiki/{figure.CHUNK_RESULTS}" in outputs
         assert f"ner_linear/{kind}{size}_wiki{figure.NER_RESULTS}" in outputs
     assert "ner_linear/base.crfsuite.json" in outputs and "crfsuite_chunker_baseline/model.crfsuite.json" in outputs
+
+
+@pytest.mark.parametrize("runs", ["runs", "../elsewhere/runs", "ABSOLUTE"])
+def test_the_rows_read_the_representations_where_the_inductions_write_them(tmp_path, monkeypatch, runs):
+    """The example scripts resolve a bare relative path under SEQLAB_DATA: a row must name the runs folder's file."""
+    from seqlab.core.paths import resolve_data_path
+
+    pipeline = _module()
+    monkeypatch.setenv("SEQLAB_DATA", str(tmp_path / "data"))
+    runs_dir = tmp_path / "runs" if runs == "ABSOLUTE" else Path(runs)
+    plan = pipeline.steps(runs_dir, tmp_path / "data")
+    written = {runs_dir / out for step in plan if step.name.startswith("induce_") for out in step.outputs}
+    read = [resolve_data_path(step.command[i + 1], key="row", must_exist=False)
+            for step in plan for i, flag in enumerate(step.command) if flag in ("--brown", "--embeddings")]
+    assert read and {path.resolve() for path in read} <= {path.resolve() for path in written}
 
 
 def test_status_follows_the_files(tmp_path):
