@@ -177,7 +177,7 @@ class Embeddings:
         return [(self.words[j], sim) for j, sim in nearest_rows(unit_rows(self.matrix), self.index[word], k)]
 
     def save(self, path: str | os.PathLike[str], *, format: str = "word2vec") -> None:
-        """Write the table atomically: ``word2vec`` text (via gensim) or ``turian`` (no header).
+        """Write the table atomically: ``word2vec`` text (a ``count dim`` header) or ``turian`` (no header).
 
         A path ending in ``.gz`` is gzipped.
         """
@@ -196,17 +196,13 @@ class Embeddings:
                 self._write_turian(str(tmp))
 
     def _write_word2vec(self, tmp: str) -> None:
-        try:
-            from gensim.models import KeyedVectors
-        except ImportError as err:  # pragma: no cover - depends on the environment
-            raise ImportError("saving in word2vec format needs gensim: pip install gensim") from err
-        kv = KeyedVectors(self.dim, dtype=np.float32)
-        kv.add_vectors(self.words, self.matrix)
-        kv.save_word2vec_format(tmp, binary=False)
+        """word2vec's text layout: Turian's lines under a ``count dim`` header (the rows in vocabulary order)."""
+        self._write_turian(tmp, header=f"{len(self.words)} {self.dim}\n")
 
-    def _write_turian(self, tmp: str) -> None:
+    def _write_turian(self, tmp: str, header: str = "") -> None:
         opener = gzip.open if tmp.endswith(".gz") else open
         with opener(tmp, "wt", encoding="utf-8", newline="\n") as out:
+            out.write(header)
             for word, row in zip(self.words, self.matrix):
                 out.write(word + " " + " ".join(f"{x:.9g}" for x in row) + "\n")  # 9 digits: exact float32
 

@@ -168,6 +168,13 @@ def test_save_then_load_gives_the_same_table(tmp_path, fmt, name):
     assert [p.name for p in tmp_path.iterdir()] == [name]
 
 
+def test_gensim_reads_the_word2vec_file_exactly(tmp_path):
+    gensim = pytest.importorskip("gensim")
+    Embeddings(WORDS, MATRIX).save(tmp_path / "w.txt.gz", format="word2vec")
+    kv = gensim.models.KeyedVectors.load_word2vec_format(str(tmp_path / "w.txt.gz"), binary=False)
+    assert kv.index_to_key == list(WORDS) and np.array_equal(kv.vectors, MATRIX)
+
+
 def test_a_header_without_vectors_is_an_empty_table(tmp_path):
     (tmp_path / "empty.txt").write_text("0 3\n", encoding="utf-8")
     emb = Embeddings.load(tmp_path / "empty.txt")
