@@ -32,6 +32,7 @@ grow, up to the 3200 tried, and the embeddings' dimension matters less.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -119,10 +120,15 @@ def write_recorded(path: Path, rows: list[dict[str, Any]], base: dict[str, Any])
     data = {BASELINE: base} | {f"{r['representation']}{r['size']}_wiki": r for r in rows}
     data = {name: {key: row[key] for key in SCORES if row[key] is not None} for name, row in data.items()}
     data = {name: scores for name, scores in data.items() if scores}
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        tmp.replace(path)
+    except OSError as err:
+        with contextlib.suppress(OSError):  # nothing half-written stays behind, where there could be any
+            tmp.unlink(missing_ok=True)
+        sys.exit(f"turian2010_figure2: {path}: cannot write the recorded figures ({err.strerror or err})")
 
 
 def table(rows: list[dict[str, Any]], baselines: dict[str, Any]) -> str:

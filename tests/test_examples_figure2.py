@@ -109,3 +109,13 @@ def test_the_repository_s_recorded_figures_are_well_formed():
     spec.loader.exec_module(figure)
     kept = figure.load_recorded(SCRIPT.parents[1] / "docs" / "turian2010" / "recorded.json")
     assert kept["baseline"]["chunk_test"] == pytest.approx(93.74, abs=0.005)
+
+
+def test_a_recorded_file_that_cannot_be_written_is_named_in_one_line(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    recorded = blocker / "recorded.json"  # its folder is a file
+    done = subprocess.run([sys.executable, str(SCRIPT), "--runs", str(_runs(tmp_path)), "--recorded", str(recorded),
+                           "--record"], capture_output=True, text=True)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"turian2010_figure2: {recorded}: cannot write the recorded figures")
