@@ -32,11 +32,12 @@ grow, up to the 3200 tried, and the embeddings' dimension matters less.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
 from pathlib import Path
 from typing import Any
+
+from features.atomic import atomic_open, atomic_path
 
 CLUSTERS = (100, 320, 1000, 3200)
 DIMS = (25, 50, 100, 200)
@@ -120,14 +121,10 @@ def write_recorded(path: Path, rows: list[dict[str, Any]], base: dict[str, Any])
     data = {BASELINE: base} | {f"{r['representation']}{r['size']}_wiki": r for r in rows}
     data = {name: {key: row[key] for key in SCORES if row[key] is not None} for name, row in data.items()}
     data = {name: scores for name, scores in data.items() if scores}
-    tmp = path.with_name(path.name + ".tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-        tmp.replace(path)
+        with atomic_open(path) as out:
+            out.write(json.dumps(data, indent=1) + "\n")
     except OSError as err:
-        with contextlib.suppress(OSError):  # nothing half-written stays behind, where there could be any
-            tmp.unlink(missing_ok=True)
         sys.exit(f"turian2010_figure2: {path}: cannot write the recorded figures ({err.strerror or err})")
 
 
@@ -175,10 +172,8 @@ def plot(rows: list[dict[str, Any]], baselines: dict[str, Any], png: Path) -> No
         panel.legend(fontsize=8)
     figure.suptitle("Turian et al. (2010) Figure 2 on 36.7M words of Wikipedia (dotted: no representation)")
     figure.tight_layout()
-    png.parent.mkdir(parents=True, exist_ok=True)
-    tmp = png.with_name(png.name + ".tmp.png")
-    figure.savefig(tmp, dpi=120)
-    tmp.replace(png)
+    with atomic_path(png, ".tmp.png") as tmp:  # matplotlib picks the format by the extension
+        figure.savefig(tmp, dpi=120)
 
 
 def main() -> None:
