@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import seqlab
@@ -163,3 +164,29 @@ def test_probe_sweep_oracles_agree_with_seqlab_and_classify_outcomes():
     assert sweep.classify(result(1, "", "Killed\n")) == "unclear-error"
     kinds = inputs.labelled_kinds()
     assert len(kinds) >= 30 and all(k.tokens > 0 for k in kinds.values() if k.ok)
+
+
+def test_embedding_geometry_measures_the_shared_direction_and_projects_it_out(tmp_path):
+    from features.vocab import PADDING, UNKNOWN, Embeddings
+
+    rng = np.random.default_rng(0)
+    common = np.ones(4)
+    shared = common + 0.01 * rng.standard_normal((50, 4))  # every word nearly the common vector
+    words = [PADDING, UNKNOWN] + [f"w{i}" for i in range(50)]
+    Embeddings(words, np.vstack([np.zeros((2, 4)), shared]).astype(np.float32)).save(tmp_path / "v.txt")
+    done = run_script("embedding_geometry.py", str(tmp_path / "v.txt"), "--top", "50", "--pairs", "500",
+                      "--project-out", str(tmp_path / "p.txt"))
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["top"] == 50 and report["mean_cosine_random_pairs"] > 0.99
+    assert abs(report["projected"]["mean_cosine_random_pairs"]) < 0.2
+    projected = Embeddings.load(tmp_path / "p.txt")
+    direction = shared.mean(axis=0) / np.linalg.norm(shared.mean(axis=0))  # the frequent rows' mean
+    assert list(projected.words) == words and np.allclose(projected.matrix @ direction, 0, atol=1e-5)
+
+
+def test_embedding_geometry_names_a_bad_file_in_one_line(tmp_path):
+    (tmp_path / "bad.txt").write_text("2 3\nthe 0.1 0.2\n", encoding="utf-8")
+    done = run_script("embedding_geometry.py", str(tmp_path / "bad.txt"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"embedding_geometry: {tmp_path / 'bad.txt'}: ")
