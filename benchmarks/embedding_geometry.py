@@ -86,8 +86,7 @@ def main(argv: list[str] | None = None) -> int:
                 report["projected"] = {"file": str(args.project_out),
                                        **geometry(frequent_rows(projected, args.top), pairs=args.pairs, seed=args.seed)}
         except (OSError, ValueError, FeatureFileError) as err:
-            message = str(err)  # the loader's errors name the file already
-            print(f"embedding_geometry: {message if str(path) in message else f'{path}: {message}'}", file=sys.stderr)
+            print(f"embedding_geometry: {path}: {err}", file=sys.stderr)
             return 2
         print(json.dumps(report))
     return 0
