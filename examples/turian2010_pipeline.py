@@ -13,7 +13,9 @@ seconds and peak memory in ``RUNS/turian2010/NAME.json``::
     python examples/turian2010_pipeline.py --only 'ner_.*brown'   # the steps whose name matches, and what they need
 
 The commands are those of RESULTS.md (sections *CoNLL-2000 chunking with a linear CRF* and *CoNLL-2003 NER with a
-linear model*); Brown c = 10,000 (``--long``) is left out unless asked for, as it takes many CPU-hours.
+linear model*). The 300-d skip-gram vectors go into the neural models: ``configs/semeval10_skipgram300.yaml`` and
+``configs/conll03_glove_skipgram300.yaml``, three seeds each beside their GloVe configs (a killed training resumes
+from its checkpoint), compared by ``seqlab summarize --versus``. Brown c = 10,000 (``--long``) is left out unless asked for, as it takes many CPU-hours.
 """
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ CLUSTERS = (1000, 3200, 100, 320)
 DIMS = (50, 100, 25, 200)
 RECORDED = "docs/turian2010/recorded.json"  # Figure 2's kept figures, so rows outlive their run directories
 EMBEDDING_EPOCHS = {"cw": 2, "hlbl": 1}  # the runs RESULTS.md reports (the paper's C&W trained for weeks)
+SEEDS = (1, 2, 3)  # of each neural config reading the skip-gram vectors, and of the GloVe config it is compared with
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,12 @@ class Step:
     outputs: tuple[str, ...]
     inputs: tuple[str, ...] = ()
     long: bool = False
+    resume: tuple[str, ...] = ()  # run instead of ``command`` once ``resume_from`` exists (a killed training)
+    resume_from: str = ""
+
+    def command_now(self, runs: Path) -> tuple[str, ...]:
+        """``resume`` when a killed run left its checkpoint, else ``command``."""
+        return self.resume if self.resume and (runs / self.resume_from).exists() else self.command
 
 
 def representation(kind: str, size: int) -> str:
@@ -104,6 +113,43 @@ def _ner(runs: Path, reprs: tuple[tuple[str, int], ...]) -> Step:
                 tuple(representation(k, s) for k, s in reprs))
 
 
+def _train(runs: Path, name: str, config: str, seed: int, overrides: tuple[str, ...] = (),
+           inputs: tuple[str, ...] = ()) -> Step:
+    """``seqlab train`` of one seed into ``RUNS/NAME_sSEED`` (done when its metrics.json exists, resumed from its
+    checkpoint when killed)."""
+    folder = f"{name}_s{seed}"
+    sets = [item for override in (f"train.seed={seed}", *overrides) for item in ("--set", override)]
+    command = ("seqlab", "train", config, *sets, "--output", str(runs / folder), "--quiet")
+    return Step(f"train_{folder}", command, (f"{folder}/metrics.json",), inputs,
+                resume=("seqlab", "train", "--resume", str(runs / folder), "--quiet"),
+                resume_from=f"{folder}/checkpoint.pt")
+
+
+def _skipgram_runs(runs: Path) -> list[Step]:
+    """Part 6: the 300-d skip-gram vectors in the neural models, three seeds each beside their GloVe configs, and
+    ``seqlab summarize --versus`` of each pair."""
+    vectors = "features/skipgram300_wiki.txt"
+    path = local(runs / vectors)
+    feature = f"[{{type: embeddings, path: {path}, format: word2vec, lowercase: true, scale: 0.1}}]"
+    groups = {  # name: (config, --set overrides, reads the skip-gram vectors)
+        "semeval10_ea_markers": ("configs/semeval10_entity_attention.yaml", (), False),
+        "semeval10_skipgram300": ("configs/semeval10_skipgram300.yaml", (f"model.embeddings.path={path}",), True),
+        "conll03_glove_d975": ("configs/conll03_glove.yaml", ("train.threads=1",), False),
+        "conll03_glove_skipgram300": ("configs/conll03_glove_skipgram300.yaml",
+                                      ("train.threads=1", f"model.features={feature}"), True),
+    }
+    plan: list[Step] = []
+    for name, (config, overrides, reads) in groups.items():
+        plan += [_train(runs, name, config, seed, overrides, (vectors,) if reads else ()) for seed in SEEDS]
+    for new, old in (("semeval10_skipgram300", "semeval10_ea_markers"), ("conll03_glove_skipgram300", "conll03_glove_d975")):
+        folders = {name: [f"{name}_s{seed}" for seed in SEEDS] for name in (new, old)}
+        command = ("seqlab", "summarize", *(str(runs / f) for f in folders[new]), "--versus",
+                   *(str(runs / f) for f in folders[old]))
+        plan.append(Step(f"versus_{new}", command, (), tuple(f"{f}/metrics.json" for name in (new, old)
+                                                                for f in folders[name])))
+    return plan
+
+
 def steps(runs: Path, data: Path) -> list[Step]:
     """Every step in the order it runs: each representation, then the rows that read it."""
     brown = {c: ("brown", c) for c in CLUSTERS}
@@ -123,6 +169,7 @@ def steps(runs: Path, data: Path) -> list[Step]:
                 "300", "--out", str(runs / "features/skipgram300_wiki.txt"), "--model",
                 str(runs / "features/skipgram300_wiki.bin"))  # for the neural taggers beside GloVe, not Tables 2-3
     plan.append(Step("induce_skipgram300", skipgram, ("features/skipgram300_wiki.txt", "features/skipgram300_wiki.bin")))
+    plan += _skipgram_runs(runs)
     plan.append(_induce(runs, data, "brown", 10_000))
     figure = ("python", "examples/turian2010_figure2.py", "--runs", str(runs), "--recorded", RECORDED, "--record",
               "--png", str(runs / "turian2010/figure2.png"))
@@ -142,15 +189,17 @@ def run_step(step: Step, runs: Path) -> int:
     folder = runs / "turian2010"
     folder.mkdir(parents=True, exist_ok=True)
     for out in step.outputs:
-        (runs / out).parent.mkdir(parents=True, exist_ok=True)
+        if not step.resume:  # seqlab train makes its own run directory (and removes it if it fails at once)
+            (runs / out).parent.mkdir(parents=True, exist_ok=True)
+    command = step.command_now(runs)
     start = time.perf_counter()
     with open(folder / f"{step.name}.log", "a", encoding="utf-8") as log:
-        log.write(f"$ {' '.join(step.command)}\n")
+        log.write(f"$ {' '.join(command)}\n")
         log.flush()
         try:
-            child = subprocess.Popen(step.command, stdout=log, stderr=subprocess.STDOUT)
+            child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         except OSError as err:  # e.g. seqlab not installed in this environment
-            log.write(f"cannot start {step.command[0]!r}: {err}\n")
+            log.write(f"cannot start {command[0]!r}: {err}\n")
             return 127
         try:
             _, wait_status, usage = os.wait4(child.pid, 0)  # this child's own CPU time and peak memory
@@ -159,7 +208,7 @@ def run_step(step: Step, runs: Path) -> int:
             child.wait()
             raise
         child.returncode = code = os.waitstatus_to_exitcode(wait_status)
-    record = {"step": step.name, "command": list(step.command), "returncode": code,
+    record = {"step": step.name, "command": list(command), "returncode": code,
               "wall_s": round(time.perf_counter() - start, 1), "user_cpu_s": round(usage.ru_utime, 1),
               "system_cpu_s": round(usage.ru_stime, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
     tmp = folder / f".{step.name}.json.tmp"
@@ -202,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         if state.startswith("waits"):
             print(f"{step.name}: skipped, {state}", flush=True)
             continue
-        print(f"{step.name}: {' '.join(step.command)}", flush=True)
+        print(f"{step.name}: {' '.join(step.command_now(args.runs))}", flush=True)
         if args.dry_run:
             continue
         code = run_step(step, args.runs)

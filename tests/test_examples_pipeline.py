@@ -105,3 +105,45 @@ def test_list_and_dry_run_run_nothing(tmp_path):
     bad = subprocess.run([sys.executable, str(SCRIPT), "--runs", str(runs), "--only", "("], capture_output=True,
                          text=True)
     assert bad.returncode == 2 and "not a regular expression" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_the_neural_rows_load_as_configs_and_read_the_skipgram_vectors(tmp_path, monkeypatch):
+    """Each training step's config and --set overrides load strictly, and the skip-gram runs read the file the
+    induction writes, wherever --runs points."""
+    from seqlab.core.paths import resolve_data_path
+    from seqlab.relation.config import load_relation_config
+    from seqlab.tagging.config import load_config
+
+    pipeline = _module()
+    monkeypatch.setenv("SEQLAB_DATA", str(tmp_path / "data"))
+    monkeypatch.chdir(SCRIPT.parents[1])  # the configs are named from the repository root
+    runs = tmp_path / "elsewhere"
+    plan = pipeline.steps(runs, tmp_path / "data")
+    induced = next(runs / out for s in plan if s.name == "induce_skipgram300" for out in s.outputs if out.endswith(".txt"))
+    trains = [s for s in plan if s.name.startswith("train_")]
+    assert len(trains) == 4 * len(pipeline.SEEDS)
+    for step in trains:
+        config, sets = step.command[2], [step.command[i + 1] for i, a in enumerate(step.command) if a == "--set"]
+        loaded = (load_relation_config if "semeval" in config else load_config)(config, sets)
+        assert loaded.train.seed in pipeline.SEEDS
+        if "skipgram300" in step.name:
+            path = (loaded.model.embeddings.path if "semeval" in config else loaded.model.features[0].path)
+            assert resolve_data_path(path, key="row", must_exist=False).resolve() == induced.resolve()
+            assert step.inputs == ("features/skipgram300_wiki.txt",)
+        assert step.resume[:3] == ("seqlab", "train", "--resume") and step.resume_from.endswith("/checkpoint.pt")
+
+
+def test_a_killed_training_step_resumes_from_its_checkpoint(tmp_path):
+    pipeline = _module()
+    runs = tmp_path / "runs"
+    step = next(s for s in pipeline.steps(runs, tmp_path / "data") if s.name == "train_semeval10_ea_markers_s1")
+    assert step.command_now(runs) == step.command and "--output" in step.command
+    (runs / "semeval10_ea_markers_s1").mkdir(parents=True)
+    (runs / "semeval10_ea_markers_s1" / "checkpoint.pt").write_bytes(b"")
+    assert step.command_now(runs) == ("seqlab", "train", "--resume", str(runs / "semeval10_ea_markers_s1"), "--quiet")
+    assert pipeline.status(step, runs) == "to run"
+    (runs / "semeval10_ea_markers_s1" / "metrics.json").write_text("{}")
+    assert pipeline.status(step, runs) == "done"
+    versus = next(s for s in pipeline.steps(runs, tmp_path / "data") if s.name == "versus_semeval10_skipgram300")
+    assert versus.command[:2] == ("seqlab", "summarize") and "--versus" in versus.command
+    assert pipeline.status(versus, runs).startswith("waits for semeval10_skipgram300_s1/metrics.json")
