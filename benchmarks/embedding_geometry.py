@@ -86,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
                 report["projected"] = {"file": str(args.project_out),
                                        **geometry(frequent_rows(projected, args.top), pairs=args.pairs, seed=args.seed)}
         except (OSError, ValueError, FeatureFileError) as err:
-            print(f"embedding_geometry: {path}: {err}", file=sys.stderr)
+            message = str(err)  # the loader's errors name the file (and line) already; others get it here
+            print(f"embedding_geometry: {message if str(path) in message else f'{path}: {message}'}", file=sys.stderr)
             return 2
         print(json.dumps(report))
     return 0

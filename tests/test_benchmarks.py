@@ -189,4 +189,8 @@ def test_embedding_geometry_names_a_bad_file_in_one_line(tmp_path):
     (tmp_path / "bad.txt").write_text("2 3\nthe 0.1 0.2\n", encoding="utf-8")
     done = run_script("embedding_geometry.py", str(tmp_path / "bad.txt"))
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.startswith(f"embedding_geometry: {tmp_path / 'bad.txt'}: ")
+    assert done.stderr.startswith(f"embedding_geometry: {tmp_path / 'bad.txt'}:2: expected a word and 3 values")
+    assert done.stderr.count(str(tmp_path / "bad.txt")) == 1 and len(done.stderr.splitlines()) == 1
+    (tmp_path / "empty.txt").write_text("", encoding="utf-8")
+    empty = run_script("embedding_geometry.py", str(tmp_path / "empty.txt"), str(tmp_path / "missing.txt"))
+    assert empty.returncode == 2 and empty.stderr.count(str(tmp_path / "empty.txt")) == 1 and "empty" in empty.stderr
