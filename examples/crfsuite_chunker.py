@@ -69,7 +69,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from features.base import FeatureFileError
 from features.brown import BrownClusters
@@ -412,6 +412,25 @@ def add_representation_arguments(p: argparse.ArgumentParser) -> None:
                    help="look numbers up by shape, 1980 -> *DDDD* (vectors induced with --normalize-numbers)")
 
 
+def representation_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The fields of :class:`RepresentationSettings` from the flags :func:`add_representation_arguments` adds."""
+    return {"brown": tuple(args.brown), "embeddings": tuple(args.embeddings), "embedding_scale": args.embedding_scale,
+            "embeddings_lowercase": args.embeddings_lowercase,
+            "embeddings_normalize_numbers": args.embeddings_normalize_numbers}
+
+
+def run_and_print(name: str, work: Callable[[], dict[str, Any]]) -> int:
+    """Print ``work()``'s results as JSON (exit 0), or its error as one line ``NAME: error: ...`` (exit 2)."""
+    try:
+        results = work()
+    except (SeqlabError, FeatureFileError) as err:
+        print(f"{name}: error: {err}", file=sys.stderr)
+        return 2
+    json.dump(results, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     p.add_argument("--train", required=True, help="CoNLL-2000 training file (relative to SEQLAB_DATA)")
@@ -437,21 +456,10 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     setup_logging(args.verbose)
-    try:
-        cfg = ChunkerConfig(train=args.train, test=args.test, model=args.model, predictions=args.predictions,
-                            brown=tuple(args.brown), embeddings=tuple(args.embeddings),
-                            embedding_scale=args.embedding_scale, embeddings_lowercase=args.embeddings_lowercase,
-                            embeddings_normalize_numbers=args.embeddings_normalize_numbers,
-                            algorithm=args.algorithm, c1=args.c1,
-                            c2=args.c2, max_iterations=args.max_iterations, tune_c2=tuple(args.tune_c2),
-                            possible_features=not args.seen_features_only)
-        results = run(cfg)
-    except (SeqlabError, FeatureFileError) as err:
-        print(f"crfsuite_chunker: error: {err}", file=sys.stderr)
-        return 2
-    json.dump(results, sys.stdout, indent=2)
-    sys.stdout.write("\n")
-    return 0
+    return run_and_print("crfsuite_chunker", lambda: run(ChunkerConfig(
+        train=args.train, test=args.test, model=args.model, predictions=args.predictions, **representation_settings(args),
+        algorithm=args.algorithm, c1=args.c1, c2=args.c2, max_iterations=args.max_iterations,
+        tune_c2=tuple(args.tune_c2), possible_features=not args.seen_features_only)))
 
 
 if __name__ == "__main__":

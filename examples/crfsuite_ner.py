@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import logging
 import os
 import sys
@@ -56,9 +55,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the CRFsuite plumbing of the chunker example
 
 from crfsuite_chunker import (_offset, _pycrfsuite, _tag, add_representation_arguments, load_representations,  # noqa: E402
-                              tag, train_crf, write_predictions, write_results)
+                              representation_settings, run_and_print, tag, train_crf, write_predictions,
+                              write_results)
 
-from features.base import FeatureFileError  # noqa: E402
 from features.brown import BrownClusters  # noqa: E402
 from features.embeddings import EmbeddingFeatures  # noqa: E402
 from features.orthographic import capitalization, word_type  # noqa: E402
@@ -281,20 +280,10 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     setup_logging(args.verbose)
-    try:
-        cfg = NerConfig(train=args.train, dev=args.dev, test=args.test, model=args.model,
-                        predictions=args.predictions, brown=tuple(args.brown), brown_lowercase=args.brown_lowercase,
-                        embeddings=tuple(args.embeddings), embedding_scale=args.embedding_scale,
-                        embeddings_lowercase=args.embeddings_lowercase,
-                        embeddings_normalize_numbers=args.embeddings_normalize_numbers,
-                        algorithm=args.algorithm, epochs=args.epochs, c2=args.c2, tune=args.tune)
-        results = run(cfg)
-    except (SeqlabError, FeatureFileError) as err:
-        print(f"crfsuite_ner: error: {err}", file=sys.stderr)
-        return 2
-    json.dump(results, sys.stdout, indent=2)
-    sys.stdout.write("\n")
-    return 0
+    return run_and_print("crfsuite_ner", lambda: run(NerConfig(
+        train=args.train, dev=args.dev, test=args.test, model=args.model, predictions=args.predictions,
+        **representation_settings(args), brown_lowercase=args.brown_lowercase, algorithm=args.algorithm,
+        epochs=args.epochs, c2=args.c2, tune=args.tune)))
 
 
 if __name__ == "__main__":
