@@ -181,7 +181,9 @@ def status(step: Step, runs: Path) -> str:
     if step.outputs and all((runs / out).exists() for out in step.outputs):
         return "done"
     missing = [path for path in step.inputs if not (runs / path).exists()]
-    return f"waits for {', '.join(missing)}" if missing else "to run"
+    if not missing:
+        return "to run"
+    return f"waits for {', '.join(missing[:2])}" + (f" and {len(missing) - 2} more" if len(missing) > 2 else "")
 
 
 def run_step(step: Step, runs: Path) -> int:
