@@ -1,0 +1,136 @@
+"""examples/greedy_ner.py: Ratinov & Roth's greedy averaged perceptron with history features, on tiny data."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from seqlab.data.schemes import allowed_transitions
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+# CoNLL-2003 lines (word POS chunk NER, IOB1). "Jordan" is a person after "said" and a place after "in": only the
+# window tells them apart; every sentence is its own document-free line group.
+TRAIN = """-DOCSTART- -X- -X- O
+
+EU NNP B-NP I-ORG
+rejects VBZ B-VP O
+German JJ B-NP I-MISC
+call NN I-NP O
+. . O O
+
+Peter NNP B-NP I-PER
+Blackburn NNP I-NP I-PER
+said VBD B-VP O
+. . O O
+
+talks NNS B-NP O
+in IN B-PP O
+Jordan NNP B-NP I-LOC
+. . O O
+
+Michael NNP B-NP I-PER
+Jordan NNP I-NP I-PER
+said VBD B-VP O
+. . O O
+
+"""
+
+
+@pytest.fixture(scope="module")
+def greedy():
+    path = str(EXAMPLES)
+    added = path not in sys.path
+    spec = importlib.util.spec_from_file_location("greedy_ner", EXAMPLES / "greedy_ner.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up here
+    spec.loader.exec_module(module)
+    yield module
+    for name in ("greedy_ner", "crfsuite_ner", "crfsuite_chunker"):
+        sys.modules.pop(name, None)
+    if added and path in sys.path:
+        sys.path.remove(path)
+
+
+@pytest.fixture
+def data(tmp_path, monkeypatch):
+    (tmp_path / "conll2003").mkdir()
+    (tmp_path / "conll2003" / "train.txt").write_text(TRAIN)
+    monkeypatch.setenv("SEQLAB_DATA", str(tmp_path))
+    return tmp_path
+
+
+def _args(tmp_path, *extra):
+    return ["--train", "conll2003/train.txt", "--dev", "conll2003/train.txt", "--test", "conll2003/train.txt",
+            "--model", str(tmp_path / "out" / "m.npz"), "--predictions", str(tmp_path / "out" / "p.txt"), *extra]
+
+
+def test_the_perceptron_learns_its_training_sentences_and_writes_its_outputs(greedy, data, capsys):
+    assert greedy.main(_args(data, "--epochs", "10")) == 0
+    results = json.loads(capsys.readouterr().out)
+    assert results["dev_f1"] == 100.0 and results["test_f1"] == 100.0
+    assert results["epochs"]["chosen"] == 10 and results["features"]["all"] > results["features"]["static"]
+    saved = json.loads((data / "out" / "m.npz.json").read_text())
+    assert saved["config"]["seed"] == 1 and saved["test_f1"] == 100.0
+    with np.load(data / "out" / "m.npz") as model:
+        assert model["weights"].shape == (len(model["features"]), len(model["labels"]))
+        assert "y-1=<s>" in set(model["features"]) or "y-2=<s>" in set(model["features"])
+    rows = [line.split() for line in (data / "out" / "p.txt").read_text().splitlines() if line.strip()]
+    assert [r[-1] for r in rows] == [r[-2] for r in rows] and all(r[-1][:2] != "B-" for r in rows)  # IOB1 out
+
+
+def test_tune_scores_dev_after_the_chosen_epochs_of_one_run(greedy, data, capsys):
+    assert greedy.main(_args(data, "--tune", "--tune-epochs", "1", "3")) == 0
+    tuned = json.loads(capsys.readouterr().out)["epochs"]
+    assert set(tuned["dev_f1"]) == {"1", "3"} and tuned["chosen"] in (1, 3)
+    assert tuned["dev_f1"][str(tuned["chosen"])] == max(tuned["dev_f1"].values())
+
+
+def test_history_features_name_the_previous_predictions(greedy):
+    model = greedy.GreedyPerceptron(["B-PER", "I-PER", "L-PER", "O", "U-PER"])
+    padded = ("", "", "Peter", "Blackburn", "said", "", "")
+    assert model._history(padded, 1, "B-PER", "<s>") == [
+        "y-1=B-PER", "y-2=<s>", "y-2,y-1=<s>,B-PER", "w[-2]=|y-1=B-PER", "w[-1]=Peter|y-1=B-PER",
+        "w[0]=Blackburn|y-1=B-PER", "w[+1]=said|y-1=B-PER", "w[+2]=|y-1=B-PER"]
+    assert greedy.GreedyPerceptron(["O", "U-PER"], history=False)._history(("", "", "a", "", ""), 0, "O", "O") == []
+
+
+def test_greedy_labels_always_follow_bilou(greedy):
+    """Whatever the weights say, a label that cannot follow the previous one is never chosen."""
+    labels = ["B-LOC", "B-PER", "I-PER", "L-LOC", "L-PER", "O", "U-LOC"]
+    model = greedy.GreedyPerceptron(labels)
+    allowed, start, _ = allowed_transitions(labels, "bilou")
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(12)]
+    static = model.static([{f"f{i % 5}": 1.0, "bias": 1.0} for i in range(12)], grow=True)
+    for _ in range(20):
+        W = rng.normal(size=(len(model.index), len(labels)))
+        tags = model.tag(words, static, W)
+        assert start[labels.index(tags[0])]
+        assert all(allowed[labels.index(a)][labels.index(b)] for a, b in zip(tags, tags[1:]))
+
+
+def test_averaged_weights_are_the_mean_over_every_token_seen(greedy):
+    """The running-sum trick gives the mean of the weight vectors after each training token."""
+    model = greedy.GreedyPerceptron(["O", "U-PER"], history=False)
+    static = model.static([{"a": 1.0}, {"b": 1.0}, {"a": 1.0, "b": 0.5}], grow=True)
+    snapshots = []
+    for gold in (["U-PER", "O", "U-PER"], ["O", "U-PER", "O"], ["U-PER", "U-PER", "O"]):
+        for i, label in enumerate(gold):  # one token at a time, recording W after each
+            model.tag(["x"], [static[i]], model.W, [label])
+            snapshots.append(model.W[:len(model.index)].copy())
+    assert np.allclose(model.averaged(), np.mean(snapshots, axis=0))
+
+
+def test_bad_input_is_one_line_naming_it(greedy, data, capsys):
+    assert greedy.main(["--train", "conll2003/nope.txt", "--dev", "conll2003/train.txt", "--test",
+                        "conll2003/train.txt", "--model", str(data / "m.npz"), "--predictions", str(data / "p")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("greedy_ner: error: ") and "nope.txt" in err and len(err.splitlines()) == 1
+    assert greedy.main(_args(data, "--epochs", "0")) == 2
+    assert "epochs must be >= 1" in capsys.readouterr().err
+    assert not (data / "out").exists()
