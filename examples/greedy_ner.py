@@ -66,6 +66,7 @@ logger = logging.getLogger("greedy_ner")
 
 START = "<s>"  # the "previous prediction" before a sentence's first token
 TUNE_EPOCHS = (5, 10, 15, 20, 30, 50)
+TRAIN_HISTORIES = ("predicted", "gold")
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,7 @@ class GreedyConfig:
     tune: bool = False
     tune_epochs: tuple[int, ...] = TUNE_EPOCHS
     history: bool = True  # False: no y-1 / y-2 features (the ablation of the greedy model's history)
+    train_history: str = "predicted"  # or "gold": the history features read the gold labels in training
     seed: int = 1
 
     def __post_init__(self) -> None:
@@ -96,6 +98,8 @@ class GreedyConfig:
             raise SeqlabError(f"tune_epochs must be positive epoch counts, but got {list(self.tune_epochs)}")
         if not self.embedding_scale > 0:
             raise SeqlabError(f"embedding_scale must be > 0, but got {self.embedding_scale!r}")
+        if self.train_history not in TRAIN_HISTORIES:
+            raise SeqlabError(f"train_history must be one of {', '.join(TRAIN_HISTORIES)}, got {self.train_history!r}")
 
     @property
     def last_epoch(self) -> int:
@@ -111,9 +115,11 @@ class GreedyPerceptron:
     that ever mattered in training.
     """
 
-    def __init__(self, labels: Sequence[str], *, history: bool = True, capacity: int = 1 << 20) -> None:
+    def __init__(self, labels: Sequence[str], *, history: bool = True, gold_history: bool = False,
+                 capacity: int = 1 << 20) -> None:
         self.labels = list(labels)
         self.history = history
+        self.gold_history = gold_history  # in training, read the gold labels of the previous tokens
         self.index: dict[str, int] = {}
         self.W = np.zeros((capacity, len(self.labels)))  # current weights
         self.U = np.zeros((capacity, len(self.labels)))  # sum over updates of (time of update) x (update)
@@ -176,7 +182,7 @@ class GreedyPerceptron:
                     W = self.W  # may have grown
                 self.time += 1
             out.append(guess)
-            p1, p2 = guess, p1
+            p1, p2 = (gold[i] if gold is not None and self.gold_history else guess), p1
         return out
 
     def _update(self, rows: np.ndarray, values: np.ndarray, good: int, bad: int) -> None:
@@ -184,6 +190,12 @@ class GreedyPerceptron:
         self.W[rows, bad] -= values
         self.U[rows, good] += self.time * values
         self.U[rows, bad] -= self.time * values
+
+    def padded(self, W: np.ndarray) -> np.ndarray:
+        """``W`` (the averaged weights of an earlier epoch) with a zero row for each feature added since."""
+        if W.shape[0] == len(self.index):
+            return W
+        return np.concatenate([W, np.zeros((len(self.index) - W.shape[0], W.shape[1]))])
 
     def averaged(self) -> np.ndarray:
         """The mean of the weights after each training token so far (Collins 2002): with updates ``v`` at times
@@ -223,7 +235,7 @@ def run(cfg: GreedyConfig) -> dict[str, Any]:
     train_bilou = to_scheme(train, TRAIN_SCHEME)
     featurize = NerFeatures(*load_representations(cfg), brown_lowercase=cfg.brown_lowercase)
     labels = sorted({t for s in train_bilou for t in s[2]})
-    model = GreedyPerceptron(labels, history=cfg.history)
+    model = GreedyPerceptron(labels, history=cfg.history, gold_history=cfg.train_history == "gold")
     train_static = [model.static(featurize(s[0]), grow=True) for s in train_bilou]
     static_features = len(model.index)
     dev_static, test_static = ([model.static(featurize(s[0]), grow=False) for s in split] for split in (dev, test))
@@ -249,6 +261,7 @@ def run(cfg: GreedyConfig) -> dict[str, Any]:
     train_seconds = time.perf_counter() - train_start
     assert best is not None
     _, chosen, W = best
+    W = model.padded(W)  # features first updated after the chosen epoch weigh nothing in its average
     dev_report = score([list(s[2]) for s in dev], _decode(model, W, dev, dev_static))
     tag_start = time.perf_counter()
     predicted = _decode(model, W, test, test_static)
@@ -288,6 +301,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--tune-epochs", type=int, nargs="+", default=list(TUNE_EPOCHS),
                    help=f"epochs after which dev is scored with --tune (default {' '.join(map(str, TUNE_EPOCHS))})")
     p.add_argument("--no-history", action="store_true", help="leave out the features of the previous predictions")
+    p.add_argument("--train-history", choices=TRAIN_HISTORIES, default="predicted",
+                   help="what the history features read in training: the model's own predictions (as when "
+                        "tagging; default) or the gold labels")
     p.add_argument("--seed", type=int, default=1, help="the sentence order's seed (default 1)")
     p.add_argument("--model", required=True, help="where to write the averaged weights (.npz)")
     p.add_argument("--predictions", required=True, help="where to write 'word POS gold predicted' lines for test")
@@ -301,7 +317,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_and_print("greedy_ner", lambda: run(GreedyConfig(
         train=args.train, dev=args.dev, test=args.test, model=args.model, predictions=args.predictions,
         **representation_settings(args), brown_lowercase=args.brown_lowercase, epochs=args.epochs, tune=args.tune,
-        tune_epochs=tuple(args.tune_epochs), history=not args.no_history, seed=args.seed)))
+        tune_epochs=tuple(args.tune_epochs), history=not args.no_history, train_history=args.train_history,
+        seed=args.seed)))
 
 
 if __name__ == "__main__":

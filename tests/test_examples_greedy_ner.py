@@ -134,3 +134,23 @@ def test_bad_input_is_one_line_naming_it(greedy, data, capsys):
     assert greedy.main(_args(data, "--epochs", "0")) == 2
     assert "epochs must be >= 1" in capsys.readouterr().err
     assert not (data / "out").exists()
+
+
+def test_an_earlier_epochs_weights_tag_after_later_epochs_added_features(greedy, data, capsys):
+    """The best dev epoch can be an early one: features first updated later get zero weight, not an IndexError."""
+    assert greedy.main(_args(data, "--tune", "--tune-epochs", "1", "6", "--train-history", "gold")) == 0
+    results = json.loads(capsys.readouterr().out)
+    with np.load(data / "out" / "m.npz") as model:
+        assert model["weights"].shape[0] == len(model["features"]) == results["features"]["all"]
+    model = greedy.GreedyPerceptron(["O", "U-PER"])
+    model.static([{"a": 1.0}], grow=True)
+    early = model.averaged()
+    model.static([{"b": 1.0}], grow=True)
+    assert model.padded(early).shape == (2, 2) and not model.padded(early)[1].any()
+
+
+def test_gold_history_reads_the_gold_labels_in_training(greedy):
+    model = greedy.GreedyPerceptron(["O", "U-PER"], gold_history=True)
+    static = model.static([{"a": 1.0}, {"a": 1.0}], grow=True)
+    model.tag(["x", "y"], static, model.W, ["U-PER", "O"])  # the first guess (O, all weights 0) is wrong
+    assert "y-1=U-PER" in model.index  # the second token's history is the gold U-PER, not the guess O
