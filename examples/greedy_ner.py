@@ -89,6 +89,7 @@ class GreedyConfig:
     tune_epochs: tuple[int, ...] = TUNE_EPOCHS
     history: bool = True  # False: no y-1 / y-2 features (the ablation of the greedy model's history)
     train_history: str = "predicted"  # or "gold": the history features read the gold labels in training
+    thickness: float | None = None  # one-vs-all updates with this margin (LBJ's thick separator); None: multiclass
     seed: int = 1
 
     def __post_init__(self) -> None:
@@ -98,6 +99,8 @@ class GreedyConfig:
             raise SeqlabError(f"tune_epochs must be positive epoch counts, but got {list(self.tune_epochs)}")
         if not self.embedding_scale > 0:
             raise SeqlabError(f"embedding_scale must be > 0, but got {self.embedding_scale!r}")
+        if self.thickness is not None and not self.thickness >= 0:
+            raise SeqlabError(f"thickness must be >= 0, but got {self.thickness!r}")
         if self.train_history not in TRAIN_HISTORIES:
             raise SeqlabError(f"train_history must be one of {', '.join(TRAIN_HISTORIES)}, got {self.train_history!r}")
 
@@ -116,8 +119,9 @@ class GreedyPerceptron:
     """
 
     def __init__(self, labels: Sequence[str], *, history: bool = True, gold_history: bool = False,
-                 capacity: int = 1 << 20) -> None:
+                 thickness: float | None = None, capacity: int = 1 << 20) -> None:
         self.labels = list(labels)
+        self.thickness = thickness  # None: multiclass updates; else one-vs-all with this margin
         self.history = history
         self.gold_history = gold_history  # in training, read the gold labels of the previous tokens
         self.index: dict[str, int] = {}
@@ -172,24 +176,29 @@ class GreedyPerceptron:
             known = [self.index[h] for h in hist if h in self.index]
             rows = np.concatenate([ids, np.array(known, np.int64)]) if known else ids
             vals = np.concatenate([values, np.ones(len(known))]) if known else values
-            scores = vals @ W[rows] + self._mask[p1]
-            guess = self.labels[int(np.argmax(scores))]
+            raw = vals @ W[rows]
+            guess = self.labels[int(np.argmax(raw + self._mask[p1]))]
             if gold is not None:
-                if guess != gold[i]:
+                good = self.labels.index(gold[i])
+                if self.thickness is None:  # multiclass: the gold label up, the wrong guess down
+                    change = {good: 1.0, self.labels.index(guess): -1.0} if guess != gold[i] else {}
+                else:  # one binary scorer per label, each asked for a margin of ``thickness`` on its side
+                    change = {y: (1.0 if y == good else -1.0) for y in range(len(self.labels))
+                              if (raw[y] < self.thickness if y == good else raw[y] > -self.thickness)}
+                if change:
                     hist_rows, hist_vals = self._ids(hist, [1.0] * len(hist), grow=True)
-                    self._update(np.concatenate([ids, hist_rows]), np.concatenate([values, hist_vals]),
-                                 self.labels.index(gold[i]), self.labels.index(guess))
+                    self._update(np.concatenate([ids, hist_rows]), np.concatenate([values, hist_vals]), change)
                     W = self.W  # may have grown
                 self.time += 1
             out.append(guess)
             p1, p2 = (gold[i] if gold is not None and self.gold_history else guess), p1
         return out
 
-    def _update(self, rows: np.ndarray, values: np.ndarray, good: int, bad: int) -> None:
-        self.W[rows, good] += values
-        self.W[rows, bad] -= values
-        self.U[rows, good] += self.time * values
-        self.U[rows, bad] -= self.time * values
+    def _update(self, rows: np.ndarray, values: np.ndarray, change: dict[int, float]) -> None:
+        """Add ``sign x values`` to the weights of ``rows`` in each label column of ``change``."""
+        for label, sign in change.items():
+            self.W[rows, label] += sign * values
+            self.U[rows, label] += (sign * self.time) * values
 
     def padded(self, W: np.ndarray) -> np.ndarray:
         """``W`` (the averaged weights of an earlier epoch) with a zero row for each feature added since."""
@@ -235,7 +244,8 @@ def run(cfg: GreedyConfig) -> dict[str, Any]:
     train_bilou = to_scheme(train, TRAIN_SCHEME)
     featurize = NerFeatures(*load_representations(cfg), brown_lowercase=cfg.brown_lowercase)
     labels = sorted({t for s in train_bilou for t in s[2]})
-    model = GreedyPerceptron(labels, history=cfg.history, gold_history=cfg.train_history == "gold")
+    model = GreedyPerceptron(labels, history=cfg.history, gold_history=cfg.train_history == "gold",
+                             thickness=cfg.thickness)
     train_static = [model.static(featurize(s[0]), grow=True) for s in train_bilou]
     static_features = len(model.index)
     dev_static, test_static = ([model.static(featurize(s[0]), grow=False) for s in split] for split in (dev, test))
@@ -304,6 +314,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--train-history", choices=TRAIN_HISTORIES, default="predicted",
                    help="what the history features read in training: the model's own predictions (as when "
                         "tagging; default) or the gold labels")
+    p.add_argument("--thickness", type=float, default=None,
+                   help="train one binary perceptron per label, each updated until it scores its tokens at least "
+                        "this far on the right side of 0 (a thick separator, as LBJ's averaged perceptron; "
+                        "default: multiclass updates on mistakes only)")
     p.add_argument("--seed", type=int, default=1, help="the sentence order's seed (default 1)")
     p.add_argument("--model", required=True, help="where to write the averaged weights (.npz)")
     p.add_argument("--predictions", required=True, help="where to write 'word POS gold predicted' lines for test")
@@ -318,7 +332,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         train=args.train, dev=args.dev, test=args.test, model=args.model, predictions=args.predictions,
         **representation_settings(args), brown_lowercase=args.brown_lowercase, epochs=args.epochs, tune=args.tune,
         tune_epochs=tuple(args.tune_epochs), history=not args.no_history, train_history=args.train_history,
-        seed=args.seed)))
+        thickness=args.thickness, seed=args.seed)))
 
 
 if __name__ == "__main__":

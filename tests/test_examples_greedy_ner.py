@@ -154,3 +154,15 @@ def test_gold_history_reads_the_gold_labels_in_training(greedy):
     static = model.static([{"a": 1.0}, {"a": 1.0}], grow=True)
     model.tag(["x", "y"], static, model.W, ["U-PER", "O"])  # the first guess (O, all weights 0) is wrong
     assert "y-1=U-PER" in model.index  # the second token's history is the gold U-PER, not the guess O
+
+
+def test_a_thick_separator_updates_each_label_until_its_margin(greedy, data, capsys):
+    model = greedy.GreedyPerceptron(["O", "U-PER"], history=False, thickness=2.0)
+    static = model.static([{"a": 1.0}], grow=True)
+    for _ in range(5):
+        model.tag(["x"], static, model.W, ["U-PER"])
+    assert model.W[0].tolist() == [-2.0, 2.0]  # two updates each way, then both scores are 2 from 0
+    assert greedy.main(_args(data, "--epochs", "8", "--thickness", "1")) == 0
+    assert json.loads(capsys.readouterr().out)["test_f1"] == 100.0
+    assert greedy.main(_args(data, "--thickness", "-1")) == 2
+    assert "thickness must be >= 0" in capsys.readouterr().err
