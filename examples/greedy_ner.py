@@ -14,10 +14,13 @@ conjoined with ``y[i-1]``. This script is the greedy model itself, so that those
 Labels are BILOU (converted back to the gold file's IOB1 for scoring); a label that cannot
 follow the previous one in BILOU is never chosen. Training is online: each sentence is tagged
 with the current weights, and a token whose predicted label is wrong moves the weights of its
-features towards the gold label and away from the predicted one; the history features read the
-model's own earlier predictions, as at test time. The weights are averaged over every token seen
-(Collins 2002), from running sums rather than a copy per token. Sentences are shuffled each epoch with
-``--seed``, so runs differ by seed.
+features towards the gold label and away from the predicted one (multiclass updates). With
+``--thickness T`` each label has its own binary perceptron instead, updated on every token until
+it scores the token at least ``T`` on the right side of 0 (the thick separator of LBJ's averaged
+perceptron, which Ratinov & Roth's "regularized" refers to). The history features read the model's
+own earlier predictions, as at test time (``--train-history gold``: the gold labels). The weights
+are averaged over every token seen (Collins 2002), from running sums rather than a copy per token.
+Sentences are shuffled each epoch with ``--seed``, so runs differ by seed.
 
 With ``--tune`` the dev set is scored after each epoch in ``--tune-epochs`` of one training run and
 the best epoch's averaged weights are kept; test is scored once, with them.
