@@ -39,6 +39,7 @@ CLUSTERS = (1000, 3200, 100, 320)
 DIMS = (50, 100, 25, 200)
 RECORDED = "docs/turian2010/recorded.json"  # Figure 2's kept figures, so rows outlive their run directories
 EMBEDDING_EPOCHS = {"cw": 2, "hlbl": 1}  # the runs RESULTS.md reports (the paper's C&W trained for weeks)
+GREEDY_FLAGS = ("--thickness", "1")  # chosen on dev among the update rules (RESULTS.md, Table 3)
 SEEDS = (1, 2, 3)  # of each neural config reading the skip-gram vectors, and of the GloVe config it is compared with
 
 
@@ -113,6 +114,17 @@ def _ner(runs: Path, reprs: tuple[tuple[str, int], ...]) -> Step:
                 tuple(representation(k, s) for k, s in reprs))
 
 
+def _greedy(runs: Path, reprs: tuple[tuple[str, int], ...], seed: int) -> Step:
+    """Table 3 with Ratinov & Roth's greedy perceptron itself (examples/greedy_ner.py), one seed of its sentence
+    order."""
+    name = f"{'base' if not reprs else _label(reprs)}_s{seed}"
+    command = ("python", "examples/greedy_ner.py", *NER_DATA, *GREEDY_FLAGS, "--seed", str(seed),
+               *_features(runs, reprs), "--model", str(runs / f"ner_greedy/{name}.npz"),
+               "--predictions", str(runs / f"ner_greedy/{name}.txt"))
+    return Step(f"greedy_{_label(reprs)}_s{seed}", command, (f"ner_greedy/{name}.npz.json",),
+                tuple(representation(k, s) for k, s in reprs))
+
+
 def _train(runs: Path, name: str, config: str, seed: int, overrides: tuple[str, ...] = (),
            inputs: tuple[str, ...] = ()) -> Step:
     """``seqlab train`` of one seed into ``RUNS/NAME_sSEED`` (done when its metrics.json exists, resumed from its
@@ -155,9 +167,11 @@ def steps(runs: Path, data: Path) -> list[Step]:
     brown = {c: ("brown", c) for c in CLUSTERS}
     cw = {d: ("cw", d) for d in DIMS}
     hlbl = {d: ("hlbl", d) for d in DIMS}
-    plan: list[Step] = [_chunker(runs, ()), _ner(runs, ())]
+    plan: list[Step] = [_chunker(runs, ()), _ner(runs, ()), *(_greedy(runs, (), seed) for seed in SEEDS)]
     for c in CLUSTERS:
         plan += [_induce(runs, data, "brown", c), _chunker(runs, (brown[c],)), _ner(runs, (brown[c],))]
+        if c == 1000:
+            plan += [_greedy(runs, (brown[c],), seed) for seed in SEEDS]
     for d in DIMS:  # Table 2 reads the 50-d embeddings, Table 3 C&W 50 / 200 and HLBL 100, Figure 2 all four
         for kind, table in (("hlbl", hlbl), ("cw", cw)):
             plan += [_induce(runs, data, kind, d), _chunker(runs, (table[d],)), _ner(runs, (table[d],))]
