@@ -140,8 +140,8 @@ class NerFeatures:
 
 
 @dataclass(frozen=True)
-class NerConfig:
-    """Everything that determines a run; written with the results next to the model."""
+class NerData:
+    """The data, outputs and word representations of a CoNLL-2003 run (this script's and greedy_ner.py's)."""
 
     train: str
     dev: str
@@ -154,20 +154,33 @@ class NerConfig:
     embedding_scale: float = DEFAULT_SIGMA
     embeddings_lowercase: bool = False
     embeddings_normalize_numbers: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.embedding_scale > 0:
+            raise SeqlabError(f"embedding_scale must be > 0, but got {self.embedding_scale!r}")
+
+    def features(self) -> NerFeatures:
+        """The feature extractor with the representations loaded (paths relative to SEQLAB_DATA)."""
+        return NerFeatures(*load_representations(self), brown_lowercase=self.brown_lowercase)
+
+
+@dataclass(frozen=True)
+class NerConfig(NerData):
+    """Everything that determines a run; written with the results next to the model."""
+
     algorithm: str = "ap"
     epochs: int = 20  # perceptron epochs (ap) or the CRF's iteration limit (lbfgs: 0 = none)
     c2: float = 0.1  # CRF L2 coefficient (lbfgs)
     tune: bool = False
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.algorithm not in ALGORITHMS:
             raise SeqlabError(f"algorithm must be one of {', '.join(ALGORITHMS)}, but got {self.algorithm!r}")
         if self.epochs < 0 or (self.algorithm == "ap" and self.epochs < 1):
             raise SeqlabError(f"epochs must be >= 1 for ap (>= 0 for lbfgs), but got {self.epochs!r}")
         if not self.c2 >= 0:
             raise SeqlabError(f"c2 must be a number >= 0, but got {self.c2!r}")
-        if not self.embedding_scale > 0:
-            raise SeqlabError(f"embedding_scale must be > 0, but got {self.embedding_scale!r}")
 
     def params(self, *, epochs: int | None = None, c2: float | None = None) -> dict[str, Any]:
         epochs = self.epochs if epochs is None else epochs
@@ -215,10 +228,6 @@ def choose(cfg: NerConfig, train: Sequence[NerSentence], dev: Sequence[NerSenten
     return {"grid": "epochs" if cfg.algorithm == "ap" else "c2", "dev_f1": dev_f1, "chosen": best}
 
 
-def load_features(cfg: NerConfig) -> NerFeatures:
-    return NerFeatures(*load_representations(cfg), brown_lowercase=cfg.brown_lowercase)
-
-
 def run(cfg: NerConfig) -> dict[str, Any]:
     """Train on ``cfg.train`` (in BILOU), select on dev, score dev and test; write model and predictions."""
     start = time.perf_counter()
@@ -226,7 +235,7 @@ def run(cfg: NerConfig) -> dict[str, Any]:
     paths = {key: resolve_data_path(getattr(cfg, key), key=key) for key in ("train", "dev", "test")}
     train, dev, test = (read_sentences(paths[key]) for key in ("train", "dev", "test"))
     train_bilou = to_scheme(train, TRAIN_SCHEME)
-    featurize = load_features(cfg)
+    featurize = cfg.features()
     tuning = choose(cfg, train_bilou, dev, featurize) if cfg.tune else None
     if tuning and cfg.algorithm == "ap":
         params = cfg.params(epochs=tuning["chosen"])

@@ -53,11 +53,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the feature extraction of crfsuite_ner.py
 
-from crfsuite_chunker import (_offset, add_representation_arguments, load_representations,  # noqa: E402
-                              representation_settings, run_and_print, write_predictions)
-from crfsuite_ner import FILE_SCHEME, TRAIN_SCHEME, WINDOW, NerFeatures, NerSentence, read_sentences, to_scheme  # noqa: E402
+from crfsuite_chunker import (_offset, add_representation_arguments, representation_settings,  # noqa: E402
+                              run_and_print, write_predictions)
+from crfsuite_ner import FILE_SCHEME, TRAIN_SCHEME, WINDOW, NerData, NerSentence, read_sentences, to_scheme  # noqa: E402
 
-from features.scaling import DEFAULT_SIGMA  # noqa: E402
 from seqlab.cli import setup_logging  # noqa: E402
 from seqlab.core.atomic import atomic_open, atomic_path  # noqa: E402
 from seqlab.core.errors import SeqlabError  # noqa: E402
@@ -73,20 +72,9 @@ TRAIN_HISTORIES = ("predicted", "gold")
 
 
 @dataclass(frozen=True)
-class GreedyConfig:
+class GreedyConfig(NerData):
     """Everything that determines a run; written with the results next to the model."""
 
-    train: str
-    dev: str
-    test: str
-    model: str
-    predictions: str
-    brown: tuple[str, ...] = ()
-    brown_lowercase: bool = False
-    embeddings: tuple[str, ...] = ()
-    embedding_scale: float = DEFAULT_SIGMA
-    embeddings_lowercase: bool = False
-    embeddings_normalize_numbers: bool = False
     epochs: int = 20
     tune: bool = False
     tune_epochs: tuple[int, ...] = TUNE_EPOCHS
@@ -96,12 +84,11 @@ class GreedyConfig:
     seed: int = 1
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.epochs < 1:
             raise SeqlabError(f"epochs must be >= 1, but got {self.epochs!r}")
         if self.tune and (not self.tune_epochs or min(self.tune_epochs) < 1):
             raise SeqlabError(f"tune_epochs must be positive epoch counts, but got {list(self.tune_epochs)}")
-        if not self.embedding_scale > 0:
-            raise SeqlabError(f"embedding_scale must be > 0, but got {self.embedding_scale!r}")
         if self.thickness is not None and not self.thickness >= 0:
             raise SeqlabError(f"thickness must be >= 0, but got {self.thickness!r}")
         if self.train_history not in TRAIN_HISTORIES:
@@ -245,7 +232,7 @@ def run(cfg: GreedyConfig) -> dict[str, Any]:
     paths = {key: resolve_data_path(getattr(cfg, key), key=key) for key in ("train", "dev", "test")}
     train, dev, test = (read_sentences(paths[key]) for key in ("train", "dev", "test"))
     train_bilou = to_scheme(train, TRAIN_SCHEME)
-    featurize = NerFeatures(*load_representations(cfg), brown_lowercase=cfg.brown_lowercase)
+    featurize = cfg.features()
     labels = sorted({t for s in train_bilou for t in s[2]})
     model = GreedyPerceptron(labels, history=cfg.history, gold_history=cfg.train_history == "gold",
                              thickness=cfg.thickness)
