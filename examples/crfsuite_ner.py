@@ -266,14 +266,25 @@ def run(cfg: NerConfig) -> dict[str, Any]:
     return results
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+def add_ner_data_arguments(p: argparse.ArgumentParser) -> None:
+    """--train, --dev, --test and the representation flags (this script's and greedy_ner.py's)."""
     p.add_argument("--train", required=True, help="CoNLL-2003 training file (relative to SEQLAB_DATA)")
     p.add_argument("--dev", required=True, help="CoNLL-2003 development file (selection)")
     p.add_argument("--test", required=True, help="CoNLL-2003 test file (scored once)")
     add_representation_arguments(p)
     p.add_argument("--brown-lowercase", action="store_true",
                    help="look a word up lower-cased when it has no path as written")
+
+
+def ner_data_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The fields of :class:`NerData` from the flags (``--model`` and ``--predictions`` included)."""
+    return {"train": args.train, "dev": args.dev, "test": args.test, "model": args.model,
+            "predictions": args.predictions, **representation_settings(args), "brown_lowercase": args.brown_lowercase}
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    add_ner_data_arguments(p)
     p.add_argument("--algorithm", choices=ALGORITHMS, default="ap",
                    help="ap: averaged perceptron (the paper's model); lbfgs: linear-chain CRF")
     p.add_argument("--epochs", type=int, default=20, help="perceptron epochs / CRF iteration limit (default 20)")
@@ -290,9 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     setup_logging(args.verbose)
     return run_and_print("crfsuite_ner", lambda: run(NerConfig(
-        train=args.train, dev=args.dev, test=args.test, model=args.model, predictions=args.predictions,
-        **representation_settings(args), brown_lowercase=args.brown_lowercase, algorithm=args.algorithm,
-        epochs=args.epochs, c2=args.c2, tune=args.tune)))
+        **ner_data_settings(args), algorithm=args.algorithm, epochs=args.epochs, c2=args.c2, tune=args.tune)))
 
 
 if __name__ == "__main__":

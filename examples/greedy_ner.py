@@ -53,9 +53,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the feature extraction of crfsuite_ner.py
 
-from crfsuite_chunker import (_offset, add_representation_arguments, representation_settings,  # noqa: E402
-                              run_and_print, write_predictions)
-from crfsuite_ner import FILE_SCHEME, TRAIN_SCHEME, WINDOW, NerData, NerSentence, read_sentences, to_scheme  # noqa: E402
+from crfsuite_chunker import _offset, run_and_print, write_predictions  # noqa: E402
+from crfsuite_ner import (FILE_SCHEME, TRAIN_SCHEME, WINDOW, NerData, NerSentence, add_ner_data_arguments,  # noqa: E402
+                          ner_data_settings, read_sentences, to_scheme)
 
 from seqlab.cli import setup_logging  # noqa: E402
 from seqlab.core.atomic import atomic_open, atomic_path  # noqa: E402
@@ -290,12 +290,7 @@ def run(cfg: GreedyConfig) -> dict[str, Any]:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    p.add_argument("--train", required=True, help="CoNLL-2003 training file (relative to SEQLAB_DATA)")
-    p.add_argument("--dev", required=True, help="CoNLL-2003 development file (selection)")
-    p.add_argument("--test", required=True, help="CoNLL-2003 test file (scored once)")
-    add_representation_arguments(p)
-    p.add_argument("--brown-lowercase", action="store_true",
-                   help="look a word up lower-cased when it has no path as written")
+    add_ner_data_arguments(p)
     p.add_argument("--epochs", type=int, default=20, help="training epochs without --tune (default 20)")
     p.add_argument("--tune", action="store_true", help="choose the epoch among --tune-epochs on dev (one run)")
     p.add_argument("--tune-epochs", type=int, nargs="+", default=list(TUNE_EPOCHS),
@@ -319,8 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     setup_logging(args.verbose)
     return run_and_print("greedy_ner", lambda: run(GreedyConfig(
-        train=args.train, dev=args.dev, test=args.test, model=args.model, predictions=args.predictions,
-        **representation_settings(args), brown_lowercase=args.brown_lowercase, epochs=args.epochs, tune=args.tune,
+        **ner_data_settings(args), epochs=args.epochs, tune=args.tune,
         tune_epochs=tuple(args.tune_epochs), history=not args.no_history, train_history=args.train_history,
         thickness=args.thickness, seed=args.seed)))
 
