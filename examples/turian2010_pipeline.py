@@ -176,9 +176,11 @@ def steps(runs: Path, data: Path) -> list[Step]:
         for kind, table in (("hlbl", hlbl), ("cw", cw)):
             plan += [_induce(runs, data, kind, d), _chunker(runs, (table[d],)), _ner(runs, (table[d],))]
         if d == 100:  # the paper's combinations, once their parts exist
-            plan += [_chunker(runs, (brown[3200], cw[50])), _chunker(runs, (brown[1000], cw[50])),
-                     _ner(runs, (brown[1000], cw[50])), _ner(runs, (brown[1000], hlbl[100])),
-                     _ner(runs, (cw[50], hlbl[100])), _ner(runs, (brown[1000], cw[50], hlbl[100]))]
+            table3 = ((cw[50],), (hlbl[100],), (brown[1000], cw[50]), (brown[1000], hlbl[100]), (cw[50], hlbl[100]),
+                      (brown[1000], cw[50], hlbl[100]))
+            plan += [_chunker(runs, (brown[3200], cw[50])), _chunker(runs, (brown[1000], cw[50]))]
+            plan += [_ner(runs, reprs) for reprs in table3[2:]]
+            plan += [_greedy(runs, reprs, seed) for reprs in table3 for seed in SEEDS]  # Table 3's rows themselves
     skipgram = ("seqlab", "features", "skipgram", "--corpus", str(data / CORPUS), "--lowercase", "--quiet", "--dim",
                 "300", "--out", str(runs / "features/skipgram300_wiki.txt"), "--model",
                 str(runs / "features/skipgram300_wiki.bin"))  # for the neural taggers beside GloVe, not Tables 2-3

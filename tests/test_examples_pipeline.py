@@ -45,6 +45,27 @@ def test_the_rows_land_where_the_figure_script_reads_them(tmp_path):
     assert "ner_linear/base.crfsuite.json" in outputs and "crfsuite_chunker_baseline/model.crfsuite.json" in outputs
 
 
+def test_every_table3_row_of_the_paper_has_its_greedy_perceptron_seeds(tmp_path):
+    """Table 3's rows (Brown 1000, C&W 50, HLBL 100 and their combinations) run with greedy_ner.py, each seed once,
+    after the representations they read."""
+    pipeline = _module()
+    plan = pipeline.steps(tmp_path / "runs", tmp_path / "data")
+    order = [step.name for step in plan]
+    rows = ("baseline", "brown1000_wiki", "cw50_wiki", "hlbl100_wiki", "brown1000_cw50_wiki", "brown1000_hlbl100_wiki",
+            "cw50_hlbl100_wiki", "brown1000_cw50_hlbl100_wiki")
+    for row in rows:
+        for seed in pipeline.SEEDS:
+            name = f"greedy_{row}_s{seed}"
+            assert name in order, name
+            step = plan[order.index(name)]
+            assert step.command[:2] == ("python", "examples/greedy_ner.py")
+            assert ("--seed", str(seed)) == step.command[step.command.index("--seed"):step.command.index("--seed") + 2]
+            assert all(order.index(f"induce_{Path(path).name.split('_')[0]}") < order.index(name)
+                       for path in step.inputs)
+    outputs = [out for step in plan if step.name.startswith("greedy_") for out in step.outputs]
+    assert len(outputs) == len(set(outputs)) == len(rows) * len(pipeline.SEEDS)  # no two rows share a model file
+
+
 @pytest.mark.parametrize("runs", ["runs", "../elsewhere/runs", "ABSOLUTE"])
 def test_the_rows_read_the_representations_where_the_inductions_write_them(tmp_path, monkeypatch, runs):
     """The example scripts resolve a bare relative path under SEQLAB_DATA: a row must name the runs folder's file."""
