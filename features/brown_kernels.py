@@ -4,7 +4,10 @@ Once the class bigram table is dense (late in the merge window, and all through 
 merge of :class:`features.brown_merge.Clusterer` updates the loss of every pair of live clusters
 (:func:`add_change`), computes the merged cluster's loss against every other (:func:`neighbour_sums`) and
 brings each row's least loss up to date (:func:`rows_least`, :func:`rows_changed`); :func:`x_ln_y` is
-``x ln y`` of the larger arrays. In numpy each pass built its ``f`` values for a block of rows and then summed
+``x ln y`` of the larger arrays. Each word that folds into a cluster (:meth:`features.brown_merge.Clusterer.fold_new_word`,
+all but a few in a thousand) changes the loss of the pairs in the rows of its cells: their grown marginals
+(:func:`pair_margins`), whether a pair would lose less than the fold (:func:`least_after`), and the cells at the
+cluster's column and row (:func:`fold_change`). In numpy each pass built its ``f`` values for a block of rows and then summed
 them; here each cell's terms are computed and added where they are used, in the order the numpy expressions
 added them, so the losses are the same doubles (``tests/features/test_brown_kernels.py`` checks them cell by
 cell and through whole runs). ``benchmarks/brown_blocks.py`` and ``benchmarks/brown_hierarchy.py`` measure them.
@@ -28,6 +31,16 @@ def _f(x: float, ln: np.ndarray) -> float:
     if x < ln.size:
         return x * ln[int(x)]
     return x * math.log(x)
+
+
+@njit(inline="always", cache=True)
+def _pm(x: float, y: float, ln: np.ndarray) -> float:
+    """``x ln y`` (0 where ``x`` is 0), ``ln y`` read from ``ln`` for whole ``y < ln.size``: :func:`x_ln_y` of one cell."""
+    if x == 0.0:
+        return 0.0
+    if y < ln.size:
+        return x * ln[int(y)]
+    return x * math.log(y)
 
 
 @njit(cache=True, nogil=True)
@@ -132,3 +145,63 @@ def x_ln_y(x: np.ndarray, y: np.ndarray, ln: np.ndarray, out: np.ndarray) -> Non
             out[i] = x[i] * ln[int(y[i])]
         else:
             out[i] = x[i] * math.log(y[i])
+
+
+@njit(cache=True, nogil=True)
+def pair_margins(new: np.ndarray, old: np.ndarray, mp: np.ndarray, m: np.ndarray, yu: np.ndarray, y: np.ndarray,
+                 e: np.ndarray, u: np.ndarray, ln: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """``out[i, j] = Σ_d pm(new[d, i] + mp[d, j], yy) - pm(old[d, i] + m[d, j], yy) + e[i]`` (``yy = yu[d, i] +
+    y[d, j]``), then ``+ e[k]`` in column ``u[k]``: how the marginal terms of pair (``u[i]``, ``j``) change when
+    the marginals of slots ``u`` grow from ``old`` to ``new`` (``mp``: ``m`` with them grown); shape (|u|, S)."""
+    for i in range(u.size):
+        n0, n1, o0, o1, y0, y1, ei = new[0, i], new[1, i], old[0, i], old[1, i], yu[0, i], yu[1, i], e[i]
+        for j in range(m.shape[1]):
+            yy0 = y0 + y[0, j]
+            yy1 = y1 + y[1, j]
+            t = (_pm(n0 + mp[0, j], yy0, ln) - _pm(o0 + m[0, j], yy0, ln)) \
+                + (_pm(n1 + mp[1, j], yy1, ln) - _pm(o1 + m[1, j], yy1, ln))
+            t += ei
+            out[i, j] = t
+        for k in range(u.size):
+            out[i, u[k]] += e[k]
+
+
+@njit(cache=True, nogil=True)
+def least_after(L: np.ndarray, marg: np.ndarray, block: np.ndarray, u: np.ndarray) -> float:  # pragma: no cover
+    """``min(L[u] + marg)`` with ``block[i, k]`` added in column ``u[k]``: the least loss of the pairs in rows ``u``
+    once a new slot's cells are in the table, without the (|u|, S) temporary."""
+    best = np.inf
+    is_u = np.zeros(L.shape[1], dtype=np.bool_)
+    for k in range(u.size):
+        is_u[u[k]] = True
+    for i in range(u.size):
+        r = u[i]
+        for j in range(L.shape[1]):
+            if not is_u[j]:
+                x = L[r, j] + marg[i, j]
+                if x < best:
+                    best = x
+        for k in range(u.size):
+            x = L[r, u[k]] + marg[i, u[k]]
+            x += block[i, k]
+            if x < best:
+                best = x
+    return best
+
+
+@njit(cache=True, nogil=True)
+def fold_change(L: np.ndarray, marg: np.ndarray, v: np.ndarray, phi: np.ndarray, u: np.ndarray,
+                ln: np.ndarray) -> None:  # pragma: no cover - compiled
+    """``L[u] += marg + Σ_d [f(x_i + x_j) - f(s_i + s_j)] + phi[u_i] + phi[j]`` with ``v[0] = s``, ``v[1] = x``
+    (shape (2, 2, S); ``d``: columns, rows): a new word's cells ``y`` fold into a cluster whose cells are
+    ``x`` (``s = x + y``), in the order of the numpy expression (``marg`` is changed too)."""
+    for i in range(u.size):
+        r = u[i]
+        s0, x0, s1, x1, pr = v[0, 0, r], v[1, 0, r], v[0, 1, r], v[1, 1, r], phi[r]
+        for j in range(L.shape[1]):
+            t = (_f(x0 + v[1, 0, j], ln) - _f(s0 + v[0, 0, j], ln)) + (_f(x1 + v[1, 1, j], ln) - _f(s1 + v[0, 1, j], ln))
+            x = marg[i, j] + t
+            x += pr
+            x += phi[j]
+            marg[i, j] = x
+            L[r, j] += x

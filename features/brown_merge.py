@@ -256,11 +256,14 @@ class Clusterer:
         e = (fm[:, u] - fnew).sum(axis=0)
         mp = m.copy()
         mp[:, u] = new
-        yy = yu[:, :, None] + y[:, None, :]  # shape: (2, |u|, S)
-        marg = (self._pm(new[:, :, None] + mp[:, None, :], yy) - self._pm(old[:, :, None] + m[:, None, :], yy)).sum(axis=0)
-        marg += e[:, None]
-        marg[:, u] += e
-        return marg, block, mp, fnew
+        return self._pair_margins(new, old, mp, yu, e, u), block, mp, fnew
+
+    def _pair_margins(self, new: np.ndarray, old: np.ndarray, mp: np.ndarray, yu: np.ndarray, e: np.ndarray,
+                      u: np.ndarray) -> np.ndarray:
+        """``marg`` of :meth:`_added`, shape (|u|, S), in one compiled pass (:func:`features.brown_kernels.pair_margins`)."""
+        marg = np.empty((u.size, self.size))
+        brown_kernels.pair_margins(new, old, mp, self.m, yu, self.y, e, u, self._ln, marg)
+        return marg
 
     def add_word(self, w: int, s: int) -> None:
         """Put word ``w`` (the next by frequency) into the empty slot ``s``."""
@@ -296,11 +299,8 @@ class Clusterer:
         best = row[a]
         if self.row_min.min() < best:
             return False
-        if u.size:
-            after = L[u] + marg
-            after[:, u] += block
-            if after.min() < best:
-                return False
+        if u.size and self._least_after(marg, block, u) < best:
+            return False
         out = self._folded_losses(a, s, vec, u, mp, fnew)
         if u.size:
             self._fold_pairs(a, s, vec, u, marg)
@@ -385,12 +385,16 @@ class Clusterer:
         v[0, :, [a, s]] = 0.0
         fv = self._f(v)
         phi = (fv[0] - fv[1]).sum(axis=0)
-        fw = self._f(v[:, :, u, None] + v[:, :, None, :])  # shape: (2, 2, |u|, S)
-        marg += (fw[1] - fw[0]).sum(axis=0)
-        marg += phi[u, None]
-        marg += phi
-        self.L[u] += marg
+        self._fold_change(marg, v, phi, u)
         self.L[:, u] = self.L[u].T
+
+    def _least_after(self, marg: np.ndarray, block: np.ndarray, u: np.ndarray) -> float:
+        """The least loss in rows ``u`` once a new slot's cells are in (:func:`features.brown_kernels.least_after`)."""
+        return brown_kernels.least_after(self.L, marg, block, u)
+
+    def _fold_change(self, marg: np.ndarray, v: np.ndarray, phi: np.ndarray, u: np.ndarray) -> None:
+        """``L[u] += marg`` and the changes at column (row) a, in one compiled pass (:func:`features.brown_kernels.fold_change`)."""
+        brown_kernels.fold_change(self.L, marg, v, phi, u, self._ln)
 
     def _fold_tables(self, a: int, s: int, vec: np.ndarray, u: np.ndarray, mp: np.ndarray, fnew: np.ndarray) -> None:
         T, FT, m, fm = self.T, self.FT, self.m, self.fm

@@ -31,6 +31,28 @@ def _neighbour_sums_numpy(FT: np.ndarray, T: np.ndarray, vec: np.ndarray, k: np.
     return total
 
 
+def _pair_margins_numpy(new, old, mp, m, yu, y, e, u) -> np.ndarray:
+    yy = yu[:, :, None] + y[:, None, :]
+    marg = (xlogy(new[:, :, None] + mp[:, None, :], yy) - xlogy(old[:, :, None] + m[:, None, :], yy)).sum(axis=0)
+    marg += e[:, None]
+    marg[:, u] += e
+    return marg
+
+
+def _least_after_numpy(L, marg, block, u) -> float:
+    after = L[u] + marg
+    after[:, u] += block
+    return after.min()
+
+
+def _fold_change_numpy(L, marg, v, phi, u) -> None:
+    fw = _f(v[:, :, u, None] + v[:, :, None, :])
+    marg += (fw[1] - fw[0]).sum(axis=0)
+    marg += phi[u, None]
+    marg += phi
+    L[u] += marg
+
+
 def _whole_table(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     t = rng.integers(0, 40, size=shape).astype(np.float64)
     t[rng.random(shape) < 0.4] = 0.0  # zeros: 0 ln 0 = 0
@@ -65,6 +87,56 @@ def test_neighbour_sums_add_the_rows_in_order(table: int) -> None:
     expected = np.zeros(size)
     expected[live] = _neighbour_sums_numpy(FT, T, vec, k)[live]
     np.testing.assert_array_equal(got, expected)
+
+
+def _fold_inputs(rng: np.random.Generator, size: int) -> dict[str, np.ndarray]:
+    """A new word's cells in slots ``u`` of a table of ``size`` slots: the marginals before and after, whole counts."""
+    u = np.sort(rng.choice(size, size=5, replace=False))
+    m = _whole_table(rng, (2, size))
+    old = m[:, u]
+    new = old + _whole_table(rng, (2, u.size))
+    mp = m.copy()
+    mp[:, u] = new
+    y = mp + _whole_table(rng, (2, size))  # the corpus totals are at least the window's, the new word's cells too
+    yu = y[:, u]
+    return {"new": new, "old": old, "mp": mp, "m": m, "yu": yu, "y": y, "e": rng.normal(size=u.size), "u": u}
+
+
+@pytest.mark.parametrize("table", [0, 16, 1 << 10])
+def test_pair_margins_are_the_numpy_expression_cell_for_cell(table: int) -> None:
+    rng = np.random.default_rng(200 + table)
+    a = _fold_inputs(rng, 29)
+    got = np.full((a["u"].size, 29), np.nan)
+    brown_kernels.pair_margins(a["new"], a["old"], a["mp"], a["m"], a["yu"], a["y"], a["e"], a["u"],
+                               _Logs(table).ln if table else np.zeros(0), got)
+    np.testing.assert_array_equal(got, _pair_margins_numpy(**a))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_least_after_is_the_least_cell_of_the_numpy_table(seed: int) -> None:
+    rng = np.random.default_rng(300 + seed)
+    size, u = 26, np.sort(rng.choice(26, size=4, replace=False))
+    L = rng.normal(size=(size, size))
+    L[:, rng.choice(size, size=3)] = np.inf  # slots that are not live
+    marg, block = rng.normal(size=(u.size, size)), rng.normal(size=(u.size, u.size))
+    if seed == 0:
+        block[1, 2] = -50.0  # the least cell is one where the block is added
+    assert brown_kernels.least_after(L, marg, block, u) == _least_after_numpy(L, marg, block, u)
+
+
+@pytest.mark.parametrize("table", [0, 16, 1 << 10])
+def test_fold_change_is_the_numpy_expression_cell_for_cell(table: int) -> None:
+    rng = np.random.default_rng(400 + table)
+    size, u = 27, np.array([1, 6, 7, 20])
+    v = _whole_table(rng, (2, 2, size))
+    v[0] += v[1]  # s = x + y
+    phi, marg = rng.normal(size=size), rng.normal(size=(u.size, size))
+    L, expected_marg = rng.normal(size=(size, size)), marg.copy()
+    expected = L.copy()
+    _fold_change_numpy(expected, expected_marg, v, phi, u)
+    brown_kernels.fold_change(L, marg, v, phi, u, _Logs(table).ln if table else np.zeros(0))
+    np.testing.assert_array_equal(L, expected)  # the rows outside u too
+    np.testing.assert_array_equal(marg, expected_marg)
 
 
 def _losses(rng: np.random.Generator, size: int, live: np.ndarray) -> np.ndarray:
@@ -153,3 +225,35 @@ def test_a_run_with_compiled_logs_is_the_xlogy_run(monkeypatch) -> None:
             patch.setattr(_Logs, "pm", lambda self, x, y: xlogy(x, y))
             reference.merge(*pair)
         np.testing.assert_array_equal(compiled.L, reference.L)
+
+
+def test_a_window_with_the_compiled_fold_is_the_numpy_one(monkeypatch) -> None:
+    """Words folding into clusters with the fold's three passes compiled and in numpy: the same loss table, the
+    same clusters."""
+    import features.brown_merge as brown_merge
+
+    data = count_bigrams(_zipf_corpus(11, vocab=160, sentences=300))
+    monkeypatch.setattr(brown_merge, "_LOOKUP_FROM", 0)  # the looked-up logs the compiled passes use
+    compiled = _run_window(data, 9)
+
+    def pair_margins(self: Clusterer, new, old, mp, yu, e, u) -> np.ndarray:
+        yy = yu[:, :, None] + self.y[:, None, :]
+        marg = (self._pm(new[:, :, None] + mp[:, None, :], yy) - self._pm(old[:, :, None] + self.m[:, None, :], yy)).sum(axis=0)
+        marg += e[:, None]
+        marg[:, u] += e
+        return marg
+
+    folds = []
+
+    def fold_change(self: Clusterer, marg, v, phi, u) -> None:
+        folds.append(u.size)
+        _fold_change_numpy(self.L, marg, v, phi, u)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Clusterer, "_pair_margins", pair_margins)
+        patch.setattr(Clusterer, "_least_after", lambda self, marg, block, u: _least_after_numpy(self.L, marg, block, u))
+        patch.setattr(Clusterer, "_fold_change", fold_change)
+        reference = _run_window(data, 9)
+    assert len(folds) > 100  # most words folded, through the numpy passes
+    np.testing.assert_array_equal(compiled.L, reference.L)
+    assert compiled.members == reference.members
