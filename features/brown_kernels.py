@@ -205,3 +205,26 @@ def fold_change(L: np.ndarray, marg: np.ndarray, v: np.ndarray, phi: np.ndarray,
             x += phi[j]
             marg[i, j] = x
             L[r, j] += x
+
+
+@njit(cache=True, nogil=True)
+def folded_sums(T: np.ndarray, uvk: np.ndarray, uk: np.ndarray, k: np.ndarray, gain: float, cols: np.ndarray,
+                ln: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """``out[i] += (gain - Σ_{d, j} f(T[1 - d, k[j], i] + uvk[d, j])) + Σ_{d, j} f(T[1 - d, k[j], i] + uk[d, j])``
+    for every slot ``i`` in ``cols``: a cluster's cells ``uk`` growing to ``uvk`` in the slots ``k``, against every
+    other slot's cells there (each sum adds its ``(d, j)`` rows one after another, ``d`` then ``j``)."""
+    size = T.shape[2]
+    grown = np.zeros(size)
+    kept = np.zeros(size)
+    for d in range(2):
+        for ji in range(k.size):
+            j = k[ji]
+            g, h = uvk[d, ji], uk[d, ji]
+            for ci in range(cols.size):
+                i = cols[ci]
+                w = T[1 - d, j, i]
+                grown[i] += _f(w + g, ln)
+                kept[i] += _f(w + h, ln)
+    for ci in range(cols.size):
+        i = cols[ci]
+        out[i] += (gain - grown[i]) + kept[i]

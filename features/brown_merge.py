@@ -325,7 +325,7 @@ class Clusterer:
         fmp = self.fm.copy()
         fmp[:, u] = fnew
         # Σ_k g(n[s, k], n[i, k]) + Σ_k g(n[k, s], n[k, i]) over the old slots k ≠ i ...
-        row = (self._FTr[:, u] - self._f(self._Tr[:, u] + x[:, :, None])).sum(axis=(0, 1)) + fx.sum()
+        row = self._neighbour_sums(vec, u) + fx.sum()
         row[u] -= (fx + fd[u] - self._f(x + d[u])).sum(axis=0)
         # ... the 2×2 block {s, i} and the marginals
         np.add(vec[0], vec[1], out=z[0])
@@ -370,11 +370,15 @@ class Clusterer:
             uk = T[:, a, k]
             uvk = uk + vec[:, k]
             gain = self._f(uvk) - FT[:, a, k]
-            w = self._Tr[:, k]  # w[0, k, i] = n[i, k], w[1, k, i] = n[k, i]
-            out += gain.sum() - self._f(w + uvk[:, :, None]).sum(axis=(0, 1)) + self._f(w + uk[:, :, None]).sum(axis=(0, 1))
+            self._folded_sums(uvk, uk, k, gain.sum(), out)
             wkk = d[k]
             out[k] -= (gain - self._f(uvk + wkk) + self._f(uk + wkk)).sum(axis=0)  # the sums leave out k = i
         return out
+
+    def _folded_sums(self, uvk: np.ndarray, uk: np.ndarray, k: np.ndarray, gain: float, out: np.ndarray) -> None:
+        """``out += gain - Σ_{d, k} f(w + uvk) + Σ_{d, k} f(w + uk)``, ``w[d, k, i] = T[1 - d, k, i]`` (n[i, k], n[k, i]),
+        over the live slots, in one compiled pass (:func:`features.brown_kernels.folded_sums`)."""
+        brown_kernels.folded_sums(self.T, uvk, uk, k, gain, self._live(), self._ln, out)
 
     def _fold_pairs(self, a: int, s: int, vec: np.ndarray, u: np.ndarray, marg: np.ndarray) -> None:
         """Old pairs (i ∈ u, j) when s folds into a: ``marg``, and g(x + y) replaces g(x) at column (row) a."""

@@ -53,6 +53,14 @@ def _fold_change_numpy(L, marg, v, phi, u) -> None:
     L[u] += marg
 
 
+def _folded_sums_numpy(T, uvk, uk, k, gain, out) -> None:
+    w = T[::-1][:, k]  # w[0, k, i] = n[i, k], w[1, k, i] = n[k, i]
+    grown, kept = np.zeros(T.shape[2]), np.zeros(T.shape[2])
+    for part, other in zip(_f(w + uvk[:, :, None]).reshape(-1, T.shape[2]), _f(w + uk[:, :, None]).reshape(-1, T.shape[2])):
+        grown, kept = grown + part, kept + other  # one row after another, as the compiled loop adds them
+    out += gain - grown + kept
+
+
 def _whole_table(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     t = rng.integers(0, 40, size=shape).astype(np.float64)
     t[rng.random(shape) < 0.4] = 0.0  # zeros: 0 ln 0 = 0
@@ -137,6 +145,24 @@ def test_fold_change_is_the_numpy_expression_cell_for_cell(table: int) -> None:
     brown_kernels.fold_change(L, marg, v, phi, u, _Logs(table).ln if table else np.zeros(0))
     np.testing.assert_array_equal(L, expected)  # the rows outside u too
     np.testing.assert_array_equal(marg, expected_marg)
+
+
+@pytest.mark.parametrize("table", [0, 16, 1 << 10])
+def test_folded_sums_are_the_numpy_expression_on_the_live_slots(table: int) -> None:
+    rng = np.random.default_rng(500 + table)
+    size, k = 33, np.array([2, 3, 11, 30])
+    T = _whole_table(rng, (2, size, size))
+    uk = _whole_table(rng, (2, k.size))
+    uvk = uk + _whole_table(rng, (2, k.size))
+    live = np.flatnonzero(rng.random(size) < 0.8)
+    out = rng.normal(size=size)
+    expected = out.copy()
+    _folded_sums_numpy(T, uvk, uk, k, 1.25, expected)
+    before = out.copy()
+    brown_kernels.folded_sums(T, uvk, uk, k, 1.25, live, _Logs(table).ln if table else np.zeros(0), out)
+    np.testing.assert_array_equal(out[live], expected[live])
+    dead = np.setdiff1d(np.arange(size), live)
+    np.testing.assert_array_equal(out[dead], before[dead])  # the clusterer sets them to inf
 
 
 def _losses(rng: np.random.Generator, size: int, live: np.ndarray) -> np.ndarray:
@@ -228,8 +254,8 @@ def test_a_run_with_compiled_logs_is_the_xlogy_run(monkeypatch) -> None:
 
 
 def test_a_window_with_the_compiled_fold_is_the_numpy_one(monkeypatch) -> None:
-    """Words folding into clusters with the fold's three passes compiled and in numpy: the same loss table, the
-    same clusters."""
+    """Words folding into clusters with the fold's passes compiled and in numpy: the same loss table, the same
+    clusters."""
     import features.brown_merge as brown_merge
 
     data = count_bigrams(_zipf_corpus(11, vocab=160, sentences=300))
@@ -249,7 +275,12 @@ def test_a_window_with_the_compiled_fold_is_the_numpy_one(monkeypatch) -> None:
         folds.append(u.size)
         _fold_change_numpy(self.L, marg, v, phi, u)
 
+    def neighbour_sums(self: Clusterer, vec, k):
+        return _neighbour_sums_numpy(self.FT, self.T, vec, k)
+
     with monkeypatch.context() as patch:
+        patch.setattr(Clusterer, "_neighbour_sums", neighbour_sums)
+        patch.setattr(Clusterer, "_folded_sums", lambda self, uvk, uk, k, gain, out: _folded_sums_numpy(self.T, uvk, uk, k, gain, out))
         patch.setattr(Clusterer, "_pair_margins", pair_margins)
         patch.setattr(Clusterer, "_least_after", lambda self, marg, block, u: _least_after_numpy(self.L, marg, block, u))
         patch.setattr(Clusterer, "_fold_change", fold_change)
