@@ -133,6 +133,7 @@ class Clusterer:
         self._zm = np.zeros((8, s))
         self._fold_signs = np.array([1.0, 1.0, 1.0, -1.0, 1.0, 1.0, -1.0, -1.0])
         self._v = np.zeros((3, 2, s))
+        self._kept: tuple | None = None  # (w, s, vec, u, _added's result) of a fold that did not go ahead
         if state is None:
             self._start(num_clusters)
         else:
@@ -267,9 +268,8 @@ class Clusterer:
 
     def add_word(self, w: int, s: int) -> None:
         """Put word ``w`` (the next by frequency) into the empty slot ``s``."""
-        vec, u = self._cells(w, s)
+        vec, u, (marg, block, mp, fnew) = self._prepared(w, s)
         if u.size:
-            marg, block, mp, fnew = self._added(vec, u)
             marg[:, u] += block
             self.L[u] += marg
             self.L[:, u] = self.L[u].T
@@ -292,14 +292,12 @@ class Clusterer:
         fold it into ``a`` without filling slot ``s``. Returns ``False``, having changed
         nothing but scratch, when some other pair is cheaper: then :meth:`add_word` and :meth:`merge`."""
         L = self.L
-        vec, u = self._cells(w, s)
-        marg, block, mp, fnew = self._added(vec, u)
+        vec, u, (marg, block, mp, fnew) = self._prepared(w, s)
         row = self._new_word_losses(vec, s, u, mp, fnew)
         a = int(np.argmin(row))
         best = row[a]
-        if self.row_min.min() < best:
-            return False
-        if u.size and self._least_after(marg, block, u) < best:
+        if self.row_min.min() < best or (u.size and self._least_after(marg, block, u) < best):
+            self._kept = (w, s, vec, u, (marg, block, mp, fnew))  # for add_word, which comes next
             return False
         out = self._folded_losses(a, s, vec, u, mp, fnew)
         if u.size:
@@ -315,6 +313,15 @@ class Clusterer:
         self.born[a] = self.next_id
         self.next_id += 1
         return True
+
+    def _prepared(self, w: int, s: int) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
+        """Word ``w``'s cells as slot ``s`` and what they change (:meth:`_cells`, :meth:`_added`), or what a fold of
+        the same word that did not go ahead kept of them (the tables have not changed since)."""
+        kept, self._kept = self._kept, None
+        if kept is not None and kept[0] == w and kept[1] == s:
+            return kept[2], kept[3], kept[4]
+        vec, u = self._cells(w, s)
+        return vec, u, self._added(vec, u)
 
     def _new_word_losses(self, vec: np.ndarray, s: int, u: np.ndarray, mp: np.ndarray,
                          fnew: np.ndarray) -> np.ndarray:
