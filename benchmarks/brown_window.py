@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import sys
 import time
@@ -73,7 +74,8 @@ def benchmark(data: BigramCounts, clusters: int, words: int, skip: int) -> dict:
             "cpu_ms_per_word": round(1000 * cpu / (last - first), 3),
             "mean_right_neighbour_types": round(float(neighbours.mean()), 1),
             "loss_table_checksum": float(np.where(np.isfinite(state.L), state.L, 0.0).sum()),
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "load_average": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count()}
 
 
 def main(argv: list[str] | None = None) -> int:
