@@ -90,6 +90,30 @@ def test_brown_blocks_prints_json():
     assert sums["blocks"]["max_abs_difference"] == sums["compiled"]["max_abs_difference"]  # rows added in order
 
 
+def test_brown_window_times_words_and_reads_its_counts_back(tmp_path):
+    """Per-word time of the merge window on a small corpus; the counts kept in --counts give the same run."""
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(60)]
+    lines = [" ".join(rng.choice(words, size=12, p=np.arange(60, 0, -1) / 1830)) for _ in range(300)]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    counts = tmp_path / "counts.npz"
+    runs = [run_script("brown_window.py", "--corpus", str(corpus), "--counts", str(counts), "--clusters", "8",
+                       "--words", "20", "--skip", "5") for _ in range(2)]
+    assert counts.exists()
+    results = []
+    for done in runs:
+        assert done.returncode == 0, done.stderr
+        results.append(json.loads(done.stdout))
+    first, again = results
+    assert (first["first_rank"], first["words"], first["folds"] + first["merges"]) == (13, 20, 20)
+    assert first["cpu_ms_per_word"] > 0 and first["vocabulary"] == 60
+    assert {k: v for k, v in first.items() if "cpu" not in k and k not in ("load_average", "peak_rss_mb")} == \
+        {k: v for k, v in again.items() if "cpu" not in k and k not in ("load_average", "peak_rss_mb")}
+    done = run_script("brown_window.py", "--corpus", str(corpus), "--clusters", "8", "--skip", "100")
+    assert done.returncode != 0 and "none past rank 108" in done.stderr
+
+
 def test_relation_speed_prints_json(runs):
     test_file = SEMEVAL / "test.txt"
     done = run_script("relation_speed.py", "--run", str(runs["relation"]), "--file", str(test_file),
