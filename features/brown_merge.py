@@ -167,7 +167,6 @@ class Clusterer:
     def _views(self) -> None:
         self._d = np.diagonal(self.T[0])  # views: n[i, i] and f(n[i, i])
         self._fd = np.diagonal(self.FT[0])
-        self._Tr, self._FTr = self.T[::-1], self.FT[::-1]  # Tr[:, k] is T[:, :, k] transposed, by rows
 
     def state(self) -> dict[str, np.ndarray]:
         """What :meth:`_restore` needs to go on exactly where this state is (``f(T)`` and ``m ln y`` are redone)."""
