@@ -19,6 +19,7 @@ import os
 import resource
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -35,10 +36,14 @@ DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "unla
 def load_counts(corpus: Path, min_count: int, cache: Path | None) -> BigramCounts:
     """The corpus's bigram counts, from ``cache`` when it exists (written there otherwise)."""
     if cache is not None and cache.exists():
-        with np.load(cache, allow_pickle=False) as f:
-            return BigramCounts(words=f["words"].tolist(), counts=f["counts"], fwd_ptr=f["fwd_ptr"],
-                                fwd_idx=f["fwd_idx"], fwd_cnt=f["fwd_cnt"], tokens=int(f["tokens"]),
-                                types=int(f["types"]))
+        try:
+            with np.load(cache, allow_pickle=False) as f:
+                return BigramCounts(words=f["words"].tolist(), counts=f["counts"], fwd_ptr=f["fwd_ptr"],
+                                    fwd_idx=f["fwd_idx"], fwd_cnt=f["fwd_cnt"], tokens=int(f["tokens"]),
+                                    types=int(f["types"]))
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
+            raise SystemExit(f"brown_window.py: --counts {cache}: not the counts this script writes ({e}); "
+                             "remove it to count again") from None
     data = count_bigrams(read_corpus(corpus), min_count=min_count)
     if cache is not None:
         tmp = cache.with_name(cache.name + ".tmp.npz")
@@ -87,6 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--words", type=int, default=300, help="words timed")
     parser.add_argument("--skip", type=int, default=0, help="words folded, untimed, before those timed")
     args = parser.parse_args(argv)
+    for name in ("min_count", "clusters", "words"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.skip < 0:
+        parser.error("--skip must be 0 or more")
     if not args.corpus.exists() and not (args.counts and args.counts.exists()):
         parser.error(f"--corpus: {args.corpus} does not exist")
     data = load_counts(args.corpus, args.min_count, args.counts)

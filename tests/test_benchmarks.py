@@ -112,6 +112,9 @@ def test_brown_window_times_words_and_reads_its_counts_back(tmp_path):
         {k: v for k, v in again.items() if "cpu" not in k and k not in ("load_average", "peak_rss_mb")}
     done = run_script("brown_window.py", "--corpus", str(corpus), "--clusters", "8", "--skip", "100")
     assert done.returncode != 0 and "none past rank 108" in done.stderr
+    counts.write_bytes(b"not an npz")
+    done = run_script("brown_window.py", "--corpus", str(corpus), "--counts", str(counts))
+    assert done.returncode != 0 and f"--counts {counts}: not the counts" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_relation_speed_prints_json(runs):
