@@ -4,13 +4,14 @@ Once the class bigram table is dense (late in the merge window, and all through 
 merge of :class:`features.brown_merge.Clusterer` updates the loss of every pair of live clusters
 (:func:`add_change`), computes the merged cluster's loss against every other (:func:`neighbour_sums`) and
 brings each row's least loss up to date (:func:`rows_least`, :func:`rows_changed`); :func:`x_ln_y` is
-``x ln y`` of the larger arrays. Each word that folds into a cluster (:meth:`features.brown_merge.Clusterer.fold_new_word`,
-all but a few in a thousand) changes the loss of the pairs in the rows of its cells: their grown marginals
+``x ln y`` of the larger arrays. Each word that folds into a cluster (:meth:`features.brown_merge.Clusterer.fold_new_word`;
+most words, once the window is past its first ones) changes the loss of the pairs in the rows of its cells: their grown marginals
 (:func:`pair_margins`), whether a pair would lose less than the fold (:func:`least_after`), and the cells at the
 cluster's column and row (:func:`fold_change`). In numpy each pass built its ``f`` values for a block of rows and then summed
 them; here each cell's terms are computed and added where they are used, in the order the numpy expressions
-added them, so the losses are the same doubles (``tests/features/test_brown_kernels.py`` checks them cell by
-cell and through whole runs). ``benchmarks/brown_blocks.py`` and ``benchmarks/brown_hierarchy.py`` measure them.
+added them, so the losses are the same doubles, except that the sums over rows (:func:`neighbour_sums`,
+:func:`folded_sums`) add their rows in one fixed order, which numpy's reductions grouped otherwise for some shapes
+(``tests/features/test_brown_kernels.py`` checks them cell by cell and through whole runs). ``benchmarks/brown_blocks.py`` and ``benchmarks/brown_hierarchy.py`` measure them.
 
 ``f(x) = x ln x`` (``0 ln 0 = 0``) reads ``ln k`` from ``ln`` for whole ``x < ln.size``: the table
 :class:`features.brown_merge._Logs` fills with ``xlogy``, which is ``log``; an empty table means ``log``
@@ -25,15 +26,6 @@ from numba import njit
 
 
 @njit(inline="always", cache=True)
-def _f(x: float, ln: np.ndarray) -> float:
-    if x == 0.0:
-        return 0.0
-    if x < ln.size:
-        return x * ln[int(x)]
-    return x * math.log(x)
-
-
-@njit(inline="always", cache=True)
 def _pm(x: float, y: float, ln: np.ndarray) -> float:
     """``x ln y`` (0 where ``x`` is 0), ``ln y`` read from ``ln`` for whole ``y < ln.size``: :func:`x_ln_y` of one cell."""
     if x == 0.0:
@@ -41,6 +33,12 @@ def _pm(x: float, y: float, ln: np.ndarray) -> float:
     if y < ln.size:
         return x * ln[int(y)]
     return x * math.log(y)
+
+
+@njit(inline="always", cache=True)
+def _f(x: float, ln: np.ndarray) -> float:
+    """``f(x) = x ln x`` of one cell."""
+    return _pm(x, x, ln)
 
 
 @njit(cache=True, nogil=True)
@@ -139,12 +137,7 @@ def x_ln_y(x: np.ndarray, y: np.ndarray, ln: np.ndarray, out: np.ndarray) -> Non
     """``out = x ln y`` (0 where ``x`` is 0) of flat arrays, ``ln y`` read from ``ln`` for whole ``y < ln.size``:
     ``xlogy``'s doubles."""
     for i in range(x.size):
-        if x[i] == 0.0:
-            out[i] = 0.0
-        elif y[i] < ln.size:
-            out[i] = x[i] * ln[int(y[i])]
-        else:
-            out[i] = x[i] * math.log(y[i])
+        out[i] = _pm(x[i], y[i], ln)
 
 
 @njit(cache=True, nogil=True)
