@@ -44,7 +44,10 @@ def load_counts(corpus: Path, min_count: int, cache: Path | None) -> BigramCount
         except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
             raise SystemExit(f"brown_window.py: --counts {cache}: not the counts this script writes ({e}); "
                              "remove it to count again") from None
-    data = count_bigrams(read_corpus(corpus), min_count=min_count)
+    try:
+        data = count_bigrams(read_corpus(corpus), min_count=min_count)
+    except (OSError, ValueError) as e:  # a missing or empty corpus, no word frequent enough, undecodable bytes
+        raise SystemExit(f"brown_window.py: --corpus {corpus}: {e}") from None
     if cache is not None:
         tmp = cache.with_name(cache.name + ".tmp.npz")
         np.savez(tmp, words=np.array(data.words), counts=data.counts, fwd_ptr=data.fwd_ptr, fwd_idx=data.fwd_idx,

@@ -115,6 +115,9 @@ def test_brown_window_times_words_and_reads_its_counts_back(tmp_path):
     counts.write_bytes(b"not an npz")
     done = run_script("brown_window.py", "--corpus", str(corpus), "--counts", str(counts))
     assert done.returncode != 0 and f"--counts {counts}: not the counts" in done.stderr and "Traceback" not in done.stderr
+    (tmp_path / "empty.txt").write_text("", encoding="utf-8")
+    done = run_script("brown_window.py", "--corpus", str(tmp_path / "empty.txt"))
+    assert done.returncode != 0 and "empty.txt" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_relation_speed_prints_json(runs):
