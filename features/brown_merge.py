@@ -133,7 +133,7 @@ class Clusterer:
         self._zm = np.zeros((8, s))
         self._fold_signs = np.array([1.0, 1.0, 1.0, -1.0, 1.0, 1.0, -1.0, -1.0])
         self._v = np.zeros((3, 2, s))
-        self._kept: tuple | None = None  # (w, s, vec, u, _added's result) of a fold that did not go ahead
+        self._kept: tuple | None = None  # (w, s, vec, u, _added's result, w's losses) of a fold that did not go ahead
         if state is None:
             self._start(num_clusters)
         else:
@@ -267,11 +267,11 @@ class Clusterer:
 
     def add_word(self, w: int, s: int) -> None:
         """Put word ``w`` (the next by frequency) into the empty slot ``s``."""
-        vec, u, (marg, block, mp, fnew) = self._prepared(w, s)
+        vec, u, (marg, block, mp, fnew), row = self._prepared(w, s)
         if u.size:
             marg[:, u] += block
             self.L[u] += marg
-            self.L[:, u] = self.L[u].T
+            brown_kernels.mirror_rows(self.L, u)
             self.m[:, u], self.fm[:, u] = mp[:, u], fnew
         fv = self._f(vec)
         self.T[:, s, :], self.T[:, :, s] = vec, vec[::-1]
@@ -282,7 +282,8 @@ class Clusterer:
         self.active[s] = True
         self.members[s] = [w]
         self.born[s] = w
-        row = self._losses_against(s)
+        if row is None:
+            row = self._losses_against(s)
         self.L[s], self.L[:, s] = row, row
         self._rows_changed(np.append(u, s))
 
@@ -291,12 +292,12 @@ class Clusterer:
         fold it into ``a`` without filling slot ``s``. Returns ``False``, having changed
         nothing but scratch, when some other pair is cheaper: then :meth:`add_word` and :meth:`merge`."""
         L = self.L
-        vec, u, (marg, block, mp, fnew) = self._prepared(w, s)
+        vec, u, (marg, block, mp, fnew), _ = self._prepared(w, s)
         row = self._new_word_losses(vec, s, u, mp, fnew)
         a = int(np.argmin(row))
         best = row[a]
         if self.row_min.min() < best or (u.size and self._least_after(marg, block, u) < best):
-            self._kept = (w, s, vec, u, (marg, block, mp, fnew))  # for add_word, which comes next
+            self._kept = (w, s, vec, u, (marg, block, mp, fnew), row)  # for add_word, which comes next
             return False
         out = self._folded_losses(a, s, vec, u, mp, fnew)
         if u.size:
@@ -313,14 +314,15 @@ class Clusterer:
         self.next_id += 1
         return True
 
-    def _prepared(self, w: int, s: int) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
-        """Word ``w``'s cells as slot ``s`` and what they change (:meth:`_cells`, :meth:`_added`), or what a fold of
-        the same word that did not go ahead kept of them (the tables have not changed since)."""
+    def _prepared(self, w: int, s: int) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...], np.ndarray | None]:
+        """Word ``w``'s cells as slot ``s`` and what they change (:meth:`_cells`, :meth:`_added`), and its losses
+        against every slot (``None`` when not computed yet): what a fold of the same word that did not go ahead kept
+        of them (the tables have not changed since), or afresh."""
         kept, self._kept = self._kept, None
         if kept is not None and kept[0] == w and kept[1] == s:
-            return kept[2], kept[3], kept[4]
+            return kept[2], kept[3], kept[4], kept[5]
         vec, u = self._cells(w, s)
-        return vec, u, self._added(vec, u)
+        return vec, u, self._added(vec, u), None
 
     def _new_word_losses(self, vec: np.ndarray, s: int, u: np.ndarray, mp: np.ndarray,
                          fnew: np.ndarray) -> np.ndarray:
@@ -396,7 +398,7 @@ class Clusterer:
         fv = self._f(v)
         phi = (fv[0] - fv[1]).sum(axis=0)
         self._fold_change(marg, v, phi, u)
-        self.L[:, u] = self.L[u].T
+        brown_kernels.mirror_rows(self.L, u)
 
     def _least_after(self, marg: np.ndarray, block: np.ndarray, u: np.ndarray) -> float:
         """The least loss in rows ``u`` once a new slot's cells are in (:func:`features.brown_kernels.least_after`)."""
@@ -511,13 +513,13 @@ class Clusterer:
             self._add_change(v, phi, rows, act)
             if rows is act:
                 return None
-            self.L[:, idx] = self.L[idx].T
+            brown_kernels.mirror_rows(self.L, idx)
             return idx
         if idx.size > self.size // 2:
             self._add_change(v, phi, np.arange(self.size), None)
             return None
         self._add_change(v, phi, idx, None)
-        self.L[:, idx] = self.L[idx].T
+        brown_kernels.mirror_rows(self.L, idx)
         return idx
 
     def _add_change(self, v: np.ndarray, phi: np.ndarray, rows: np.ndarray, cols: np.ndarray | None) -> None:

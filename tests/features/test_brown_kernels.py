@@ -177,6 +177,24 @@ def _losses(rng: np.random.Generator, size: int, live: np.ndarray) -> np.ndarray
     return L
 
 
+@pytest.mark.parametrize("size", [5, 64, 150])  # less than, exactly and more than one block of columns
+def test_mirrored_rows_are_numpy_s_transpose_and_symmetric_among_themselves(size: int) -> None:
+    rng = np.random.default_rng(size)
+    L = rng.random((size, size))
+    rows = np.unique(rng.choice(size, size=max(2, size // 4)))
+    before = L.copy()
+    expected = L.copy()
+    expected[:, rows] = expected[rows].T
+    brown_kernels.mirror_rows(L, rows)
+    others = np.setdiff1d(np.arange(size), rows)
+    np.testing.assert_array_equal(L[others], expected[others])  # the columns: the rows' cells, exactly
+    np.testing.assert_array_equal(L[np.ix_(rows, others)], before[np.ix_(rows, others)])  # the rows themselves kept
+    block = L[np.ix_(rows, rows)]
+    np.testing.assert_array_equal(block, block.T)  # each pair ends equal, to one of its two cells
+    pairs = before[np.ix_(rows, rows)]
+    assert ((block == pairs) | (block == pairs.T)).all()
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_row_minima_are_argmin_of_the_whole_rows_before_and_after_a_change(seed: int) -> None:
     rng = np.random.default_rng(seed)
