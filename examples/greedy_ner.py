@@ -67,6 +67,7 @@ from seqlab.data.schemes import allowed_transitions, convert  # noqa: E402
 logger = logging.getLogger("greedy_ner")
 
 START = "<s>"  # the "previous prediction" before a sentence's first token
+OFFSETS = tuple(_offset(k) for k in WINDOW)  # "-2" ... "+2", as the window features name them
 TUNE_EPOCHS = (5, 10, 15, 20, 30, 50)
 TRAIN_HISTORIES = ("predicted", "gold")
 
@@ -111,6 +112,8 @@ class GreedyPerceptron:
     def __init__(self, labels: Sequence[str], *, history: bool = True, gold_history: bool = False,
                  thickness: float | None = None, capacity: int = 1 << 20) -> None:
         self.labels = list(labels)
+        self._label_id = {label: i for i, label in enumerate(self.labels)}
+        self._ones = np.ones(3 + len(WINDOW))  # the values of the history features
         self.thickness = thickness  # None: multiclass updates; else one-vs-all with this margin
         self.history = history
         self.gold_history = gold_history  # in training, read the gold labels of the previous tokens
@@ -146,35 +149,43 @@ class GreedyPerceptron:
         dropped."""
         return [self._ids(list(f), list(f.values()), grow) for f in feats]
 
-    def _history(self, padded: Sequence[str], i: int, p1: str, p2: str) -> list[str]:
-        """The features of token ``i`` (index into ``padded``, two pads each side) that read the predictions."""
+    def _contexts(self, words: Sequence[str]) -> list[tuple[str, ...]]:
+        """Each token's window features conjoined with y-1, named up to the label (``w[k]=x|y-1=``)."""
+        if not self.history:
+            return [()] * len(words)
+        padded = ("", "", *words, "", "")
+        return [tuple(f"w[{o}]={padded[i + 2 + k]}|y-1=" for k, o in zip(WINDOW, OFFSETS)) for i in range(len(words))]
+
+    def _history(self, context: tuple[str, ...], p1: str, p2: str) -> list[str]:
+        """The features of a token that read the predictions: y-1, y-2, their pair and ``context`` + y-1."""
         if not self.history:
             return []
-        return [f"y-1={p1}", f"y-2={p2}", f"y-2,y-1={p2},{p1}",
-                *(f"w[{_offset(k)}]={padded[i + 2 + k]}|y-1={p1}" for k in WINDOW)]
+        return [f"y-1={p1}", f"y-2={p2}", f"y-2,y-1={p2},{p1}", *(c + p1 for c in context)]
 
     # ---------------------------------------------------------------- tagging and learning
 
     def tag(self, words: Sequence[str], static: list[tuple[np.ndarray, np.ndarray]], W: np.ndarray,
             gold: Sequence[str] | None = None) -> list[str]:
         """Greedy BILOU labels of one sentence under weights ``W``; with ``gold``, update as it goes."""
-        padded = ("", "", *words, "", "")
+        contexts = self._contexts(words)
+        index = self.index
         p1 = p2 = START
         out: list[str] = []
         for i, (ids, values) in enumerate(static):
-            hist = self._history(padded, i, p1, p2)
-            known = [self.index[h] for h in hist if h in self.index]
+            hist = self._history(contexts[i], p1, p2)
+            known = [index[h] for h in hist if h in index]
             rows = np.concatenate([ids, np.array(known, np.int64)]) if known else ids
-            vals = np.concatenate([values, np.ones(len(known))]) if known else values
+            vals = np.concatenate([values, self._ones[:len(known)]]) if known else values
             raw = vals @ W[rows]
             guess = self.labels[int(np.argmax(raw + self._mask[p1]))]
             if gold is not None:
-                good = self.labels.index(gold[i])
+                good = self._label_id[gold[i]]
                 if self.thickness is None:  # multiclass: the gold label up, the wrong guess down
-                    change = {good: 1.0, self.labels.index(guess): -1.0} if guess != gold[i] else {}
+                    change = {good: 1.0, self._label_id[guess]: -1.0} if guess != gold[i] else {}
                 else:  # one binary scorer per label, each asked for a margin of ``thickness`` on its side
-                    change = {y: (1.0 if y == good else -1.0) for y in range(len(self.labels))
-                              if (raw[y] < self.thickness if y == good else raw[y] > -self.thickness)}
+                    short = raw > -self.thickness
+                    short[good] = raw[good] < self.thickness
+                    change = {y: (1.0 if y == good else -1.0) for y in np.flatnonzero(short).tolist()}
                 if change:
                     hist_rows, hist_vals = self._ids(hist, [1.0] * len(hist), grow=True)
                     self._update(np.concatenate([ids, hist_rows]), np.concatenate([values, hist_vals]), change)
