@@ -92,11 +92,12 @@ def test_tune_scores_dev_after_the_chosen_epochs_of_one_run(greedy, data, capsys
 
 def test_history_features_name_the_previous_predictions(greedy):
     model = greedy.GreedyPerceptron(["B-PER", "I-PER", "L-PER", "O", "U-PER"])
-    padded = ("", "", "Peter", "Blackburn", "said", "", "")
-    assert model._history(padded, 1, "B-PER", "<s>") == [
+    contexts = model._contexts(["Peter", "Blackburn", "said"])
+    assert model._history(contexts[1], "B-PER", "<s>") == [
         "y-1=B-PER", "y-2=<s>", "y-2,y-1=<s>,B-PER", "w[-2]=|y-1=B-PER", "w[-1]=Peter|y-1=B-PER",
         "w[0]=Blackburn|y-1=B-PER", "w[+1]=said|y-1=B-PER", "w[+2]=|y-1=B-PER"]
-    assert greedy.GreedyPerceptron(["O", "U-PER"], history=False)._history(("", "", "a", "", ""), 0, "O", "O") == []
+    plain = greedy.GreedyPerceptron(["O", "U-PER"], history=False)
+    assert plain._history(plain._contexts(["a"])[0], "O", "O") == []
 
 
 def test_greedy_labels_always_follow_bilou(greedy):
