@@ -456,6 +456,7 @@ class Clusterer:
 
     def merge(self, a: int, b: int) -> tuple[int, int]:
         """Merge slots ``a`` and ``b``; returns ``(kept slot, freed slot)``."""
+        self._kept = None  # what a fold attempt kept no longer holds once the tables change
         T = self.T
         if np.count_nonzero(T[:, a]) < np.count_nonzero(T[:, b]):
             a, b = b, a  # fold the sparser slot b into a
