@@ -105,6 +105,27 @@ def test_merge_losses_equal_brute_force_ami_drop(monkeypatch, seed: int, fold: b
         _assert_losses_exact(state)
 
 
+def test_a_merge_between_a_fold_attempt_and_add_word_is_seen(monkeypatch) -> None:
+    """What a failed fold keeps for add_word (the word's cells, pair margins and loss row) is dropped when the
+    tables change first: add_word after an unrelated merge gives the exact losses."""
+    import features.brown_merge as brown_merge
+
+    monkeypatch.setattr(brown_merge, "_SCAN_BELOW", 0)
+    data = count_bigrams(_zipf_corpus(5, vocab=90, sentences=250))
+    c = 8
+    state = Clusterer(data, c)
+    free, checked = c, 0
+    for w in range(c, len(data.words)):
+        if state.fold_new_word(w, free):
+            continue
+        a, b = state.best_pair()
+        kept, freed = state.merge(a, b)  # the tables change before w comes in
+        state.add_word(w, free)
+        _assert_losses_exact(state)
+        free, checked = freed, checked + 1
+    assert checked > 3
+
+
 def _run_window(data, c: int) -> Clusterer:
     state = Clusterer(data, c)
     free = c
