@@ -119,7 +119,7 @@ def test_a_merge_between_a_fold_attempt_and_add_word_is_seen(monkeypatch) -> Non
         if state.fold_new_word(w, free):
             continue
         a, b = state.best_pair()
-        kept, freed = state.merge(a, b)  # the tables change before w comes in
+        _, freed = state.merge(a, b)  # the tables change before w comes in
         state.add_word(w, free)
         _assert_losses_exact(state)
         free, checked = freed, checked + 1
