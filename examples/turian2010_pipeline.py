@@ -246,13 +246,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.runs.exists() and not args.runs.is_dir():
         parser.error(f"--runs: {args.runs} is a file, not a folder")
-    data = data_root() or Path("$SEQLAB_DATA")
-    if not (data / CORPUS).exists() and not (args.list or args.dry_run):
-        parser.error(f"{data / CORPUS} does not exist: set SEQLAB_DATA to the folder that holds {CORPUS}")
     try:
         pattern = re.compile(args.only) if args.only else None
     except re.error as err:
         parser.error(f"--only: not a regular expression ({err})")
+    data = data_root() or Path("$SEQLAB_DATA")
+    if not (data / CORPUS).exists() and not (args.list or args.dry_run):
+        parser.error(f"{data / CORPUS} does not exist: set SEQLAB_DATA to the folder that holds {CORPUS}")
     chosen = [s for s in steps(args.runs, data)
               if (pattern is None or pattern.search(s.name)) and (args.long or not s.long)]
     if not chosen:

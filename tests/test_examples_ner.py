@@ -118,6 +118,7 @@ def test_training_tags_are_bilou_and_predictions_iob1(ner, data):
         ("U-ORG", "O", "U-MISC", "O", "O"), ("B-PER", "L-PER"), ("U-LOC", "O")]
 
 
+@NEEDS_CRFSUITE
 def test_missing_data_file_is_an_error_naming_it(ner, data, capsys):
     rc = ner.main(["--train", "conll2003/nope.txt", "--dev", "conll2003/dev.txt", "--test", "conll2003/dev.txt",
                    "--model", str(data / "m.crfsuite"), "--predictions", str(data / "p.txt")])

@@ -74,12 +74,13 @@ def add_threads_option(parser: argparse.ArgumentParser) -> None:
                              "idle one)")
 
 
-def load_model(model_dir: str | None, kind: type | None = None, verb: str = "", backend: str = "torch") -> Any:
-    """``seqlab.load(model_dir, backend=backend)`` (None: the installed default model), refusing a model of
-    another kind than ``kind`` with a clear message."""
+def load_model(model_dir: str | None, kind: type | None = None, verb: str = "", backend: str = "torch",
+               device: str = "auto") -> Any:
+    """``seqlab.load(model_dir, device, backend=backend)`` (None: the installed default model), refusing a model
+    of another kind than ``kind`` with a clear message."""
     import seqlab
 
-    model = seqlab.load(model_dir, backend=backend)
+    model = seqlab.load(model_dir, device, backend=backend)
     if kind is not None and not isinstance(model, kind):
         wanted = "a relation" if kind.__name__ == "RelationModel" else "a tagging"
         raise SeqlabError(f"{model_dir}: seqlab {verb} needs {wanted} run directory, and this one holds a "

@@ -6,11 +6,15 @@ import torch
 from seqlab.core.errors import SeqlabError
 
 
-def resolve_device(name: str) -> torch.device:
-    """``auto`` → the GPU when one is present, else the CPU; ``cuda`` without a GPU is a clear error."""
+def resolve_device(name: str, key: str = "train.device") -> torch.device:
+    """``auto`` → the GPU when one is present, else the CPU; ``cuda`` without a GPU, or a name torch does not
+    know, is a clear error naming ``key`` (the setting or option it came from)."""
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    device = torch.device(name)
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise SeqlabError(f"{key}: expected auto, cpu, cuda or cuda:N, but got {name!r}") from None
     if device.type == "cuda" and not torch.cuda.is_available():
-        raise SeqlabError(f"train.device: {name!r} was asked for, but no CUDA GPU is available; use auto or cpu")
+        raise SeqlabError(f"{key}: {name!r} was asked for, but no CUDA GPU is available; use auto or cpu")
     return device

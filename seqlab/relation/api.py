@@ -49,7 +49,7 @@ class RelationModel:
     def load(cls, run_dir: str | Path, device: torch.device | str = "auto") -> "RelationModel":
         """Load config, vocabularies and best weights (``weights_only``) of a relation run."""
         run_dir = Path(run_dir)
-        device = resolve_device(device) if isinstance(device, str) else device
+        device = resolve_device(device, key="device") if isinstance(device, str) else device
         if not (run_dir / archive.CONFIG).is_file():
             raise SeqlabError(f"{run_dir}: not a seqlab run directory (no {archive.CONFIG}); "
                               f"pass the --output folder of a training run")

@@ -37,13 +37,16 @@ COLOURS = ("#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e
 @torch.no_grad()
 def collect(model: torch.nn.Module, examples: list[RelationExample], vocabs: dict, batch_size: int = 200
             ) -> dict[str, list]:
-    """Per-example probabilities, attention weights, entity states and latent-type weights."""
+    """Per-example probabilities, attention weights, entity states and latent-type weights, as CPU arrays
+    whichever device the model is on."""
     data = encode(examples, vocabs)
     model.eval()
+    device = next(model.parameters()).device
     out: dict[str, list] = defaultdict(lambda: [None] * len(examples))
     for rows, batch in batches(data, batch_size):
-        logits, extras = model(batch)
-        probs = logits.softmax(dim=-1)
+        logits, extras = model(batch.to(device))
+        probs = logits.softmax(dim=-1).cpu()
+        extras = {key: value.cpu() for key, value in extras.items()}
         for j, row in enumerate(rows.tolist()):
             n = int(batch.lengths[j])
             out["probs"][row] = probs[j].numpy()

@@ -98,7 +98,7 @@ class SequenceTagger:
         """Load a run directory written by ``seqlab train``: config, vocabularies, fitted features and the
         best weights (``torch.load(weights_only=True)``: a model file never runs code)."""
         run_dir = Path(run_dir)
-        device = resolve_device(device) if isinstance(device, str) else device
+        device = resolve_device(device, key="device") if isinstance(device, str) else device
         if not (run_dir / archive.CONFIG).is_file():
             raise SeqlabError(f"{run_dir}: not a seqlab run directory (no {archive.CONFIG}); "
                               "pass the --output folder of a training run")

@@ -115,3 +115,35 @@ def test_the_relation_classifier_trains_on_the_gpu_and_matches_the_cpu(monkeypat
 
 def _unpack(tagger):  # the parts of a loaded tagger the tests below look at
     return tagger.config, tagger.vocabs, tagger.model, tagger.features
+
+
+def test_a_device_name_torch_does_not_know_is_a_clear_error_naming_its_option():
+    with pytest.raises(SeqlabError, match=r"--device: expected auto, cpu, cuda or cuda:N, but got 'gpu0'"):
+        resolve_device("gpu0", key="--device")
+
+
+@needs_cuda
+def test_explain_reads_a_model_on_the_gpu_as_on_the_cpu(monkeypatch, tmp_path):
+    """``seqlab explain`` loads the model on the GPU when there is one: the batches go to the model's device and
+    the heat maps, entity states and latent types are what the same model gives on the CPU."""
+    import numpy as np
+
+    from seqlab.data.semeval import read_semeval
+    from seqlab.relation.api import RelationModel
+    from seqlab.relation.build import model_inputs
+    from seqlab.relation.config import load_relation_config
+    from seqlab.relation.explain import collect, explain_file
+    from seqlab.tasks import train
+
+    folder = FIXTURES / "semeval"
+    monkeypatch.setenv("SEQLAB_DATA", str(folder))
+    config = load_relation_config(folder / "tiny.yaml", ["train.epochs=2", "train.device=cpu"])
+    train(config, tmp_path / "run", progress=False)
+    gpu, cpu = RelationModel.load(tmp_path / "run", "cuda"), RelationModel.load(tmp_path / "run", "cpu")
+    examples = model_inputs(read_semeval(folder / config.data.test), config.model)
+    on_gpu, on_cpu = collect(gpu.model, examples, gpu.vocabs), collect(cpu.model, examples, cpu.vocabs)
+    assert on_gpu.keys() == on_cpu.keys() and "alpha" in on_gpu
+    for key in on_gpu:
+        assert all(np.allclose(g, c, atol=1e-4) for g, c in zip(on_gpu[key], on_cpu[key])), key
+    written = explain_file(gpu, folder / config.data.test, tmp_path / "explain")
+    assert all(path.is_file() and path.stat().st_size > 0 for path in written)
