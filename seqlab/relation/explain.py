@@ -165,7 +165,7 @@ def explain_file(model: "RelationModel | str | Path", path: str | Path, out_dir:
         out.write(latent_type_table(examples, info, top))
     written.append(table)
     weights = np.stack(info["e1_types"] + info["e2_types"])  # shape: (2N, K)
-    types = run.model.attention.typing.types.detach().numpy()  # shape: (K, 2H)
+    types = run.model.attention.typing.types.detach().cpu().numpy()  # shape: (K, 2H)
     keep = np.random.default_rng(run.config.train.seed).permutation(len(weights))[:max_points]
     svg = out_dir / "latent_types_tsne.svg"
     with atomic_open(svg) as out:  # the entities' latent type representations t_e = Σ_k α_k c_k
