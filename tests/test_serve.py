@@ -398,19 +398,3 @@ def test_serve_workers_that_keep_dying_stop_the_server_with_an_error(tagger, mon
     with pytest.raises(SeqlabError, match=r"workers keep dying \(3 in 60 s, the last with status 3\); stopped"):
         server.serve_forever()
     assert server.pids == [] and server.stopped.is_set()
-
-
-def test_forked_workers_run_on_the_cpu_and_a_gpu_for_them_is_a_clear_error():
-    """Workers are forked after the model loads, and a forked process cannot use a CUDA context made before:
-    with --workers > 1, auto means the CPU, and cuda is refused with what to do instead (on a machine without a
-    GPU, the refusal says there is none)."""
-    from seqlab.cli.serve import _device
-    from seqlab.core.errors import SeqlabError
-
-    assert _device("auto", 1) == "auto" and _device("cuda", 1) == "cuda"  # one process: the GPU when there is one
-    assert _device("auto", 2) == "cpu" and _device("cpu", 4) == "cpu"
-    with pytest.raises(SeqlabError, match=r"--device(?: cuda with --workers 2: worker processes are forked|: 'cuda' "
-                                          r"was asked for, but no CUDA GPU is available)"):
-        _device("cuda", 2)
-    with pytest.raises(SeqlabError, match=r"--device: expected auto, cpu, cuda or cuda:N, but got 'tpu'"):
-        _device("tpu", 2)

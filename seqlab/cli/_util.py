@@ -74,6 +74,29 @@ def add_threads_option(parser: argparse.ArgumentParser) -> None:
                              "idle one)")
 
 
+def add_device_option(parser: argparse.ArgumentParser, workers: bool = False) -> None:
+    when = " and --workers is 1, else the CPU" if workers else ""
+    parser.add_argument("--device", default="auto",
+                        help=f"where the model runs: auto (the GPU when there is one{when}), cpu, cuda or cuda:N")
+
+
+def model_device(name: str, workers: int = 1) -> str:
+    """The device a verb loads its model on. Worker processes (``--workers`` > 1) run the model on the CPU:
+    ``serve`` forks them after the model loads, and a forked process cannot use a CUDA context made before the
+    fork; ``tag`` starts one interpreter each, which on one GPU would hold N copies. So with workers, ``auto``
+    means the CPU and a GPU is a clear error; one process (the default) runs on the GPU when there is one."""
+    if name == "auto":  # torch not imported: tag --workers starts its workers without it
+        return name if workers == 1 else "cpu"
+    from seqlab.core.device import resolve_device
+
+    device = resolve_device(name, key="--device")  # a name torch does not know, or cuda without a GPU: said here
+    if workers > 1 and device.type == "cuda":
+        raise SeqlabError(f"--device {name} with --workers {workers}: worker processes run the model on the CPU; "
+                          "run it on the GPU with --workers 1 (requests and batches share the GPU), or pass "
+                          "--device cpu")
+    return name
+
+
 def load_model(model_dir: str | None, kind: type | None = None, verb: str = "", backend: str = "torch",
                device: str = "auto") -> Any:
     """``seqlab.load(model_dir, device, backend=backend)`` (None: the installed default model), refusing a model

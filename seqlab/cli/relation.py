@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from seqlab.cli._util import input_lines, load_model, positive_int
+from seqlab.cli._util import add_device_option, input_lines, load_model, model_device, positive_int
 from seqlab.core.paths import require_file
 
 
@@ -17,7 +17,7 @@ def classify(args: argparse.Namespace) -> int:
     """``seqlab classify MODEL_DIR [FILE|-]``: label and probability per marked sentence."""
     from seqlab.relation.api import RelationModel
 
-    model = load_model(args.model_dir, RelationModel, "classify")
+    model = load_model(args.model_dir, RelationModel, "classify", device=model_device(args.device))
     lines, source = input_lines(args.file)
     for r in model.classify_many(lines, batch_size=args.batch_size, source=source):
         if args.format == "jsonl":
@@ -34,7 +34,7 @@ def explain(args: argparse.Namespace) -> int:
     from seqlab.relation.api import RelationModel
     from seqlab.relation.explain import explain_file
 
-    model = load_model(args.model_dir, RelationModel, "explain")
+    model = load_model(args.model_dir, RelationModel, "explain", device=model_device(args.device))
     require_file(args.file)
     written = explain_file(model, args.file, Path(args.out), sentences=args.sentences, top=args.top)
     for path in written:
@@ -62,6 +62,7 @@ def add_parsers(sub: argparse._SubParsersAction, score_sub: argparse._SubParsers
     c.add_argument("file", nargs="?", help="one sentence per line ('ID<TAB>\"sentence\"' or the sentence); - for stdin")
     c.add_argument("--format", choices=("tsv", "jsonl"), default="tsv", help="tsv: id, label, probability")
     c.add_argument("--batch-size", type=positive_int, default=200)
+    add_device_option(c)
     c.set_defaults(func=classify)
 
     x = sub.add_parser("explain", help="relation runs: attention heat maps, latent entity types (paper §5)")
@@ -70,4 +71,5 @@ def add_parsers(sub: argparse._SubParsersAction, score_sub: argparse._SubParsers
     x.add_argument("--out", required=True, help="folder for attention.html, latent_types.md, latent_types_tsne.svg")
     x.add_argument("--sentences", type=positive_int, default=20, help="sentences shown in the heat maps")
     x.add_argument("--top", type=positive_int, default=10, help="entities listed per latent type")
+    add_device_option(x)
     x.set_defaults(func=explain)

@@ -5,7 +5,8 @@ import argparse
 import logging
 from typing import Any
 
-from seqlab.cli._util import add_backend_option, add_threads_option, load_model, positive_int, use_threads
+from seqlab.cli._util import (add_backend_option, add_device_option, add_threads_option, load_model, model_device,
+                              positive_int, use_threads)
 from seqlab.core.errors import SeqlabError
 
 log = logging.getLogger("seqlab")
@@ -25,7 +26,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     require_framework()  # before the model loads: a missing extra is said at once
     use_threads(args.threads)
-    model = load_model(args.model, backend=args.backend, device=_device(args.device, args.workers))
+    model = load_model(args.model, backend=args.backend, device=model_device(args.device, args.workers))
     try:
         server = make_server(model, args.model or "en-ner-conll03", host=args.host, port=args.port,
                              max_bytes=args.max_bytes, max_tokens=args.max_tokens,
@@ -39,28 +40,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     server.serve_forever()  # SIGINT/SIGTERM: stop accepting, finish the requests in flight, then return
     log.info("stopped")
     return 0
-
-
-def _device(name: str, workers: int) -> str:
-    """The device the model loads on. Worker processes are forked after the model loads, and a forked process
-    cannot use a CUDA context made before the fork: with ``--workers`` > 1, ``auto`` means the CPU and asking
-    for a GPU is an error; one process (the default) serves on the GPU, batching concurrent requests there."""
-    import torch
-
-    from seqlab.core.device import resolve_device
-
-    if workers == 1:
-        return name
-    if name == "auto":
-        if torch.cuda.is_available():
-            log.info("--workers %d: the workers run the model on the CPU (forked processes cannot share the GPU); "
-                     "--workers 1 serves on the GPU", workers)
-        return "cpu"
-    if resolve_device(name, key="--device").type == "cuda":
-        raise SeqlabError(f"--device {name} with --workers {workers}: worker processes are forked after the model "
-                          "loads and cannot use its GPU; serve on the GPU with --workers 1 (it batches concurrent "
-                          "requests), or on the CPU with --device cpu")
-    return name
 
 
 def _non_negative(value: str) -> float:
@@ -91,8 +70,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="worker processes answering on the one port, each running the model with --threads "
                         "threads and micro-batching its own requests (forked after loading: the model's memory "
                         "is shared)")
-    s.add_argument("--device", default="auto",
-                   help="auto (the GPU when there is one and --workers is 1, else the CPU), cpu, cuda or cuda:N")
+    add_device_option(s, workers=True)
     add_threads_option(s)
     add_backend_option(s)
     s.set_defaults(func=cmd_serve)

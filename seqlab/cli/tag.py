@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import Iterable, TextIO
 
-from seqlab.cli._util import (add_backend_option, add_threads_option, input_lines, load_model, positive_int,
-                              use_threads)
+from seqlab.cli._util import (add_backend_option, add_device_option, add_threads_option, input_lines, load_model,
+                              model_device, positive_int, use_threads)
 from seqlab.core.paths import require_file
 from seqlab.core.errors import SeqlabError
 from seqlab.tagging.config import SCHEME_NAMES
@@ -53,12 +53,13 @@ def cmd_tag(args: argparse.Namespace) -> int:
     interactive = file in (None, "-") and sys.stdin.isatty()  # a person typing: answer each line at once
     options = {"batch_size": args.batch_size, "scheme": args.scheme, "pool": 1 if interactive else POOL_BATCHES,
                "confidences": args.format == "jsonl"}  # the only format that prints them
+    device = model_device(args.device, args.workers)  # a bad --device is said before any work
     if args.workers > 1:  # each worker loads its own copy, tags and renders its chunks; here they are only written,
         # and torch is not imported (1.8 s before the workers could start importing it themselves)
         if model is not None and not _is_model(model):  # no model there: its one-line error before any worker starts
             from seqlab.tagging.api import SequenceTagger
 
-            load_model(model, SequenceTagger, "tag", args.backend)
+            load_model(model, SequenceTagger, "tag", args.backend, device)
         for text in render_in_workers(model, shard(lines, index, count), workers=args.workers, options=options,
                                       fmt=args.format, backend=args.backend):
             sys.stdout.write(text)
@@ -67,7 +68,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
     from seqlab.tagging.api import SequenceTagger
 
     use_threads(args.threads)
-    tagger = load_model(model, SequenceTagger, "tag", args.backend)
+    tagger = load_model(model, SequenceTagger, "tag", args.backend, device)
     gc.freeze()  # the modules and model just loaded stay alive: full collections while tagging need not scan them
     numbered_a, numbered_b = itertools.tee(shard(lines, index, count))
     texts = (line for _, line in numbered_a)
@@ -80,7 +81,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     require_file(args.file)
     use_threads(args.threads)
-    model = load_model(args.model_dir)
+    model = load_model(args.model_dir, device=model_device(args.device))
     where = Path(args.model_dir) if Path(args.model_dir).is_dir() else Path.cwd()  # a model file: here
     default = where / "eval" / Path(args.file).name
     if isinstance(model, RelationModel):
@@ -117,6 +118,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--columns", metavar="NAMES",
                    help="the file's columns, comma-separated, in the model's column names (e.g. ner,word for a "
                         "'TAG token' file; _ skips a column); default: the model's layout, or token ... tag")
+    add_device_option(e)
     add_threads_option(e)
     e.set_defaults(func=cmd_eval)
 
@@ -134,6 +136,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                                   "jobs of an array (Slurm, Kubernetes)")
     g.add_argument("--scheme", choices=SCHEME_NAMES, default="iob2",
                    help="tag scheme of the labels --format conll writes (default iob2: B- opens every entity)")
+    add_device_option(g, workers=True)
     add_threads_option(g)
     add_backend_option(g)
     g.set_defaults(func=cmd_tag)

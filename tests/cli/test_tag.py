@@ -391,3 +391,34 @@ def test_a_byte_order_mark_is_not_text_and_offsets_count_from_after_it(run_dir, 
     assert outputs[0] == outputs[1]
     raw = io.BytesIO(b"\xef\xbb\xbfParis met.\n\xef\xbb\xbfa mark inside a text is kept\n")
     assert list(utf8_lines(raw, "x")) == ["Paris met.\n", "\ufeffa mark inside a text is kept\n"]
+
+
+def test_device_cpu_tags_as_auto_does_without_a_gpu_and_a_bad_device_is_one_line(run_dir, tmp_path, capsys):
+    import torch
+
+    path = tmp_path / "in.txt"
+    path.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    outputs = []
+    for extra in ([], ["--device", "cpu"]):
+        assert main(["tag", str(run_dir), str(path), *extra]) == 0
+        outputs.append(capsys.readouterr().out)
+    if not torch.cuda.is_available():  # auto is the CPU here
+        assert outputs[0] == outputs[1]
+    assert main(["eval", str(run_dir), str(NER / "dev.txt"), "--device", "cpu", "--output", str(tmp_path / "p")]) == 0
+    capsys.readouterr()
+    assert main(["tag", str(run_dir), str(path), "--device", "tpu"]) == 2
+    assert capsys.readouterr().err == "seqlab: error: --device: expected auto, cpu, cuda or cuda:N, but got 'tpu'\n"
+
+
+def test_worker_processes_run_on_the_cpu_and_a_gpu_for_them_is_a_clear_error(run_dir, tmp_path, capsys):
+    """tag and serve workers run the model on the CPU: auto means the CPU there, and --device cuda is refused with
+    what to do instead (on a machine without a GPU, the refusal says there is none)."""
+    from seqlab.cli._util import model_device
+
+    assert model_device("auto") == "auto" and model_device("cpu", 4) == "cpu" and model_device("auto", 2) == "cpu"
+    path = tmp_path / "in.txt"
+    path.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    assert main(["tag", str(run_dir), str(path), "--workers", "2", "--device", "cuda"]) == 2
+    assert re.fullmatch(r"seqlab: error: --device(?: cuda with --workers 2: worker processes run the model on the CPU; "
+                        r".*--device cpu|: 'cuda' was asked for, but no CUDA GPU is available; use auto or cpu)\n",
+                        capsys.readouterr().err)
