@@ -17,4 +17,8 @@ def resolve_device(name: str, key: str = "train.device") -> torch.device:
         raise SeqlabError(f"{key}: expected auto, cpu, cuda or cuda:N, but got {name!r}") from None
     if device.type == "cuda" and not torch.cuda.is_available():
         raise SeqlabError(f"{key}: {name!r} was asked for, but no CUDA GPU is available; use auto or cpu")
+    if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
+        count = torch.cuda.device_count()
+        raise SeqlabError(f"{key}: {name!r} was asked for, but this machine has {count} GPU{'s' * (count != 1)} "
+                          f"(cuda:0{f' to cuda:{count - 1}' if count > 1 else ''})")
     return device

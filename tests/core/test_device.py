@@ -123,6 +123,13 @@ def test_a_device_name_torch_does_not_know_is_a_clear_error_naming_its_option():
 
 
 @needs_cuda
+def test_a_gpu_number_the_machine_lacks_is_a_clear_error():
+    count = torch.cuda.device_count()
+    with pytest.raises(SeqlabError, match=rf"--device: 'cuda:{count}' was asked for, but this machine has {count} GPU"):
+        resolve_device(f"cuda:{count}", key="--device")
+
+
+@needs_cuda
 def test_explain_reads_a_model_on_the_gpu_as_on_the_cpu(monkeypatch, tmp_path):
     """``seqlab explain`` loads the model on the GPU when there is one: the batches go to the model's device and
     the heat maps, entity states and latent types are what the same model gives on the CPU."""
