@@ -28,7 +28,7 @@ def test_the_table_has_a_row_per_setting_with_what_exists(tmp_path):
                           text=True, check=True)
     rows = {tuple(cell.strip() for cell in line.split("|")[1:3]): [c.strip() for c in line.split("|")[3:7]]
             for line in done.stdout.splitlines()[2:]}
-    assert len(rows) == 1 + 4 + 8  # the baseline, Brown 100-3200, C&W and HLBL 25-200
+    assert len(rows) == 1 + 5 + 8  # the baseline, Brown 100-10,000, C&W and HLBL 25-200
     assert rows[("none (baseline)", "")] == ["—", "—", "89.50", "83.25"]
     assert rows[("Brown", "1000")] == ["—", "—", "91.00", "85.75"]
     assert rows[("Brown", "320")] == ["94.50", "93.90", "—", "—"]  # the dev F1 at the chosen c2

@@ -119,6 +119,9 @@ def test_list_and_dry_run_run_nothing(tmp_path):
                             text=True, check=True).stdout.splitlines()
     assert listed[0].split() == ["chunk_baseline", "to", "run"]
     assert not any(line.startswith("induce_brown10000") for line in listed)  # many CPU-hours: only with --long
+    rows = [line.split()[0] for line in listed if "brown10000" in line]
+    assert rows == ["chunk_brown10000_wiki", "ner_brown10000_wiki"]  # listed, each waiting for the clusters
+    assert all("features/brown10000_wiki.paths" in line for line in listed if "brown10000" in line)
     dry = subprocess.run([sys.executable, str(SCRIPT), "--runs", str(runs), "--dry-run", "--long", "--only",
                           "induce_brown10000|ner_cw50_hlbl100"], capture_output=True, text=True, check=True).stdout
     assert "--clusters 10000" in dry and "ner_cw50_hlbl100_wiki: skipped, waits for" in dry
