@@ -66,6 +66,18 @@ def test_every_table3_row_of_the_paper_has_its_greedy_perceptron_seeds(tmp_path)
     assert len(outputs) == len(set(outputs)) == len(rows) * len(pipeline.SEEDS)  # no two rows share a model file
 
 
+def test_only_the_capped_chunking_row_limits_crfsuites_iterations(tmp_path):
+    """C&W 200-d chunking stops at its cap (its SGD would outlast a session); every other row keeps CRFsuite's own
+    stopping rule."""
+    pipeline = _module()
+    chunkers = {s.name: s.command for s in pipeline.steps(tmp_path / "runs", tmp_path / "data")
+                if s.name.startswith("chunk_")}
+    capped = {name for name, command in chunkers.items() if "--max-iterations" in command}
+    assert capped == {"chunk_cw200_wiki"}
+    command = chunkers["chunk_cw200_wiki"]
+    assert command[command.index("--max-iterations") + 1] == str(pipeline.CHUNK_ITERATIONS[("cw", 200)])
+
+
 @pytest.mark.parametrize("runs", ["runs", "../elsewhere/runs", "ABSOLUTE"])
 def test_the_rows_read_the_representations_where_the_inductions_write_them(tmp_path, monkeypatch, runs):
     """The example scripts resolve a bare relative path under SEQLAB_DATA: a row must name the runs folder's file."""
