@@ -19,7 +19,7 @@ from probe_inputs import NER, ROOT
 
 #: What the verbs import, loaded before the first fork so that no probe pays for it.
 PRELOADED = ("seqlab.cli", "seqlab.tasks", "seqlab.tagging.api", "seqlab.tagging.task", "seqlab.relation.api",
-             "seqlab.relation.task", "seqlab.core.trainer", "seqlab.core.package", "seqlab.core.metrics",
+             "seqlab.relation.task", "seqlab.core.trainer", "seqlab.core.package", "seqlab.data.metrics",
              "seqlab.tagging.onnx_export", "features.brown", "features.cw", "features.corpus")
 ENV = {"PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "SEQLAB_DATA": str(NER)}
 

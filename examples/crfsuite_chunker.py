@@ -47,7 +47,7 @@ Usage (paths relative to ``SEQLAB_DATA``, default ``../shared/data``, when not a
         [--max-iterations N] [--tune-c2 C2 ...] --model OUT.crfsuite --predictions OUT.txt
 
 It prints one JSON object: ``test_f1`` and the test report (conlleval's counts and scores,
-from :func:`seqlab.core.metrics.score`); ``train_seconds`` (CRFsuite's feature generation and
+from :func:`seqlab.data.metrics.score`); ``train_seconds`` (CRFsuite's feature generation and
 optimisation, after the Python feature extraction), ``tag_seconds`` and ``total_seconds``;
 feature counts (distinct attributes in train, CRFsuite features, labels). The model,
 the predictions (``word POS gold predicted``, conlleval's input), the resolved settings
@@ -79,7 +79,7 @@ from seqlab.core.atomic import atomic_open, atomic_path
 from seqlab.cli import setup_logging
 from seqlab.data.conll import read_conll
 from seqlab.core.errors import SeqlabError
-from seqlab.core.metrics import report_to_dict, score
+from seqlab.data.metrics import report_to_dict, score
 from seqlab.core.paths import resolve_data_path
 
 logger = logging.getLogger("crfsuite_chunker")

@@ -64,7 +64,7 @@ from features.orthographic import capitalization, word_type  # noqa: E402
 from features.scaling import DEFAULT_SIGMA  # noqa: E402
 from seqlab.cli import setup_logging  # noqa: E402
 from seqlab.core.errors import SeqlabError  # noqa: E402
-from seqlab.core.metrics import report_to_dict, score  # noqa: E402
+from seqlab.data.metrics import report_to_dict, score  # noqa: E402
 from seqlab.core.paths import resolve_data_path  # noqa: E402
 from seqlab.data.conll import read_conll  # noqa: E402
 from seqlab.data.schemes import convert  # noqa: E402

@@ -60,7 +60,7 @@ from crfsuite_ner import (FILE_SCHEME, TRAIN_SCHEME, WINDOW, NerData, NerSentenc
 from seqlab.cli import setup_logging  # noqa: E402
 from seqlab.core.atomic import atomic_open, atomic_path  # noqa: E402
 from seqlab.core.errors import SeqlabError  # noqa: E402
-from seqlab.core.metrics import report_to_dict, score  # noqa: E402
+from seqlab.data.metrics import report_to_dict, score  # noqa: E402
 from seqlab.core.paths import resolve_data_path  # noqa: E402
 from seqlab.data.schemes import allowed_transitions, convert  # noqa: E402
 

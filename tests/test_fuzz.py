@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from features.tokenize import SEPARATORS, split_sentences
 from seqlab.core.errors import DataFormatError, SeqlabError
-from seqlab.core.metrics import score_conll_file
+from seqlab.data.metrics import score_conll_file
 from seqlab.data.conll import read_conll
 from seqlab.data.dataset import file_layout, read_split
 from seqlab.data.semeval import read_semeval

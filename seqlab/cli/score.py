@@ -12,7 +12,7 @@ from seqlab.core.errors import SeqlabError
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from seqlab.core.metrics import score_conll_file
+    from seqlab.data.metrics import score_conll_file
 
     require_file(args.file)
     sys.stdout.write(score_conll_file(args.file))

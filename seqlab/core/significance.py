@@ -78,8 +78,8 @@ def official_macro_f1(sums: np.ndarray) -> np.ndarray:
 
 
 def span_counts(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> np.ndarray:
-    """Per-sentence [correct, found, gold] span counts (N, 3), by conlleval's rules (seqlab.core.metrics)."""
-    from seqlab.core.metrics import score
+    """Per-sentence [correct, found, gold] span counts (N, 3), by conlleval's rules (seqlab.data.metrics)."""
+    from seqlab.data.metrics import score
 
     rows = []
     for g, p in zip(gold, pred):
@@ -192,7 +192,7 @@ def seed_permutation_test(a: Sequence[float], b: Sequence[float], *, max_exact: 
 
 def compare_conll_files(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str], **options: int) -> Comparison:
     """Compare two ``token ... gold pred`` files of the same sentences (same gold tags) on span F1."""
-    from seqlab.core.metrics import read_prediction_file
+    from seqlab.data.metrics import read_prediction_file
 
     a, b = read_prediction_file(path_a), read_prediction_file(path_b)
     for path, file in ((path_a, a), (path_b, b)):

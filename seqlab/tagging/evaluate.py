@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from seqlab.core.metrics import format_conlleval, report_to_dict, score
+from seqlab.data.metrics import format_conlleval, report_to_dict, score
 from seqlab.data.batching import Encoded
 from seqlab.data.conll import write_conll
 from seqlab.data.dataset import Split

@@ -10,7 +10,7 @@ import pytest
 
 from seqlab.cli import main
 from seqlab.core.errors import SeqlabError
-from seqlab.core.metrics import read_prediction_file, score
+from seqlab.data.metrics import read_prediction_file, score
 from seqlab.relation.score import score_answers
 from seqlab.core.significance import (compare, compare_conll_files, official_macro_f1, relation_counts,
                                  seed_permutation_test, span_counts, span_f1)

@@ -1,4 +1,4 @@
-"""Tests for seqlab.core.metrics: counts worked out by hand, and conlleval's printed report.
+"""Tests for seqlab.data.metrics: counts worked out by hand, and conlleval's printed report.
 
 The expected reports below were also produced by conlleval.pl (v2004-01-26),
 which is not part of the project.
@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqlab.core.errors import DataFormatError
-from seqlab.core.metrics import (
+from seqlab.data.metrics import (
     PredictionFile,
     SpanReport,
     TypeCounts,
