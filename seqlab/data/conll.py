@@ -33,8 +33,9 @@ def named_columns(columns: Sequence[str], *, source: str = "columns") -> tuple[s
 
 
 @dataclass(frozen=True)
-class Sentence:
-    """One sentence: a tuple of values per named column, and where it came from."""
+class ColumnSentence:
+    """One sentence of a column file (CoNLL, CoNLL-U): a tuple of values per named column, and where it came
+    from; the data-level record (the API's tagged sentence is :class:`seqlab.tagging.document.Sentence`)."""
 
     columns: dict[str, tuple[str, ...]]
     path: str = ""
@@ -82,7 +83,7 @@ def read_conll(
     columns: Sequence[str],
     *,
     min_columns: int | None = None,
-) -> Iterator[Sentence]:
+) -> Iterator[ColumnSentence]:
     """Stream sentences from a CoNLL column file.
 
     Every token line must have exactly ``len(columns)`` fields (or at least
@@ -120,10 +121,10 @@ def read_conll(
         yield _sentence(rows, names, str(path), first_line, doc_start)
 
 
-def _sentence(rows: list[list[str]], names: tuple[str, ...], path: str, line: int, doc_start: bool) -> Sentence:
+def _sentence(rows: list[list[str]], names: tuple[str, ...], path: str, line: int, doc_start: bool) -> ColumnSentence:
     cols = {name: tuple(row[i] if i < len(row) else "" for row in rows) for i, name in enumerate(names)
             if name != SKIP}
-    return Sentence(cols, path=path, line=line, doc_start=doc_start)
+    return ColumnSentence(cols, path=path, line=line, doc_start=doc_start)
 
 
 def format_sentence(rows: Iterable[Sequence[str]], sep: str = " ") -> str:
