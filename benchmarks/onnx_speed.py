@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> None:
     from seqlab.data.batching import encode
     from seqlab.data.dataset import file_layout, read_split
     from seqlab.tagging.features import encode_options
-    from seqlab.tagging.onnx_export import export_onnx
+    from seqlab.apps.onnx_export import export_onnx
 
     with tempfile.TemporaryDirectory(prefix="onnx_speed_") as tmp:
         scratch = Path(tmp)

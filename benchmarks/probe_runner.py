@@ -18,9 +18,9 @@ from typing import Callable
 from probe_inputs import NER, ROOT
 
 #: What the verbs import, loaded before the first fork so that no probe pays for it.
-PRELOADED = ("seqlab.cli", "seqlab.tasks", "seqlab.tagging.api", "seqlab.tagging.task", "seqlab.relation.api",
-             "seqlab.relation.task", "seqlab.core.trainer", "seqlab.core.package", "seqlab.data.metrics",
-             "seqlab.tagging.onnx_export", "features.brown", "features.cw", "features.corpus")
+PRELOADED = ("seqlab.cli", "seqlab.apps.tasks", "seqlab.tagging.api", "seqlab.tagging.task", "seqlab.relation.api",
+             "seqlab.relation.task", "seqlab.core.trainer", "seqlab.apps.package", "seqlab.data.metrics",
+             "seqlab.apps.onnx_export", "features.brown", "features.cw", "features.corpus")
 ENV = {"PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "SEQLAB_DATA": str(NER)}
 
 

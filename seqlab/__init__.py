@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
-__version__ = "0.1.0"
+from seqlab.core.version import __version__
 
 if TYPE_CHECKING:
     import torch
@@ -42,7 +42,7 @@ def load(path: str | Path | None = None, device: "str | torch.device" = "auto", 
     tagger exported by ``seqlab export MODEL --format onnx --out DIR`` (pass DIR), whose emissions
     onnxruntime computes on the CPU (``pip install 'seqlab[onnx]'``); labels and confidences are decoded as
     with torch."""
-    from seqlab.tasks import load as load_any
+    from seqlab.apps.loader import load as load_any
 
     return load_any(path, device, backend)
 
@@ -51,7 +51,7 @@ def train(config: Any, output: str | Path, *, overrides: tuple[str, ...] = (), r
           progress: bool = True) -> dict[str, Any]:
     """Train a config (a YAML path, or a config object from :func:`read_config`) into the run directory
     ``output``; ``overrides`` are ``"a.b=c"`` strings as for ``--set``. Returns the run's metrics."""
-    from seqlab.tasks import read_config as read, train as train_any
+    from seqlab.apps.tasks import read_config as read, train as train_any
 
     if isinstance(config, (str, Path)):
         config = read(config, overrides)
@@ -62,7 +62,7 @@ def train(config: Any, output: str | Path, *, overrides: tuple[str, ...] = (), r
 
 def read_config(path: str | Path, overrides: tuple[str, ...] = ()) -> Any:
     """Read and check a config of any task (its ``task`` key picks the schema), with ``a.b=c`` overrides."""
-    from seqlab.tasks import read_config as read
+    from seqlab.apps.tasks import read_config as read
 
     return read(path, overrides)
 

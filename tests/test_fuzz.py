@@ -26,7 +26,7 @@ from seqlab.data.dataset import file_layout, read_split
 from seqlab.data.semeval import read_semeval
 from seqlab.relation.score import score_files
 from seqlab.tagging.config import DataConfig
-from seqlab.tasks import read_config
+from seqlab.apps.tasks import read_config
 
 FEW, MANY = 200, 10_000
 _SCRATCH = tempfile.TemporaryDirectory(prefix="seqlab-fuzz-")

@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 import seqlab
-from seqlab.core.package import read_manifest
+from seqlab.apps.package import read_manifest
 from seqlab.core.paths import data_root
-from seqlab.tasks import DEFAULT_MODEL, model_path
+from seqlab.apps.installed import DEFAULT_MODEL, model_path
 
 
 def test_the_installed_model_loads_by_default_and_by_name_and_finds_entities(monkeypatch, tmp_path):

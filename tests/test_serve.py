@@ -327,7 +327,7 @@ def _cli_server(model: str, tmp_path: Path, *options: str) -> tuple["subprocess.
 def test_the_cli_serves_a_model_file_with_its_manifest_and_stops_gracefully_on_sigterm(trained, tmp_path, workers):
     import signal
 
-    from seqlab.core.package import package
+    from seqlab.apps.package import package
 
     manifest = package(trained["tagger"], tmp_path / "tiny.seqlab")
     server, url, lines = _cli_server(str(tmp_path / "tiny.seqlab"), tmp_path, "--batch-wait-ms", "500",

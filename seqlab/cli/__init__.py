@@ -17,8 +17,8 @@ from typing import Sequence
 from features.base import FeatureError
 from seqlab.cli import export, features, package, relation, score, serve, tag, train
 from seqlab.core.errors import SeqlabError
-from seqlab.core.summarize import add_parser as add_summarize_parser
-from seqlab.tagging.sweep import add_parser as add_sweep_parser
+from seqlab.apps.summarize import add_parser as add_summarize_parser
+from seqlab.apps.sweep import add_parser as add_sweep_parser
 
 log = logging.getLogger("seqlab")
 

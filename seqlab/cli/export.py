@@ -1,5 +1,5 @@
 """``seqlab export MODEL --format onnx --out DIR``: a tagger's emissions graph for onnxruntime
-(:mod:`seqlab.tagging.onnx_export`); ``seqlab tag --backend onnx DIR`` and ``seqlab.load(DIR, backend="onnx")``
+(:mod:`seqlab.apps.onnx_export`); ``seqlab tag --backend onnx DIR`` and ``seqlab.load(DIR, backend="onnx")``
 run it."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ FORMATS = ("onnx",)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from seqlab.tagging.onnx_export import export_onnx
+    from seqlab.apps.onnx_export import export_onnx
 
     use_threads(1)
     manifest = export_onnx(args.model, args.out, opset=args.opset)

@@ -1,4 +1,4 @@
-"""``seqlab package RUN --out NAME.seqlab``: a trained model as one portable file (:mod:`seqlab.core.package`)."""
+"""``seqlab package RUN --out NAME.seqlab``: a trained model as one portable file (:mod:`seqlab.apps.package`)."""
 from __future__ import annotations
 
 import argparse
@@ -7,7 +7,7 @@ from pathlib import Path
 
 
 def cmd_package(args: argparse.Namespace) -> int:
-    from seqlab.core.package import SUFFIX, package
+    from seqlab.apps.package import SUFFIX, package
 
     out = Path(args.out) if args.out else Path(args.run).with_suffix(SUFFIX)
     manifest = package(args.run, out, prune=not args.full_features)
@@ -18,7 +18,7 @@ def cmd_package(args: argparse.Namespace) -> int:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from seqlab.core.package import read_manifest
+    from seqlab.apps.package import read_manifest
 
     print(json.dumps(read_manifest(args.model), indent=2))
     return 0

@@ -14,8 +14,8 @@ log = logging.getLogger("seqlab")
 
 def _manifest(source: str | None) -> dict[str, Any] | None:
     """The manifest of a ``.seqlab`` file or installed model (None for a run directory)."""
-    from seqlab.core.package import read_manifest
-    from seqlab.tasks import model_path
+    from seqlab.apps.package import read_manifest
+    from seqlab.apps.installed import model_path
 
     path = model_path(source)
     return read_manifest(path) if path.is_file() else None

@@ -34,7 +34,7 @@ def write_documents(documents: Iterable[Document], out: TextIO, fmt: str, number
 
 
 def _is_model(name: str) -> bool:
-    from seqlab.core.installed import MODELS
+    from seqlab.apps.installed import MODELS
 
     path = Path(name)
     return (name in MODELS or (path / "config.yaml").is_file() or (path / "onnx.json").is_file()
@@ -43,7 +43,7 @@ def _is_model(name: str) -> bool:
 
 def cmd_tag(args: argparse.Namespace) -> int:
     from seqlab.tagging.config import POOL_BATCHES
-    from seqlab.tagging.parallel import parse_shard, render_in_workers, shard
+    from seqlab.apps.parallel import parse_shard, render_in_workers, shard
 
     model, file = args.model, args.file
     if file is None and model is not None and not _is_model(model):  # `seqlab tag FILE`: the installed model

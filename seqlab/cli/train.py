@@ -53,7 +53,7 @@ def launch(nproc: int, argv: list[str]) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     """``seqlab train CONFIG`` or ``seqlab train --resume RUN_DIR``."""
     from seqlab.core import archive
-    from seqlab.tasks import read_config, train
+    from seqlab.apps.tasks import read_config, train
 
     if args.nproc > 1 and "WORLD_SIZE" not in os.environ:
         argv = [a for a in ([args.config] if args.config else []) if a]

@@ -68,7 +68,7 @@ class SpellingCache:
 
 class Emissions(Protocol):
     """Where a :class:`Predictor` gets label scores: a torch :class:`Tagger` (:class:`TorchEmissions`) or an
-    onnxruntime model (:class:`seqlab.tagging.onnx_runtime.OnnxEmissions`). Both hand the scores to the
+    onnxruntime model (:class:`seqlab.apps.onnx_runtime.OnnxEmissions`). Both hand the scores to the
     same ``decoder`` (a CRF, softmax or post-Viterbi module), so decoding and confidences are one code path."""
 
     device: torch.device

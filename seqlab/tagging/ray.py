@@ -90,7 +90,7 @@ def tag_dataset(dataset: Any, model: str | Path | None = None, *, text_column: s
     here once first, so a bad path or a relation model fails at once, not in every actor."""
     ray = _ray()
     from seqlab.tagging.api import SequenceTagger
-    from seqlab.tasks import load
+    from seqlab.apps.loader import load
 
     for name, value in (("actors", actors), ("lines_per_call", lines_per_call), ("batch_size", batch_size)):
         if value < 1:

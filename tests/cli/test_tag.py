@@ -17,7 +17,7 @@ from seqlab.data.schemes import spans
 from features.tokenize import split_sentences
 from seqlab.cli.tag import write_documents
 from seqlab.tagging.api import SequenceTagger
-from seqlab.tasks import train
+from seqlab.apps.tasks import train
 
 NER = Path(__file__).parents[1] / "fixtures" / "ner"
 TYPES = ("PER", "LOC", "ORG", "MISC")

@@ -63,7 +63,7 @@ def _trained_on_the_gpu_loads_on_the_cpu(config, tmp_path: Path) -> None:
     """Train a run on the GPU; it loads on the CPU and on the GPU, and both predict the same labels."""
     from seqlab.core import archive
     from seqlab.tagging.predict import predict
-    from seqlab.tasks import train
+    from seqlab.apps.tasks import train
 
     metrics = train(config, tmp_path / "run", progress=False)
     losses = [h["loss"] for h in metrics["history"]]
@@ -98,7 +98,7 @@ def test_the_relation_classifier_trains_on_the_gpu_and_matches_the_cpu(monkeypat
     from seqlab.relation.config import load_relation_config
     from seqlab.relation.api import RelationModel
     from seqlab.relation.predict import predict_probabilities
-    from seqlab.tasks import train
+    from seqlab.apps.tasks import train
     from tests.helpers import relation_trainer
 
     folder = FIXTURES / "semeval"
@@ -140,7 +140,7 @@ def test_explain_reads_a_model_on_the_gpu_as_on_the_cpu(monkeypatch, tmp_path):
     from seqlab.relation.build import model_inputs
     from seqlab.relation.config import load_relation_config
     from seqlab.relation.explain import collect, explain_file
-    from seqlab.tasks import train
+    from seqlab.apps.tasks import train
 
     folder = FIXTURES / "semeval"
     monkeypatch.setenv("SEQLAB_DATA", str(folder))

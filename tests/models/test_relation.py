@@ -11,7 +11,7 @@ from seqlab.relation.build import batches
 from seqlab.relation.config import load_relation_config
 from seqlab.relation.api import RelationModel
 from seqlab.relation.predict import predict_probabilities
-from seqlab.tasks import train
+from seqlab.apps.tasks import train
 from tests.helpers import relation_trainer
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "semeval"

@@ -11,7 +11,7 @@ from seqlab.tagging.config import load_config
 from seqlab.data.batching import encode, iterate
 from seqlab.tagging.predict import Predictor, SpellingCache, predict
 from seqlab.tagging.features import encode_options
-from seqlab.tasks import train
+from seqlab.apps.tasks import train
 from seqlab.core.trainer import Trainer
 from tests.helpers import tagger_trainer
 

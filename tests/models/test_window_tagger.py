@@ -18,7 +18,7 @@ from seqlab.data.schemes import allowed_transitions
 from seqlab.core.errors import SeqlabError
 from seqlab.tagging.predict import predict
 from seqlab.tagging.features import encode_options
-from seqlab.tasks import train
+from seqlab.apps.tasks import train
 from tests.helpers import tagger_trainer
 from tests.conftest import FIXTURES
 

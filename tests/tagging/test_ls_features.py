@@ -14,7 +14,7 @@ from seqlab.tagging.config import ConfigError, FeatureConfig, load_config
 from seqlab.core.errors import SeqlabError
 from seqlab.tagging.ls_features import ls_path
 from seqlab.tagging.features import load_token_features
-from seqlab.tasks import train
+from seqlab.apps.tasks import train
 
 pytest.importorskip("fasttext")
 from features.ls import LSVectors  # noqa: E402

@@ -1,5 +1,5 @@
 """The onnxruntime backend of a tagger: ``seqlab.load(DIR, backend="onnx")`` for a folder that
-``seqlab export`` wrote (:mod:`seqlab.tagging.onnx_export`).
+``seqlab export`` wrote (:mod:`seqlab.apps.onnx_export`).
 
 :class:`OnnxEmissions` is an :class:`~seqlab.tagging.predict.Emissions` backend: the
 :class:`~seqlab.tagging.predict.Predictor` asks it for each batch's emissions and decodes them with the
@@ -20,7 +20,19 @@ from torch import nn
 from seqlab.core import archive
 from seqlab.core.errors import SeqlabError
 from seqlab.data.batching import Encoded, make_batch
-from seqlab.tagging.onnx_export import FORMAT, FORMAT_VERSION, MANIFEST, ONNX, PACKAGE, require
+
+#: An export folder's files (written by :mod:`seqlab.apps.onnx_export`) and the format its manifest names.
+ONNX, PACKAGE, MANIFEST = "model.onnx", "model.seqlab", "onnx.json"
+FORMAT, FORMAT_VERSION = "seqlab-onnx", 1
+
+
+def require(module: str) -> None:
+    """Import ``module`` (onnx or onnxruntime), or fail with the install hint."""
+    try:
+        __import__(module)
+    except ImportError:
+        raise SeqlabError(f"ONNX export and the onnx backend need {module}: pip install 'seqlab[onnx]' "
+                          "(onnx and onnxruntime)") from None
 
 
 def _onnxruntime() -> Any:
@@ -91,7 +103,7 @@ def load_decoder(run_dir: Path, config: Any, labels: list[str]) -> nn.Module:
     """The decoder a run's config names, with its weights (CRF transitions) from the run's model file."""
     from seqlab.tagging.parts import DECODERS
 
-    decoder = DECODERS.get(config.model.decoder, "model.decoder")(labels, config.data.tag_scheme)
+    decoder = DECODERS.get(config.model.decoder, "model.decoder")(labels, config.data.labelling)
     weights = archive.load_weights(run_dir, "cpu")
     state = {key[len("decoder."):]: value for key, value in weights.items() if key.startswith("decoder.")}
     archive.load_state(decoder, state, run_dir / archive.WEIGHTS, "decoder")
@@ -100,7 +112,7 @@ def load_decoder(run_dir: Path, config: Any, labels: list[str]) -> nn.Module:
 
 def load_onnx(folder: str | Path, device: torch.device | str = "auto", *, threads: int | None = None) -> Any:
     """The tagger of an export folder, its emissions computed by onnxruntime (see :func:`seqlab.load`)."""
-    from seqlab.core.package import unpack
+    from seqlab.apps.package import unpack
     from seqlab.tagging.api import SequenceTagger
     from seqlab.tagging.config import load_config
     from seqlab.tagging.features import load_token_features

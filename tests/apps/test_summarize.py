@@ -9,7 +9,7 @@ import torch
 from seqlab.core import archive
 from seqlab.cli import main
 from seqlab.core.errors import SeqlabError
-from seqlab.core.summarize import mean_std, read_run, render, summarize
+from seqlab.apps.summarize import mean_std, read_run, render, summarize
 
 TAGGER = "data: {train: t.txt, dev: d.txt, test: e.txt}\ntrain: {seed: %d, lr_decay: %s}\n"
 RELATION = "task: relation\ndata: {train: t.txt}\ntrain: {seed: %d}\n"

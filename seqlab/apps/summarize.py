@@ -120,7 +120,7 @@ def _flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
 def _resolved(run_dir: Path) -> dict[str, Any]:
     """A run's config with today's defaults filled in, so a key added since the run was made is not a difference."""
     from seqlab.core.strict import to_tree
-    from seqlab.tasks import read_config
+    from seqlab.apps.tasks import read_config
 
     tree = _read_config(run_dir)
     try:

@@ -1,4 +1,4 @@
-"""Bulk tagging (seqlab.tagging.parallel and seqlab tag --workers/--shard): the same output as one process."""
+"""Bulk tagging (seqlab.apps.parallel and seqlab tag --workers/--shard): the same output as one process."""
 from __future__ import annotations
 
 import io
@@ -11,7 +11,7 @@ import pytest
 import seqlab
 from seqlab.cli import main
 from seqlab.core.errors import SeqlabError
-from seqlab.tagging.parallel import parse_shard, parts, shard
+from seqlab.apps.parallel import parse_shard, parts, shard
 from tests.conftest import FIXTURES, forget_new_log_handlers
 
 NER = FIXTURES / "ner"

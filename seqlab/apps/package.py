@@ -66,12 +66,14 @@ def _feature_files(tree: dict[str, Any], run_dir: Path) -> Iterator[tuple[str, P
 def _members(run_dir: Path, prune: bool = True) -> dict[str, bytes]:
     """The archive's members (manifest excluded), as bytes; with ``prune``, a tagger's feature tables kept to
     the words it needs (:mod:`seqlab.tagging.prune`)."""
-    from seqlab.tagging.prune import PRUNERS, copy_whole, pruned_members, run_words
+    from seqlab.apps.tasks import task_of
+    from seqlab.tagging.prune import PRUNERS, copy_whole, pruned_members
 
     tree = yaml.safe_load((run_dir / archive.CONFIG).read_text(encoding="utf-8"))
     members: dict[str, bytes] = {}
     features = (tree.get("model") or {}).get("features") or ()
-    words = run_words(run_dir) if prune and tree.get("task", "tagging") == "tagging" and features else None
+    run_words = task_of(tree, run_dir / archive.CONFIG).words
+    words = run_words(run_dir) if prune and run_words is not None and features else None
     for (prefix, source), feature in zip(list(_feature_files(tree, run_dir)), [f for f in features if f.get("path")]):
         try:
             if words is not None and feature.get("type") in PRUNERS:
@@ -90,7 +92,7 @@ def _members(run_dir: Path, prune: bool = True) -> dict[str, bytes]:
 def check_run(run_dir: Path) -> None:
     """Refuse a run directory that would make a model file which cannot load: its config (read strictly), its
     vocabularies, its fitted features' state and its weights (``weights_only``) are each read once here."""
-    from seqlab.tasks import read_config
+    from seqlab.apps.tasks import read_config
 
     if not (run_dir / archive.WEIGHTS).is_file():
         raise SeqlabError(f"{run_dir}: no {archive.WEIGHTS} (is it a finished seqlab run directory?)")
@@ -101,7 +103,8 @@ def check_run(run_dir: Path) -> None:
 
 
 def _manifest(run_dir: Path, members: dict[str, bytes]) -> dict[str, Any]:
-    from seqlab import __version__
+    from seqlab.apps.tasks import DEFAULT_TASK
+    from seqlab.core.version import __version__
 
     tree = yaml.safe_load(members[archive.CONFIG])
     metrics_path = run_dir / archive.METRICS
@@ -109,7 +112,7 @@ def _manifest(run_dir: Path, members: dict[str, bytes]) -> dict[str, Any]:
     scores = {split: metrics[split].get("f1", metrics[split].get("official_macro_f1"))  # tagging; relation
               for split in ("dev", "test") if isinstance(metrics.get(split), dict)}
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "seqlab_version": __version__,
-            "task": tree.get("task", "tagging"), "training_data": tree.get("data", {}),
+            "task": tree.get("task", DEFAULT_TASK), "training_data": tree.get("data", {}),
             "scores": scores, "best_epoch": metrics.get("best_epoch"),
             "members": {name: _sha256(data) for name, data in sorted(members.items())}}
 

@@ -37,7 +37,7 @@ from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import ConfigError, SeqlabError
 from seqlab.core.strict import read_mapping, suggest
 
-log = logging.getLogger("seqlab.tagging.sweep")
+log = logging.getLogger("seqlab.apps.sweep")
 KEYS = {"config": str, "output": str, "set": list, "grid": dict, "skip": list, "plot": dict}
 COLUMNS = ("dev_acc", "dev_f1", "dev_f1_viterbi", "test_f1", "test_np_f1", "best_epoch", "epochs",
            "sec_per_epoch", "wall_s")
@@ -101,7 +101,7 @@ def slug(point: Mapping[str, Any]) -> str:
 def run_sweep(path: str | Path, *, dry_run: bool = False, progress: bool = False) -> list[dict[str, Any]]:
     """Train every point not yet finished, then write the table and the plot; returns the rows."""
     from seqlab.core import archive
-    from seqlab.tasks import read_config, train
+    from seqlab.apps.tasks import read_config, train
 
     spec = read_sweep(path)
     out = Path(spec["output"])

@@ -12,7 +12,7 @@ Decoding stays outside the graph, by the same decoder module the torch path uses
 scheme's allowed transitions, and the CRF's forward-backward marginals for confidences): the two backends
 then differ only in how the emissions are computed, so a label can differ only if the emissions do, and
 the time-step loops stay in the decoder that is already tuned for them instead of an ONNX ``Loop``.
-``seqlab.load(DIR, backend="onnx")`` runs the graph with onnxruntime (:mod:`seqlab.tagging.onnx_runtime`);
+``seqlab.load(DIR, backend="onnx")`` runs the graph with onnxruntime (:mod:`seqlab.apps.onnx_runtime`);
 ``seqlab.load(DIR)`` loads ``model.seqlab`` with torch.
 """
 from __future__ import annotations
@@ -28,13 +28,12 @@ from typing import Any
 import torch
 from torch import nn
 
+from seqlab.apps.onnx_runtime import FORMAT, FORMAT_VERSION, MANIFEST, ONNX, PACKAGE, open_runtime, require
 from seqlab.core import archive
 from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import SeqlabError
 from seqlab.data.batching import Batch
 
-ONNX, PACKAGE, MANIFEST = "model.onnx", "model.seqlab", "onnx.json"
-FORMAT, FORMAT_VERSION = "seqlab-onnx", 1
 OPSET = 17
 #: Every input a tagger's graph may read, with its dynamic axes; a graph has those its embedder uses.
 INPUTS = {
@@ -49,15 +48,6 @@ INPUTS = {
 }
 #: The largest difference between the graph's and torch's emissions that an export accepts (float32 rounding).
 TOLERANCE = 1e-3
-
-
-def require(module: str) -> None:
-    """Import ``module`` (onnx or onnxruntime), or fail with the install hint."""
-    try:
-        __import__(module)
-    except ImportError:
-        raise SeqlabError(f"ONNX export and the onnx backend need {module}: pip install 'seqlab[onnx]' "
-                          "(onnx and onnxruntime)") from None
 
 
 def input_names(model: nn.Module) -> list[str]:
@@ -126,8 +116,6 @@ def to_onnx(model: nn.Module, *, opset: int = OPSET) -> bytes:
 
 def _check(data: bytes, graph: nn.Module, example: tuple[torch.Tensor, ...], names: list[str]) -> None:
     """Refuse a graph whose emissions differ from torch's by more than :data:`TOLERANCE` on ``example``."""
-    from seqlab.tagging.onnx_runtime import open_runtime
-
     with torch.inference_mode():
         expected = graph(*example)  # shape: (B, T, K)
     got = open_runtime(data, threads=1).run(None, {n: x.numpy() for n, x in zip(names, example)})[0]
@@ -145,12 +133,13 @@ def _sha256(path: Path) -> str:
 def export_onnx(model: str | Path | None, out: str | Path, *, opset: int = OPSET) -> dict[str, Any]:
     """Export the tagger ``model`` (a run directory, a ``.seqlab`` file, an installed short name, or None for
     the default model) into the folder ``out`` (see the module notes); returns the written ``onnx.json``."""
-    from seqlab import __version__
-    from seqlab.core.package import package, read_manifest
+    from seqlab.apps.package import package, read_manifest
+    from seqlab.apps.installed import DEFAULT_MODEL, MODELS, model_path
+    from seqlab.apps.loader import load as load_any
+    from seqlab.apps.tasks import DEFAULT_TASK
     from seqlab.core.strict import read_mapping
+    from seqlab.core.version import __version__
     from seqlab.tagging.api import SequenceTagger
-    from seqlab.tasks import DEFAULT_MODEL, DEFAULT_TASK, MODELS, model_path
-    from seqlab.tasks import load as load_any
 
     require("onnx")  # the exporter writes its format
     require("onnxruntime")  # the export is checked by running it

@@ -22,7 +22,7 @@ from tests.conftest import FIXTURES, forget_new_log_handlers
 pytest.importorskip("onnxruntime", reason="the onnx extra (pip install 'seqlab[onnx]') is not installed")
 
 from seqlab.cli import main  # noqa: E402
-from seqlab.tagging.onnx_export import export_onnx  # noqa: E402
+from seqlab.apps.onnx_export import export_onnx  # noqa: E402
 
 NER, CHUNK = FIXTURES / "ner", FIXTURES / "chunk"
 KINDS = {  # kind: (config, data folder, overrides, test file)

@@ -52,11 +52,11 @@ def _start(model: str | None, backend: str = "torch") -> None:
 def _tagger() -> Any:
     global _MODEL
     if isinstance(_MODEL, tuple):
-        import seqlab
+        from seqlab.apps.loader import load
         from seqlab.tagging.api import SequenceTagger
 
         model, backend = _MODEL
-        loaded = seqlab.load(model, "cpu", backend=backend)
+        loaded = load(model, "cpu", backend=backend)
         if not isinstance(loaded, SequenceTagger):
             raise SeqlabError(f"{model}: seqlab tag needs a tagging run directory, and this one holds a "
                               f"{type(loaded).__name__}")

@@ -1,5 +1,6 @@
 """The task table: a config's top-level ``task`` key (``tagging`` when absent) picks its schema, its
-trainer task and its loader. ``seqlab train``, ``seqlab.load`` and the CLI dispatch through it."""
+trainer task and its loader. ``seqlab train``, ``seqlab.load`` (:mod:`seqlab.apps.loader`) and the CLI
+dispatch through it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,9 +9,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from seqlab.core import archive
 from seqlab.core.errors import SeqlabError
-from seqlab.core.installed import DEFAULT_MODEL, MODELS, model_path  # noqa: F401  (public here too)
 from seqlab.core.registry import Registry
 from seqlab.core.strict import apply_override, from_tree, read_mapping
 from seqlab.core.trainer import Prepare
@@ -21,19 +20,22 @@ DEFAULT_TASK = "tagging"
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """One task: its config dataclass, how the trainer prepares it, and how a trained model is loaded."""
+    """One task: its config dataclass, how the trainer prepares it, how a trained model is loaded, and the words
+    a run knows, which ``seqlab package`` cuts its feature tables down to (None: the tables are copied whole)."""
 
     config: type
     prepare: Prepare
     load: Callable[[Path, "torch.device | str"], Any]
+    words: Callable[[Path], set[str]] | None = None
 
 
 def _tagging() -> TaskSpec:
     from seqlab.tagging.api import SequenceTagger
     from seqlab.tagging.config import Config
+    from seqlab.tagging.prune import run_words
     from seqlab.tagging.task import prepare
 
-    return TaskSpec(Config, prepare, SequenceTagger.load)
+    return TaskSpec(Config, prepare, SequenceTagger.load, run_words)
 
 
 def _relation() -> TaskSpec:
@@ -70,35 +72,3 @@ def train(config: Any, out_dir: str | Path, *, resume: bool = False, progress: b
     """Train ``config`` (any task's) into ``out_dir``; with ``resume``, continue the run already there.
     Returns the run's metrics (also written to ``out_dir/metrics.json``)."""
     return train_task(TASKS.get(config.task, "task")().prepare, config, out_dir, resume=resume, progress=progress)
-
-
-#: Where a tagger's emissions are computed: torch (the trained modules) or onnxruntime (``seqlab export``).
-BACKENDS = ("torch", "onnx")
-
-
-def load(path: str | Path | None = None, device: torch.device | str = "auto", backend: str = "torch") -> Any:
-    """A trained model of any task: a run directory, a ``.seqlab`` file, an installed model's short name or
-    a folder that ``seqlab export`` wrote (see :func:`seqlab.load`); ``backend="onnx"`` (an export folder
-    only) computes a tagger's emissions with onnxruntime."""
-    from seqlab.core.package import unpack
-    from seqlab.tagging.onnx_export import MANIFEST, PACKAGE
-
-    if backend not in BACKENDS:
-        raise SeqlabError(f"backend: expected one of {list(BACKENDS)}, got {backend!r}")
-    run_dir = model_path(path)
-    if (run_dir / MANIFEST).is_file():  # an export folder: its graph, or its model file for torch
-        if backend == "onnx":
-            from seqlab.tagging.onnx_runtime import load_onnx
-
-            return load_onnx(run_dir, device)
-        run_dir = run_dir / PACKAGE
-    elif backend == "onnx":
-        raise SeqlabError(f"{run_dir}: no ONNX graph here; write one with `seqlab export {path or DEFAULT_MODEL} "
-                          "--format onnx --out DIR` and load DIR")
-    if run_dir.is_file():
-        run_dir = unpack(run_dir)
-    if not (run_dir / archive.CONFIG).is_file():
-        raise SeqlabError(f"{run_dir}: not a seqlab model (no {archive.CONFIG}); pass the --output folder of a "
-                          f"training run, a .seqlab file, or one of the installed models {sorted(MODELS)}")
-    spec = task_of(read_mapping(run_dir / archive.CONFIG), run_dir / archive.CONFIG)
-    return spec.load(run_dir, device)

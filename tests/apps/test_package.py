@@ -1,4 +1,4 @@
-"""Portable model files (seqlab.core.package): a run as one .seqlab file that loads anywhere, or is refused."""
+"""Portable model files (seqlab.apps.package): a run as one .seqlab file that loads anywhere, or is refused."""
 from __future__ import annotations
 
 import json
@@ -11,7 +11,7 @@ import pytest
 import seqlab
 from seqlab.cli import main
 from seqlab.core.errors import SeqlabError
-from seqlab.core.package import package, read_manifest
+from seqlab.apps.package import package, read_manifest
 from tests.conftest import FIXTURES, forget_new_log_handlers
 
 NER = FIXTURES / "ner"

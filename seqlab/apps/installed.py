@@ -1,6 +1,6 @@
 """The models installed with the package, by short name, and where a model name points.
 
-Apart from :mod:`seqlab.tasks` (which imports torch) so that a process that only names a model, such as the
+Apart from :mod:`seqlab.apps.tasks` (which imports torch) so that a process that only names a model, such as the
 parent of ``seqlab tag --workers``, starts in a fraction of a second.
 """
 from __future__ import annotations

@@ -7,7 +7,7 @@ import pytest
 
 from seqlab.cli import main
 from seqlab.core.errors import ConfigError
-from seqlab.tagging.sweep import overrides, points, read_sweep, run_sweep, slug
+from seqlab.apps.sweep import overrides, points, read_sweep, run_sweep, slug
 from tests.conftest import FIXTURES
 
 GRID = """
