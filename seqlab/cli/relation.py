@@ -14,16 +14,15 @@ from seqlab.core.paths import require_file
 
 
 def classify(args: argparse.Namespace) -> int:
-    """``seqlab classify MODEL_DIR [FILE|-]``: label and probability per marked sentence."""
+    """``seqlab classify MODEL_DIR [FILE|-]``: label and confidence per marked sentence (``--format jsonl``: the
+    relation as :func:`seqlab.core.schema.encode_relation` writes it)."""
     from seqlab.relation.api import RelationModel
 
     model = load_model(args.model_dir, RelationModel, "classify", device=model_device(args.device))
     lines, source = input_lines(args.file)
     for r in model.classify_many(lines, batch_size=args.batch_size, source=source):
         if args.format == "jsonl":
-            sys.stdout.write(json.dumps({"id": r.id, "label": r.label, "probability": round(r.confidence, 6),
-                                         "e1": r.e1, "e2": r.e2,
-                                         "probabilities": {k: round(p, 6) for k, p in r.probabilities.items()}}) + "\n")
+            sys.stdout.write(json.dumps(r.to_dict()) + "\n")
         else:
             sys.stdout.write(f"{r.id}\t{r.label}\t{r.confidence:.4f}\n")
     return 0
@@ -60,7 +59,8 @@ def add_parsers(sub: argparse._SubParsersAction, score_sub: argparse._SubParsers
     c = sub.add_parser("classify", help="classify sentences marked with <e1>..</e1> and <e2>..</e2>")
     c.add_argument("model_dir")
     c.add_argument("file", nargs="?", help="one sentence per line ('ID<TAB>\"sentence\"' or the sentence); - for stdin")
-    c.add_argument("--format", choices=("tsv", "jsonl"), default="tsv", help="tsv: id, label, probability")
+    c.add_argument("--format", choices=("tsv", "jsonl"), default="tsv",
+                   help="tsv: id, label, confidence; jsonl: id, label, confidence, e1, e2, probabilities")
     c.add_argument("--batch-size", type=positive_int, default=200)
     add_device_option(c)
     c.set_defaults(func=classify)

@@ -8,15 +8,16 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 import torch
 
-from seqlab.core import archive
+from seqlab.core import rundir
 from seqlab.core.device import resolve_device
 from seqlab.core.errors import SeqlabError
+from seqlab.core.schema import encode_relation
 from seqlab.data.semeval import RelationExample, parse_raw_lines, read_semeval
-from seqlab.data.vocab import Vocab
+from seqlab.data.vocab import Vocab, load_vocabs
 from seqlab.models.relation import RelationClassifier
 from seqlab.relation.build import build_model, encode, model_inputs
 from seqlab.relation.config import RelationConfig, load_relation_config
@@ -37,6 +38,11 @@ class Relation:
     e2: str
     probabilities: dict[str, float]
 
+    def to_dict(self) -> dict[str, Any]:
+        """The relation as JSON-ready data (:mod:`seqlab.core.schema`): id, label, confidence, e1, e2,
+        probabilities."""
+        return encode_relation(self)
+
 
 class RelationModel:
     """A trained relation classifier (entity-aware attention BiLSTM, Lee et al. 2019), in eval mode."""
@@ -50,13 +56,13 @@ class RelationModel:
         """Load config, vocabularies and best weights (``weights_only``) of a relation run."""
         run_dir = Path(run_dir)
         device = resolve_device(device, key="device") if isinstance(device, str) else device
-        if not (run_dir / archive.CONFIG).is_file():
-            raise SeqlabError(f"{run_dir}: not a seqlab run directory (no {archive.CONFIG}); "
+        if not (run_dir / rundir.CONFIG).is_file():
+            raise SeqlabError(f"{run_dir}: not a seqlab run directory (no {rundir.CONFIG}); "
                               f"pass the --output folder of a training run")
-        config = load_relation_config(run_dir / archive.CONFIG)
-        vocabs = archive.load_vocabs(run_dir)
+        config = load_relation_config(run_dir / rundir.CONFIG)
+        vocabs = load_vocabs(run_dir / rundir.VOCABS)
         model = build_model(config, vocabs, encoder=recorded_encoder(run_dir))
-        archive.load_state(model, archive.load_weights(run_dir, device), run_dir / archive.WEIGHTS)
+        rundir.load_state(model, rundir.load_weights(run_dir, device), run_dir / rundir.WEIGHTS)
         return cls(config, vocabs, model.to(device).eval())
 
     @property

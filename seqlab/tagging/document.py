@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Iterable
+
+from seqlab.core.schema import encode_document, encode_line, encode_sentence
 
 FORMATS = ("conll", "jsonl", "inline")
 
@@ -34,7 +36,8 @@ class Sentence:
     spans: list[Span]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tokens": self.tokens, "labels": self.labels, "spans": [asdict(s) for s in self.spans]}
+        """The sentence as JSON-ready data (:mod:`seqlab.core.schema`): tokens, offsets, labels, spans."""
+        return encode_sentence(self)
 
 
 @dataclass(frozen=True)
@@ -61,16 +64,18 @@ class Document:
         return self.inline()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "sentences": [s.to_dict() for s in self.sentences]}
+        """The document as JSON-ready data (:mod:`seqlab.core.schema`): text, spans, sentences."""
+        return encode_document(self)
 
 
 def render(numbered: Iterable[tuple[int, Document]], fmt: str) -> str:
     """Documents as ``seqlab tag`` writes them, each with its input line number (``jsonl`` records it):
 
     * ``conll``: ``token label`` lines, a blank line after each sentence;
-    * ``jsonl``: one JSON object per sentence with its tokens and spans (character offsets into the input line,
-      type, text, confidence);
-    * ``inline``: each input line with entities marked ``[TYPE words]``."""
+    * ``jsonl``: one JSON object per sentence, :func:`seqlab.core.schema.encode_line`: its input line number,
+      tokens, offsets, labels and spans (text, label, character offsets into the input line, confidence, token
+      offsets);
+    * ``inline``: each input line with entities marked ``[LABEL words]``."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown output format {fmt!r}; expected one of {FORMATS}")
     parts: list[str] = []
@@ -80,11 +85,5 @@ def render(numbered: Iterable[tuple[int, Document]], fmt: str) -> str:
         elif fmt == "conll":
             parts.extend("\n".join(map(" ".join, zip(s.tokens, s.labels))) + "\n\n" for s in doc.sentences)
         else:
-            parts.extend(_json_line(number, s) for s in doc.sentences)
+            parts.extend(json.dumps(encode_line(number, s), ensure_ascii=False) + "\n" for s in doc.sentences)
     return "".join(parts)
-
-
-def _json_line(number: int, sentence: Sentence) -> str:
-    spans = [{"start": s.start, "end": s.end, "type": s.label, "text": s.text, "confidence": round(s.confidence, 4)}
-             for s in sentence.spans]
-    return json.dumps({"line": number, "tokens": sentence.tokens, "spans": spans}, ensure_ascii=False) + "\n"

@@ -8,7 +8,7 @@
     ray.init()                                   # or ray.init("ray://HEAD:10001") for a cluster
     texts = ray.data.read_text("corpus/*.txt.gz")  # one text per line, in a column "text"
     tagged = tag_dataset(texts, "en-ner-conll03", actors=8)
-    tagged.write_parquet("tagged/")              # columns: text, spans, sentences
+    tagged.write_parquet("tagged/")              # columns: text, spans, sentences (seqlab.core.schema)
 
 :func:`tag_dataset` runs ``Dataset.map_batches`` with a pool of ``actors`` Ray actors, one CPU and one torch
 thread each; every actor loads the model once and tags its batches with
@@ -21,9 +21,11 @@ none (``ray.data.read_text(path, num_cpus=0)``), or the read waits for a CPU tha
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from seqlab.core.errors import SeqlabError
+from seqlab.core.schema import encode_document
+from seqlab.tagging.document import Document
 
 INSTALL_HINT = "pip install 'seqlab[ray]' (in a checkout: pip install -e '.[ray]')"
 
@@ -38,14 +40,21 @@ def _ray() -> Any:
 
 
 def _schema() -> tuple[Any, Any]:
-    """The Arrow types of the two columns added: ``spans`` and ``sentences``."""
+    """The Arrow types of the two columns added: ``spans`` and ``sentences`` (:mod:`seqlab.core.schema`)."""
     import pyarrow as pa
 
     span = pa.struct([("text", pa.string()), ("label", pa.string()), ("start", pa.int64()), ("end", pa.int64()),
                       ("confidence", pa.float64()), ("token_start", pa.int64()), ("token_end", pa.int64())])
-    sentence = pa.struct([("tokens", pa.list_(pa.string())), ("labels", pa.list_(pa.string())),
-                          ("offsets", pa.list_(pa.list_(pa.int64())))])
+    sentence = pa.struct([("tokens", pa.list_(pa.string())), ("offsets", pa.list_(pa.list_(pa.int64()))),
+                          ("labels", pa.list_(pa.string())), ("spans", pa.list_(span))])
     return pa.list_(span), pa.list_(sentence)
+
+
+def row_columns(documents: Iterable[Document]) -> dict[str, list[Any]]:
+    """The columns :func:`tag_dataset` adds for a batch of tagged rows: per row, the ``spans`` and ``sentences``
+    of :meth:`Document.to_dict <seqlab.tagging.document.Document.to_dict>`."""
+    encoded = [encode_document(doc) for doc in documents]
+    return {"spans": [doc["spans"] for doc in encoded], "sentences": [doc["sentences"] for doc in encoded]}
 
 
 class _Tagger:
@@ -65,12 +74,9 @@ class _Tagger:
         import pyarrow as pa
 
         texts = ["" if text is None else text for text in batch.column(self.column).to_pylist()]
-        documents = list(self.tagger.tag_many(texts, **self.options))
-        spans = [[vars(span) for span in doc.spans] for doc in documents]
-        sentences = [[{"tokens": s.tokens, "labels": s.labels, "offsets": [list(o) for o in s.offsets]}
-                      for s in doc.sentences] for doc in documents]
-        batch = batch.append_column("spans", pa.array(spans, type=self.types[0]))
-        return batch.append_column("sentences", pa.array(sentences, type=self.types[1]))
+        columns = row_columns(self.tagger.tag_many(texts, **self.options))
+        batch = batch.append_column("spans", pa.array(columns["spans"], type=self.types[0]))
+        return batch.append_column("sentences", pa.array(columns["sentences"], type=self.types[1]))
 
 
 def tag_dataset(dataset: Any, model: str | Path | None = None, *, text_column: str = "text", actors: int = 2,
@@ -82,9 +88,11 @@ def tag_dataset(dataset: Any, model: str | Path | None = None, *, text_column: s
     each actor ``lines_per_call`` rows at a time. Returns a lazy Dataset with the input's columns and
 
     * ``spans``: per row, a list of ``{text, label, start, end, confidence, token_start, token_end}``
-      (character offsets into the text), as :attr:`seqlab.tagging.document.Document.spans`;
-    * ``sentences``: per row, a list of ``{tokens, labels, offsets}``, labels in ``scheme`` (default the
-      model's).
+      (character offsets into the text);
+    * ``sentences``: per row, a list of ``{tokens, offsets, labels, spans}``, labels in ``scheme`` (default the
+      model's);
+
+    both as ``Document.to_dict`` gives them (:mod:`seqlab.core.schema`).
 
     ``batch_size``, ``scheme`` and ``confidences`` mean what they mean for ``tag_many``. The model is loaded
     here once first, so a bad path or a relation model fails at once, not in every actor."""

@@ -89,7 +89,7 @@ def test_classify_tsv_and_jsonl(run_dir, monkeypatch):
     record = json.loads(out)
     assert code == 0 and record["id"] == "9" and record["e1"] == "cup" and len(record["probabilities"]) == 19
     assert sum(record["probabilities"].values()) == pytest.approx(1.0, abs=1e-4)
-    assert record["probabilities"][record["label"]] == record["probability"]
+    assert record["probabilities"][record["label"]] == record["confidence"]
 
 
 def test_a_packaged_relation_model_records_its_scores_and_classifies_as_its_run(run_dir, tmp_path, monkeypatch):

@@ -86,10 +86,10 @@ def test_jsonl_spans_are_slices_of_their_input_line(run_dir):
     spans = [(o["line"], span) for o in objects for span in o["spans"]]
     assert spans, "the model found no entity at all, so the span checks would be vacuous"
     for number, span in spans:
-        assert set(span) == {"start", "end", "type", "text", "confidence"}
+        assert set(span) == {"start", "end", "label", "text", "confidence", "token_start", "token_end"}
         assert span["text"] == LINES[number - 1][span["start"]:span["end"]]
         assert span["text"] == span["text"].strip() and span["text"]
-        assert span["type"] in TYPES
+        assert span["label"] in TYPES
         assert 0.0 < span["confidence"] <= 1.0
     for obj in objects:  # spans within a sentence are in order and do not overlap
         ends = [(s["start"], s["end"]) for s in obj["spans"]]
@@ -103,7 +103,8 @@ def test_jsonl_spans_match_the_conll_labels(run_dir):
     for block, obj, sentence in zip(conll, objects, sentences):
         labels = [line.split(" ")[1] for line in block.split("\n")]
         from_labels = [(kind, sentence[s].start, sentence[e - 1].end) for kind, s, e in spans(labels)]
-        assert from_labels == [(o["type"], o["start"], o["end"]) for o in obj["spans"]], labels
+        assert from_labels == [(o["label"], o["start"], o["end"]) for o in obj["spans"]], labels
+        assert obj["labels"] == labels  # the same labels in both formats
 
 
 def test_inline_with_marks_removed_is_the_input(run_dir):
