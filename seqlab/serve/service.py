@@ -1,0 +1,105 @@
+"""What ``seqlab serve``'s HTTP layer calls: the loaded model behind its micro-batcher, with the request limits;
+it parses and checks a request's fields and answers with the JSON of :mod:`seqlab.core.schema`."""
+from __future__ import annotations
+
+from typing import Any
+
+from seqlab.core.errors import SeqlabError
+from seqlab.core.schema import encode_document, encode_relation, encode_sentence
+from seqlab.serve.batcher import MicroBatcher
+
+MAX_BYTES = 1_000_000
+MAX_TOKENS = 20_000
+
+
+class BadRequest(Exception):
+    """A request the service refuses, with the HTTP status to answer."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _strings(value: Any, field: str) -> list[str]:
+    if not isinstance(value, list):
+        raise BadRequest(422, f"{field}: expected a list of strings, got {type(value).__name__}")
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise BadRequest(422, f"{field}[{i}]: expected a string, got {type(item).__name__}")
+    return value
+
+
+class ModelService:
+    """What the HTTP layer calls: a loaded model (tagger or relation model), its name and manifest, the request
+    limits and the micro-batcher that runs the model."""
+
+    def __init__(self, model: Any, name: str, *, manifest: dict[str, Any] | None = None, max_bytes: int = MAX_BYTES,
+                 max_tokens: int = MAX_TOKENS, batch_wait: float = 0.005, max_batch: int = 256) -> None:
+        from seqlab.relation.api import RelationModel
+
+        self.model, self.name, self.manifest = model, name, manifest
+        self.max_bytes, self.max_tokens = max_bytes, max_tokens
+        self.task = "relation" if isinstance(model, RelationModel) else "tagging"
+        self.path = "/tag" if self.task == "tagging" else "/classify"
+        self.batcher = MicroBatcher(self._run, wait=batch_wait, max_items=max_batch)
+
+    def health(self) -> dict[str, Any]:
+        return {"status": "ok", "model": self.name, "task": self.task}
+
+    def describe(self) -> dict[str, Any]:
+        """``GET /model``: the task, its labels, the model's resolved config and its manifest (a ``.seqlab`` file)."""
+        from seqlab.core.strict import to_tree
+
+        labels = self.model.types if self.task == "tagging" else self.model.labels
+        return {"model": self.name, "task": self.task, "labels": labels, "config": to_tree(self.model.config),
+                "manifest": self.manifest}
+
+    def _run(self, kind: str, items: list[Any]) -> list[Any]:
+        """In the batcher's thread: the model on a batch, as JSON-ready data."""
+        if kind == "texts":
+            return [encode_document(d) for d in self.model.tag_many(items, batch_size=max(64, len(items)))]
+        if kind == "tokens":
+            return [encode_sentence(s) for s in self.model.tag_tokens(items, batch_size=max(64, len(items)))]
+        return [encode_relation(r) for r in self.model.classify_many(items, source="sentences")]
+
+    async def answer(self, path: str, body: Any) -> dict[str, Any]:
+        """Answer a POST to ``path`` with the parsed JSON ``body``."""
+        if path != self.path:
+            raise BadRequest(404, f"this service answers POST {self.path} (a {self.task} model)")
+        if not isinstance(body, dict):
+            raise BadRequest(422, f"the body: expected a JSON object, got {type(body).__name__}")
+        field, kind, items, tokens = self._parse(body)
+        if tokens > self.max_tokens:
+            raise BadRequest(422, f"{field}: {tokens} tokens in this request; at most {self.max_tokens}")
+        try:
+            results = await self.batcher.submit(kind, items) if items else []
+        except SeqlabError as err:
+            raise BadRequest(422, str(err)) from None
+        key = {"texts": "documents", "tokens": "sentences", "sentences": "relations"}[kind]
+        return {key: results}
+
+    def _parse(self, body: dict[str, Any]) -> tuple[str, str, list[Any], int]:
+        """The request's field, kind, items and token count (raw text: whitespace-separated words)."""
+        expected = ['"text"', '"texts"', '"tokens"'] if self.task == "tagging" else ['"sentences"']
+        given = [key for key in body if f'"{key}"' in expected]
+        unknown = [key for key in body if f'"{key}"' not in expected]
+        if unknown or len(given) != 1:
+            what = f"unknown field {unknown[0]!r}" if unknown else f"{len(given)} of them"
+            raise BadRequest(422, f"expected one of the fields {', '.join(expected)}; got {what}")
+        key = given[0]
+        if key == "text":
+            if not isinstance(body[key], str):
+                raise BadRequest(422, f"text: expected a string, got {type(body[key]).__name__}")
+            return key, "texts", [body[key]], len(body[key].split())
+        if key == "tokens":
+            value = body[key]
+            if not isinstance(value, list):
+                raise BadRequest(422, f"tokens: expected a list of sentences (lists of strings), got "
+                                      f"{type(value).__name__}")
+            for i, sentence in enumerate(value):
+                _strings(sentence, f"tokens[{i}]")
+                if not sentence:
+                    raise BadRequest(422, f"tokens[{i}]: an empty sentence")
+            return key, "tokens", value, sum(len(s) for s in value)
+        items = _strings(body[key], key)
+        return key, ("texts" if key == "texts" else "sentences"), items, sum(len(t.split()) for t in items)
