@@ -10,7 +10,7 @@ import torch
 
 from seqlab.apps.installed import DEFAULT_MODEL, MODELS, model_path
 from seqlab.apps.tasks import task_of
-from seqlab.core import archive
+from seqlab.core import rundir
 from seqlab.core.errors import SeqlabError
 from seqlab.core.strict import read_mapping
 
@@ -39,8 +39,8 @@ def load(path: str | Path | None = None, device: torch.device | str = "auto", ba
                           "--format onnx --out DIR` and load DIR")
     if run_dir.is_file():
         run_dir = unpack(run_dir)
-    if not (run_dir / archive.CONFIG).is_file():
-        raise SeqlabError(f"{run_dir}: not a seqlab model (no {archive.CONFIG}); pass the --output folder of a "
+    if not (run_dir / rundir.CONFIG).is_file():
+        raise SeqlabError(f"{run_dir}: not a seqlab model (no {rundir.CONFIG}); pass the --output folder of a "
                           f"training run, a .seqlab file, or one of the installed models {sorted(MODELS)}")
-    spec = task_of(read_mapping(run_dir / archive.CONFIG), run_dir / archive.CONFIG)
+    spec = task_of(read_mapping(run_dir / rundir.CONFIG), run_dir / rundir.CONFIG)
     return spec.load(run_dir, device)

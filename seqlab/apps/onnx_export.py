@@ -29,7 +29,7 @@ import torch
 from torch import nn
 
 from seqlab.apps.onnx_runtime import FORMAT, FORMAT_VERSION, MANIFEST, ONNX, PACKAGE, open_runtime, require
-from seqlab.core import archive
+from seqlab.core import rundir
 from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import SeqlabError
 from seqlab.data.batching import Batch
@@ -151,7 +151,7 @@ def export_onnx(model: str | Path | None, out: str | Path, *, opset: int = OPSET
     if not source.exists():
         raise SeqlabError(f"{source}: no such run directory or model file")
     task = (read_manifest(source)["task"] if source.is_file()
-            else read_mapping(source / archive.CONFIG).get("task", DEFAULT_TASK))
+            else read_mapping(source / rundir.CONFIG).get("task", DEFAULT_TASK))
     if task != "tagging":
         raise SeqlabError(f"{model}: ONNX export covers taggers (BiLSTM-CRF, softmax, windowed); this is a {task} model")
     out.mkdir(parents=True, exist_ok=True)

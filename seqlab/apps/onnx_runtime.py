@@ -17,9 +17,10 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
-from seqlab.core import archive
+from seqlab.core import rundir
 from seqlab.core.errors import SeqlabError
 from seqlab.data.batching import Encoded, make_batch
+from seqlab.data.vocab import load_vocabs
 
 #: An export folder's files (written by :mod:`seqlab.apps.onnx_export`) and the format its manifest names.
 ONNX, PACKAGE, MANIFEST = "model.onnx", "model.seqlab", "onnx.json"
@@ -104,9 +105,9 @@ def load_decoder(run_dir: Path, config: Any, labels: list[str]) -> nn.Module:
     from seqlab.tagging.parts import DECODERS
 
     decoder = DECODERS.get(config.model.decoder, "model.decoder")(labels, config.data.labelling)
-    weights = archive.load_weights(run_dir, "cpu")
+    weights = rundir.load_weights(run_dir, "cpu")
     state = {key[len("decoder."):]: value for key, value in weights.items() if key.startswith("decoder.")}
-    archive.load_state(decoder, state, run_dir / archive.WEIGHTS, "decoder")
+    rundir.load_state(decoder, state, run_dir / rundir.WEIGHTS, "decoder")
     return decoder.eval()
 
 
@@ -124,9 +125,9 @@ def load_onnx(folder: str | Path, device: torch.device | str = "auto", *, thread
     read_export(folder)
     runtime = open_runtime(folder / ONNX, threads=threads)
     run_dir = unpack(folder / PACKAGE)
-    config = load_config(run_dir / archive.CONFIG)
-    vocabs = archive.load_vocabs(run_dir)
-    features = load_token_features(config.model.features, state=archive.load_feature_state(run_dir))
+    config = load_config(run_dir / rundir.CONFIG)
+    vocabs = load_vocabs(run_dir / rundir.VOCABS)
+    features = load_token_features(config.model.features, state=rundir.load_feature_state(run_dir))
     decoder = load_decoder(run_dir, config, vocabs["tags"].itos)
     return SequenceTagger(config, vocabs, features, None, backend=OnnxEmissions(runtime, decoder))
 

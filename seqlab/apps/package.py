@@ -30,15 +30,16 @@ from typing import Any, Iterator
 
 import yaml
 
-from seqlab.core import archive
+from seqlab.core import rundir
 from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import SeqlabError
+from seqlab.data.vocab import load_vocabs
 
 FORMAT = "seqlab-model"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 SUFFIX = ".seqlab"
-_RUN_MEMBERS = (archive.CONFIG, archive.VOCABS, archive.FEATURES, archive.WEIGHTS, archive.ENCODER)
+_RUN_MEMBERS = (rundir.CONFIG, rundir.VOCABS, rundir.FEATURES, rundir.WEIGHTS, rundir.ENCODER)
 
 
 def _sha256(data: bytes) -> str:
@@ -69,10 +70,10 @@ def _members(run_dir: Path, prune: bool = True) -> dict[str, bytes]:
     from seqlab.apps.tasks import task_of
     from seqlab.tagging.prune import PRUNERS, copy_whole, pruned_members
 
-    tree = yaml.safe_load((run_dir / archive.CONFIG).read_text(encoding="utf-8"))
+    tree = yaml.safe_load((run_dir / rundir.CONFIG).read_text(encoding="utf-8"))
     members: dict[str, bytes] = {}
     features = (tree.get("model") or {}).get("features") or ()
-    run_words = task_of(tree, run_dir / archive.CONFIG).words
+    run_words = task_of(tree, run_dir / rundir.CONFIG).words
     words = run_words(run_dir) if prune and run_words is not None and features else None
     for (prefix, source), feature in zip(list(_feature_files(tree, run_dir)), [f for f in features if f.get("path")]):
         try:
@@ -82,7 +83,7 @@ def _members(run_dir: Path, prune: bool = True) -> dict[str, bytes]:
                 members.update(copy_whole(source, prefix))
         except (ValueError, OSError) as err:  # features/ names the file and what was wrong
             raise SeqlabError(f"{run_dir}: cannot package {source}: {err}") from None
-    members[archive.CONFIG] = yaml.safe_dump(tree, sort_keys=False).encode("utf-8")
+    members[rundir.CONFIG] = yaml.safe_dump(tree, sort_keys=False).encode("utf-8")
     for name in _RUN_MEMBERS[1:]:
         if (run_dir / name).is_file():
             members[name] = (run_dir / name).read_bytes()
@@ -94,20 +95,20 @@ def check_run(run_dir: Path) -> None:
     vocabularies, its fitted features' state and its weights (``weights_only``) are each read once here."""
     from seqlab.apps.tasks import read_config
 
-    if not (run_dir / archive.WEIGHTS).is_file():
-        raise SeqlabError(f"{run_dir}: no {archive.WEIGHTS} (is it a finished seqlab run directory?)")
-    read_config(run_dir / archive.CONFIG)
-    archive.load_vocabs(run_dir)
-    archive.load_feature_state(run_dir)
-    archive.load_weights(run_dir)
+    if not (run_dir / rundir.WEIGHTS).is_file():
+        raise SeqlabError(f"{run_dir}: no {rundir.WEIGHTS} (is it a finished seqlab run directory?)")
+    read_config(run_dir / rundir.CONFIG)
+    load_vocabs(run_dir / rundir.VOCABS)
+    rundir.load_feature_state(run_dir)
+    rundir.load_weights(run_dir)
 
 
 def _manifest(run_dir: Path, members: dict[str, bytes]) -> dict[str, Any]:
     from seqlab.apps.tasks import DEFAULT_TASK
     from seqlab.core.version import __version__
 
-    tree = yaml.safe_load(members[archive.CONFIG])
-    metrics_path = run_dir / archive.METRICS
+    tree = yaml.safe_load(members[rundir.CONFIG])
+    metrics_path = run_dir / rundir.METRICS
     metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.is_file() else {}
     scores = {split: metrics[split].get("f1", metrics[split].get("official_macro_f1"))  # tagging; relation
               for split in ("dev", "test") if isinstance(metrics.get(split), dict)}
@@ -121,8 +122,8 @@ def package(run_dir: str | Path, out: str | Path, *, prune: bool = True) -> dict
     """Write the model of ``run_dir`` as one ``.seqlab`` file at ``out`` (atomically); returns its manifest.
     With ``prune`` (the default) the feature tables are kept to the words the model needs; without, whole."""
     run_dir, out = Path(run_dir), Path(out)
-    if not (run_dir / archive.CONFIG).is_file():
-        raise SeqlabError(f"{run_dir}: not a seqlab run directory (no {archive.CONFIG})")
+    if not (run_dir / rundir.CONFIG).is_file():
+        raise SeqlabError(f"{run_dir}: not a seqlab run directory (no {rundir.CONFIG})")
     if out.is_dir():
         raise SeqlabError(f"--out {out}: is a directory; give a file name such as {out / run_dir.name}{SUFFIX}")
     check_run(run_dir)
@@ -181,7 +182,7 @@ def unpack(path: str | Path) -> Path:
     data = path.read_bytes()
     root = cache_root()
     target = (root / "models" / _sha256(data)) if root is not None else Path(tempfile.mkdtemp(prefix="seqlab-model-"))
-    if (target / archive.CONFIG).is_file():
+    if (target / rundir.CONFIG).is_file():
         return target
     read_manifest(path)
     if root is not None:
@@ -190,17 +191,17 @@ def unpack(path: str | Path) -> Path:
     try:
         with zipfile.ZipFile(path) as zf:
             zf.extractall(staging)
-        tree = yaml.safe_load((staging / archive.CONFIG).read_text(encoding="utf-8"))
+        tree = yaml.safe_load((staging / rundir.CONFIG).read_text(encoding="utf-8"))
         for feature in (tree.get("model") or {}).get("features") or ():
             if feature.get("path"):
                 feature["path"] = str(target / feature["path"])  # absolute: read from the unpacked copy
-        (staging / archive.CONFIG).write_text(yaml.safe_dump(tree, sort_keys=False), encoding="utf-8")
+        (staging / rundir.CONFIG).write_text(yaml.safe_dump(tree, sort_keys=False), encoding="utf-8")
         if root is None:
             shutil.rmtree(target)
         os.replace(staging, target)  # atomic: another process either sees the whole folder or none
     except OSError as err:
         shutil.rmtree(staging, ignore_errors=True)
-        if (target / archive.CONFIG).is_file():  # another process unpacked it first
+        if (target / rundir.CONFIG).is_file():  # another process unpacked it first
             return target
         raise SeqlabError(f"{path}: cannot unpack into {target}: {err.strerror or err}") from None
     return target

@@ -66,11 +66,11 @@ def _read_config(run_dir: Path) -> dict[str, Any]:
 
 def _progress(run_dir: Path) -> dict[str, Any]:
     """The metrics a run has so far, from its checkpoint: epochs, best epoch, best dev score, history."""
-    from seqlab.core import archive
+    from seqlab.core import rundir
 
-    path = run_dir / archive.CHECKPOINT
+    path = run_dir / rundir.CHECKPOINT
     try:
-        state = json.loads(archive.load_checkpoint(run_dir)["state"])
+        state = json.loads(rundir.load_checkpoint(run_dir)["state"])
         return {"epochs": state["epoch"], "best_epoch": state["best_epoch"], "history": state["history"],
                 "best_dev": state["best_f1"]}
     except (KeyError, TypeError, ValueError) as err:

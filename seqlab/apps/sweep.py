@@ -100,7 +100,7 @@ def slug(point: Mapping[str, Any]) -> str:
 
 def run_sweep(path: str | Path, *, dry_run: bool = False, progress: bool = False) -> list[dict[str, Any]]:
     """Train every point not yet finished, then write the table and the plot; returns the rows."""
-    from seqlab.core import archive
+    from seqlab.core import rundir
     from seqlab.apps.tasks import read_config, train
 
     spec = read_sweep(path)
@@ -113,9 +113,9 @@ def run_sweep(path: str | Path, *, dry_run: bool = False, progress: bool = False
     for point, config in todo:
         run_dir = out / slug(point)
         start = time.perf_counter()
-        if not (run_dir / archive.METRICS).is_file():
+        if not (run_dir / rundir.METRICS).is_file():
             log.info("training %s", run_dir)
-            train(config, run_dir, resume=archive.has_checkpoint(run_dir), progress=progress)
+            train(config, run_dir, resume=rundir.has_checkpoint(run_dir), progress=progress)
         rows.append({**point, **_row(run_dir, time.perf_counter() - start)})
         write_results(spec, rows)
     return rows

@@ -52,7 +52,7 @@ def launch(nproc: int, argv: list[str]) -> int:
 
 def cmd_train(args: argparse.Namespace) -> int:
     """``seqlab train CONFIG`` or ``seqlab train --resume RUN_DIR``."""
-    from seqlab.core import archive
+    from seqlab.core import rundir
     from seqlab.apps.tasks import read_config, train
 
     if args.nproc > 1 and "WORLD_SIZE" not in os.environ:
@@ -69,14 +69,14 @@ def cmd_train(args: argparse.Namespace) -> int:
             raise SeqlabError(f"--set {changed[0]} cannot be combined with --resume: a resumed run keeps its own "
                               f"config.yaml (only {', '.join(RESUME_SETTABLE)}, which say where it runs, may change, "
                               f"and {', '.join(RESUME_EXTENDABLE)} may be raised)")
-        saved = read_config(run_dir / archive.CONFIG)
+        saved = read_config(run_dir / rundir.CONFIG)
         main_rank = os.environ.get("RANK", "0") == "0"  # under torchrun, rank 0 alone writes the run directory
         # the lock is held from the config.yaml update to the end of training
-        with archive.run_lock(run_dir) if main_rank else contextlib.nullcontext():
+        with rundir.run_lock(run_dir) if main_rank else contextlib.nullcontext():
             raised = [item for item in args.set if item.partition("=")[0].strip() in RESUME_EXTENDABLE]
             if raised and main_rank:
-                extend_run(run_dir, saved, read_config(run_dir / archive.CONFIG, raised))
-            config = read_config(run_dir / archive.CONFIG, args.set)
+                extend_run(run_dir, saved, read_config(run_dir / rundir.CONFIG, raised))
+            config = read_config(run_dir / rundir.CONFIG, args.set)
             if args.config and read_config(args.config, args.set) != config:
                 log.warning("resuming with %s/config.yaml; %s differs from it and is ignored", run_dir, args.config)
             train(config, run_dir, resume=True, progress=not args.quiet)
@@ -93,9 +93,9 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def extend_run(run_dir: Path, saved: Any, extended: Any) -> None:
     """Check that ``extended`` only raises ``saved``'s epochs and patience, and record it in the run's config.yaml."""
-    from seqlab.core import archive
+    from seqlab.core import rundir
 
-    archive.check_output(run_dir, resume=True)  # no checkpoint: nothing to extend, and config.yaml stays as it was
+    rundir.check_output(run_dir, resume=True)  # no checkpoint: nothing to extend, and config.yaml stays as it was
     for key in ("epochs", "patience"):
         before, after = getattr(saved.train, key), getattr(extended.train, key)
         if after < before:
@@ -104,7 +104,7 @@ def extend_run(run_dir: Path, saved: Any, extended: Any) -> None:
         if after != before:
             log.warning("extending %s: train.%s %d -> %d", run_dir, key, before, after)
     if extended != saved:
-        archive.save_config(run_dir, dump_config(extended))
+        rundir.save_config(run_dir, dump_config(extended))
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

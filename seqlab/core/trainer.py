@@ -2,7 +2,7 @@
 
 ``train(config, out_dir)`` can be imported and called; ``seqlab train`` is a thin layer on it. The task
 (:mod:`seqlab.core.task`) says how to read data, build a model, compute a batch's loss and score a split;
-the trainer owns the run directory (see :mod:`seqlab.core.archive`). ``resume`` continues a killed run
+the trainer owns the run directory (see :mod:`seqlab.core.rundir`). ``resume`` continues a killed run
 from its last checkpoint and reaches the same result as an uninterrupted run.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from torch import nn
 from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from tqdm import tqdm
 
-from seqlab.core import archive
+from seqlab.core import rundir
 from seqlab.core.device import resolve_device
 from seqlab.core.errors import SeqlabError
 from seqlab.core.optim import build_optimizer, warm_up
@@ -93,10 +93,10 @@ class Trainer:
                 "averaged": self.averaged}
 
     def save_checkpoint(self) -> None:
-        archive.save_training_state(self.out_dir, self._parts(), self.generator, self.state)
+        rundir.save_training_state(self.out_dir, self._parts(), self.generator, self.state)
 
     def load_checkpoint(self) -> None:
-        self.state = archive.load_training_state(self.out_dir, self._parts(), self.generator, self.device)
+        self.state = rundir.load_training_state(self.out_dir, self._parts(), self.generator, self.device)
         saved = self.state.setdefault("world_size", 1)
         if saved != self.world.size:
             raise SeqlabError(f"--resume {self.out_dir}: the run was trained by {saved} process(es), and this is "
@@ -169,7 +169,7 @@ class Trainer:
             improved = record_epoch(self.state, epoch, score, stats)
             if self.world.main:
                 if improved:
-                    archive.save_weights(self.out_dir, self.scored_model)
+                    rundir.save_weights(self.out_dir, self.scored_model)
                 self.save_checkpoint()
             log.info("epoch %d: loss %.4f, dev %s %.2f%s, %.0f sent/s, %.1f s, lr %.5f%s", epoch, stats["loss"],
                      self.task.measure, score, " (best)" if improved else "", stats["sentences_per_second"],
@@ -189,7 +189,7 @@ class Trainer:
 
     def finish(self) -> dict[str, Any]:
         """Reload the best weights, score dev and test once, write their predictions and metrics.json."""
-        self.model.load_state_dict(archive.load_weights(self.out_dir, self.device))
+        self.model.load_state_dict(rundir.load_weights(self.out_dir, self.device))
         metrics: dict[str, Any] = {"best_epoch": self.state["best_epoch"], "epochs": self.state["epoch"],
                                    "selected_on": "dev", "history": self.state["history"]}
         sizes, metrics["speed"] = self.task.split_sizes(), {}
@@ -204,7 +204,7 @@ class Trainer:
                                       "sentences_per_second": sizes[name] / max(seconds, 1e-9)}
             log.info("%s: %s %.2f (%d sentences, %.0f sent/s)\n%s", name, self.task.measure, score.value,
                      sizes[name], sizes[name] / max(seconds, 1e-9), score.text)
-        archive.save_metrics(self.out_dir, metrics)
+        rundir.save_metrics(self.out_dir, metrics)
         return metrics
 
 
@@ -215,12 +215,12 @@ def train(prepare: Prepare, config: Any, out_dir: str | Path, *, resume: bool = 
     Everything building reports (such as pretrained-vector coverage) goes to ``out_dir/train.log`` too. A
     resumed run restores its checkpoint; a new one first writes what loading the model needs. A new
     directory whose trainer cannot be built (bad data, a missing file) is removed again, so the same
-    ``--output`` can be used once the problem is fixed. The run directory's lock (:func:`archive.run_lock`) is
+    ``--output`` can be used once the problem is fixed. The run directory's lock (:func:`rundir.run_lock`) is
     held throughout, so a second training there is refused; temporary files that killed writes left behind
     are removed first.
     """
     out_dir = Path(out_dir)
-    archive.check_output(out_dir, resume)
+    rundir.check_output(out_dir, resume)
     world = init_world(resolve_device(config.train.device))
     try:
         with peers_lost(world):
@@ -249,11 +249,11 @@ def _train_main(prepare: Prepare, config: Any, out_dir: Path, resume: bool, prog
             break
         first_new = folder
     out_dir.mkdir(parents=True, exist_ok=True)
-    with archive.run_lock(out_dir):
-        archive.check_output(out_dir, resume)  # again: another run may have written a checkpoint meanwhile
-        freed = archive.remove_stale_temp_files(out_dir)
+    with rundir.run_lock(out_dir):
+        rundir.check_output(out_dir, resume)  # again: another run may have written a checkpoint meanwhile
+        freed = rundir.remove_stale_temp_files(out_dir)
         try:
-            with archive.run_log(out_dir):
+            with rundir.run_log(out_dir):
                 log.info("run directory %s", out_dir)
                 if freed:
                     log.info("removed %.1f MB of temporary files that interrupted writes left behind", freed / 1e6)
@@ -267,11 +267,11 @@ def _train_main(prepare: Prepare, config: Any, out_dir: Path, resume: bool, prog
 
 def _run(trainer: Trainer, config: Any, out_dir: Path, resume: bool) -> dict[str, Any]:
     """Restore the checkpoint (or write what loading a new run needs), then train to the end."""
-    with archive.run_log(out_dir):
+    with rundir.run_log(out_dir):
         if resume:
             trainer.load_checkpoint()
         else:
-            archive.save_config(out_dir, dump_config(config))
+            rundir.save_config(out_dir, dump_config(config))
             trainer.task.save_run_files(out_dir)
         n_params = sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
         sizes = "/".join(f"{n} {name}" for name, n in trainer.task.split_sizes().items())

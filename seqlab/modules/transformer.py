@@ -102,15 +102,15 @@ class EncoderRecord:
 
 def recorded_encoder(run_dir: Path) -> EncoderRecord | None:
     """The encoder record a run directory holds (``encoder.json``), or None when the model reads no transformer."""
-    from seqlab.core import archive
+    from seqlab.core import rundir
 
-    record = archive.load_encoder_record(run_dir)
+    record = rundir.load_encoder_record(run_dir)
     if record is None:
         return None
     try:
         return EncoderRecord(**record)
     except TypeError:
-        raise SeqlabError(f"{Path(run_dir) / archive.ENCODER}: not an encoder record (expected the keys path, "
+        raise SeqlabError(f"{Path(run_dir) / rundir.ENCODER}: not an encoder record (expected the keys path, "
                           f"weights_sha256, model_type and hidden_size)") from None
 
 

@@ -1,6 +1,6 @@
 """Relation classifier: tensors, batches and the model, from a config.
 
-The vocabulary rule and the optimizer table are the taggers' (:mod:`seqlab.core.vocabulary`,
+The vocabulary rule and the optimizer table are the taggers' (:mod:`seqlab.data.pretrained`,
 :mod:`seqlab.core.optim`), and so is the length bucketing of training batches.
 """
 from __future__ import annotations

@@ -15,16 +15,16 @@ from typing import Any, Iterator
 import torch
 from torch import nn
 
-from seqlab.core import archive
+from seqlab.core import rundir
 from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import SeqlabError
 from seqlab.core.paths import resolve_data_path
 from seqlab.core.optim import transformer_groups
 from seqlab.modules.transformer import recorded_encoder
 from seqlab.core.task import BatchLoss, Score
-from seqlab.core.vocabulary import word_vocabulary
+from seqlab.data.pretrained import word_vocabulary
 from seqlab.data.semeval import LABELS, RelationExample, dev_split, read_semeval
-from seqlab.data.vocab import Vocab, label_vocab
+from seqlab.data.vocab import Vocab, label_vocab, load_vocabs, save_vocabs
 from seqlab.models.relation import RelationBatch, RelationClassifier
 from seqlab.relation.build import RelationData, batches, build_model, encode, model_inputs
 from seqlab.relation.config import RelationConfig
@@ -51,7 +51,7 @@ def read_splits(config: RelationConfig) -> dict[str, list[RelationExample]]:
 def build_vocabs(config: RelationConfig, splits: dict[str, list[RelationExample]]
                  ) -> tuple[dict[str, Vocab], torch.Tensor | None]:
     """Word and label vocabularies, and the initial word-embedding matrix, by the taggers' rule
-    (:func:`seqlab.core.vocabulary.word_vocabulary`); no labels of dev or test are used."""
+    (:func:`seqlab.data.pretrained.word_vocabulary`); no labels of dev or test are used."""
     words, matrix = word_vocabulary(config.model.embeddings, (e.tokens for e in splits["train"]),
                                     (e.tokens for split in splits.values() for e in split), config.train.seed)
     return {"words": words, "labels": label_vocab(LABELS)}, matrix
@@ -67,7 +67,7 @@ class RelationTask:
         self.splits = read_splits(config)
         self.encoder_record = None  # the record of the transformer a resumed run was trained with
         if run_dir is not None:
-            self.vocabs, self.matrix = archive.load_vocabs(run_dir), None
+            self.vocabs, self.matrix = load_vocabs(run_dir / rundir.VOCABS), None
             self.encoder_record = recorded_encoder(run_dir)
         else:
             self.vocabs, self.matrix = build_vocabs(config, self.splits)
@@ -90,9 +90,9 @@ class RelationTask:
         return transformer_groups(self.model, self.model.embedder.contextual, self.config.model.transformer)
 
     def save_run_files(self, run_dir: Path) -> None:
-        archive.save_vocabs(run_dir, self.vocabs)
+        save_vocabs(run_dir / rundir.VOCABS, self.vocabs)
         if self.model.embedder.contextual is not None:
-            archive.save_encoder_record(run_dir, self.model.embedder.contextual.record.to_dict())
+            rundir.save_encoder_record(run_dir, self.model.embedder.contextual.record.to_dict())
 
     def split_sizes(self) -> dict[str, int]:
         return {name: len(examples) for name, examples in self.splits.items()}

@@ -17,7 +17,7 @@ from typing import Iterable, Iterator, Sequence
 
 import torch
 
-from seqlab.core import archive
+from seqlab.core import rundir
 from seqlab.core.device import resolve_device
 from seqlab.core.errors import SeqlabError
 from seqlab.data.batching import Encoded, encode
@@ -25,7 +25,7 @@ from seqlab.core.paths import require_file
 from seqlab.data.dataset import Split, file_layout, read_split
 from seqlab.data.schemes import detect_scheme, from_spans
 from features.tokenize import SentenceTokens, sentence_tokens
-from seqlab.data.vocab import Vocab
+from seqlab.data.vocab import Vocab, load_vocabs
 from seqlab.models.tagger import Tagger
 from seqlab.modules.transformer import recorded_encoder
 from seqlab.tagging.build import build_tagger, use_post_viterbi
@@ -99,14 +99,14 @@ class SequenceTagger:
         best weights (``torch.load(weights_only=True)``: a model file never runs code)."""
         run_dir = Path(run_dir)
         device = resolve_device(device, key="device") if isinstance(device, str) else device
-        if not (run_dir / archive.CONFIG).is_file():
-            raise SeqlabError(f"{run_dir}: not a seqlab run directory (no {archive.CONFIG}); "
+        if not (run_dir / rundir.CONFIG).is_file():
+            raise SeqlabError(f"{run_dir}: not a seqlab run directory (no {rundir.CONFIG}); "
                               "pass the --output folder of a training run")
-        config = locate_feature_files(load_config(run_dir / archive.CONFIG), run_dir)
-        vocabs = archive.load_vocabs(run_dir)
-        features = load_token_features(config.model.features, state=archive.load_feature_state(run_dir))
+        config = locate_feature_files(load_config(run_dir / rundir.CONFIG), run_dir)
+        vocabs = load_vocabs(run_dir / rundir.VOCABS)
+        features = load_token_features(config.model.features, state=rundir.load_feature_state(run_dir))
         model = build_tagger(config, vocabs, token_features=features, encoder_record=recorded_encoder(run_dir))
-        archive.load_state(model, archive.load_weights(run_dir, device), run_dir / archive.WEIGHTS)
+        rundir.load_state(model, rundir.load_weights(run_dir, device), run_dir / rundir.WEIGHTS)
         return cls(config, vocabs, features, model.to(device).eval())
 
     @property

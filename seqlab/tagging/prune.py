@@ -91,13 +91,14 @@ def pruned_members(feature: dict[str, Any], source: Path, prefix: str, words: se
 
 def run_words(run_dir: Path) -> set[str]:
     """The words a tagging run knows: its word vocabulary and the tokens of its data files that can be read."""
-    from seqlab.core import archive
+    from seqlab.core import rundir
     from seqlab.core.errors import SeqlabError
     from seqlab.data.dataset import read_split
+    from seqlab.data.vocab import load_vocabs
     from seqlab.tagging.config import load_config
 
-    words = set(archive.load_vocabs(run_dir)["words"].itos)
-    config = load_config(run_dir / archive.CONFIG)
+    words = set(load_vocabs(run_dir / rundir.VOCABS)["words"].itos)
+    config = load_config(run_dir / rundir.CONFIG)
     for split in ("train", "dev", "test"):
         if getattr(config.data, split):
             try:

@@ -13,15 +13,15 @@ from typing import Any, Iterator
 import torch
 from torch import nn
 
-from seqlab.core import archive
+from seqlab.core import rundir
 from seqlab.core.config import EmbeddingsConfig
 from seqlab.core.errors import SeqlabError
 from seqlab.core.task import BatchLoss, Score
-from seqlab.core.vocabulary import word_vocabulary
+from seqlab.data.pretrained import word_vocabulary
 from seqlab.data.batching import Batch, Encoded, encode, iterate
 from seqlab.data.dataset import Split, read_splits
 from seqlab.data.schemes import labels_for, split_tag
-from seqlab.data.vocab import UNK, Vocab, char_vocab, label_vocab
+from seqlab.data.vocab import UNK, Vocab, char_vocab, label_vocab, load_vocabs, save_vocabs
 from seqlab.models.tagger import Tagger
 from seqlab.modules.transformer import recorded_encoder
 from seqlab.tagging.build import build_tagger, parameter_groups
@@ -35,7 +35,7 @@ log = logging.getLogger("seqlab.train")
 
 def build_vocabs(config: Config, splits: dict[str, Split]) -> tuple[dict[str, Vocab], torch.Tensor | None]:
     """Word, character and label vocabularies, and the initial word-embedding matrix
-    (:func:`seqlab.core.vocabulary.word_vocabulary`'s rule; no labels of dev or test are used)."""
+    (:func:`seqlab.data.pretrained.word_vocabulary`'s rule; no labels of dev or test are used)."""
     emb = config.model.embeddings or EmbeddingsConfig()  # null: the vocabulary still indexes the words
     train = splits["train"]
     words, matrix = word_vocabulary(emb, train.tokens, (s for split in splits.values() for s in split.tokens),
@@ -73,11 +73,11 @@ class TaggingTask:
         self.splits = read_splits(config.data)
         self.encoder_record = None  # the transformer a resumed run was trained with
         if run_dir is not None:  # a resumed run: its own vocabularies; its weights come from the checkpoint
-            self.vocabs, self.matrix = archive.load_vocabs(run_dir), None
+            self.vocabs, self.matrix = load_vocabs(run_dir / rundir.VOCABS), None
             self.encoder_record = recorded_encoder(run_dir)
         else:
             self.vocabs, self.matrix = build_vocabs(config, self.splits)
-        state = archive.load_feature_state(run_dir) if run_dir is not None else None
+        state = rundir.load_feature_state(run_dir) if run_dir is not None else None
         evaluation = {f"data.{n}": s.path for n, s in self.splits.items() if n != "train"}
         self.features: TokenFeatures | None = load_token_features(
             config.model.features, train=self.splits["train"], state=state, evaluation_files=evaluation)
@@ -104,10 +104,10 @@ class TaggingTask:
         return parameter_groups(self.model, self.config.train, self.config.model.transformer)
 
     def save_run_files(self, run_dir: Path) -> None:
-        archive.save_vocabs(run_dir, self.vocabs)
-        archive.save_feature_state(run_dir, self.features.state if self.features else {})
+        save_vocabs(run_dir / rundir.VOCABS, self.vocabs)
+        rundir.save_feature_state(run_dir, self.features.state if self.features else {})
         if self.model.embedder.contextual is not None:
-            archive.save_encoder_record(run_dir, self.model.embedder.contextual.record.to_dict())
+            rundir.save_encoder_record(run_dir, self.model.embedder.contextual.record.to_dict())
 
     def split_sizes(self) -> dict[str, int]:
         return {name: len(self.splits[name].tokens) for name in ("train", "dev", "test") if name in self.splits}

@@ -6,7 +6,7 @@ import json
 import pytest
 import torch
 
-from seqlab.core import archive
+from seqlab.core import rundir
 from seqlab.cli import main
 from seqlab.core.errors import SeqlabError
 from seqlab.apps.summarize import mean_std, read_run, render, summarize
@@ -45,7 +45,7 @@ def test_a_run_still_training_is_listed_from_its_checkpoint_and_left_out_of_the_
     (busy / "config.yaml").write_text(TAGGER % (3, "0.95"))
     state = {"epoch": 7, "best_f1": 93.25, "best_epoch": 5, "bad_epochs": 2,
              "history": [{"epoch": e, "dev_f1": 93.0, "train_seconds": 360.0} for e in range(1, 8)]}
-    archive.save_checkpoint(busy, {"generator": torch.Generator().get_state(), "torch_rng": torch.get_rng_state(),
+    rundir.save_checkpoint(busy, {"generator": torch.Generator().get_state(), "torch_rng": torch.get_rng_state(),
                                    "state": json.dumps(state)})
     row = read_run(busy)
     assert (row.finished, row.epochs, row.best_epoch, row.dev, row.train_hours) == (False, 7, 5, 93.25, pytest.approx(0.7))
@@ -120,7 +120,7 @@ def test_a_checkpoint_without_the_loop_state_is_a_clear_error(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     (run / "config.yaml").write_text(TAGGER % (1, "0.95"))
-    archive.save_checkpoint(run, {"generator": torch.Generator().get_state(), "torch_rng": torch.get_rng_state(),
+    rundir.save_checkpoint(run, {"generator": torch.Generator().get_state(), "torch_rng": torch.get_rng_state(),
                                   "state": json.dumps({"epoch": 3})})
     with pytest.raises(SeqlabError, match=r"checkpoint.pt: not the checkpoint of a seqlab run .*'best_epoch'"):
         read_run(run)

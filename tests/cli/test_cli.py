@@ -136,9 +136,9 @@ def test_resume_with_more_epochs_equals_the_longer_run_from_the_start(tmp_path, 
 
 
 def archive_weights_equal(a: Path, b: Path) -> bool:
-    from seqlab.core import archive
+    from seqlab.core import rundir
 
-    wa, wb = archive.load_checkpoint(a)["model"], archive.load_checkpoint(b)["model"]
+    wa, wb = rundir.load_checkpoint(a)["model"], rundir.load_checkpoint(b)["model"]
     return wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
 
 

@@ -21,7 +21,7 @@ import torch
 
 import features.atomic
 from seqlab.cli import main
-from seqlab.core import archive
+from seqlab.core import rundir
 from tests.conftest import forget_new_log_handlers
 
 NER = Path(__file__).parents[1] / "fixtures" / "ner"
@@ -106,7 +106,7 @@ def test_a_full_disk_during_training_keeps_the_last_good_checkpoint(tmp_path, mo
     assert code == 2
     line = one_error_line(capsys.readouterr().err)
     assert f"{run / 'checkpoint.pt'}: No space left on device" in line
-    assert json.loads(archive.load_checkpoint(run)["state"])["epoch"] == 1
+    assert json.loads(rundir.load_checkpoint(run)["state"])["epoch"] == 1
     assert not list(run.glob(".*.tmp"))
     monkeypatch.undo()
     assert main(["train", "--resume", str(run), "--quiet"]) == 0  # the run goes on from epoch 1
@@ -114,14 +114,14 @@ def test_a_full_disk_during_training_keeps_the_last_good_checkpoint(tmp_path, mo
 
 
 def test_a_full_disk_while_writing_train_log_is_one_line(tmp_path, monkeypatch, capsys):
-    real_emit = archive._RunLogHandler.emit
+    real_emit = rundir._RunLogHandler.emit
 
     def emit(self, record):
         if "epoch 1:" in record.getMessage():
             self.stream = _FullDisk(self.stream)
         real_emit(self, record)
 
-    monkeypatch.setattr(archive._RunLogHandler, "emit", emit)
+    monkeypatch.setattr(rundir._RunLogHandler, "emit", emit)
     with contextlib.redirect_stdout(io.StringIO()):
         assert main(["train", str(TINY), *FAST, "--output", str(tmp_path / "run")]) == 2
     assert "No space left on device" in one_error_line(capsys.readouterr().err)
@@ -162,7 +162,7 @@ def test_a_full_disk_during_features_brown_out(tmp_path, monkeypatch, capsys):
 def test_a_torch_save_on_a_full_disk_raises_the_os_error_not_torchs_runtime_error(tmp_path, monkeypatch):
     disk_full_for(monkeypatch, "model.pt")
     with pytest.raises(OSError) as err:
-        archive.save_weights(tmp_path, torch.nn.Linear(2, 2))
+        rundir.save_weights(tmp_path, torch.nn.Linear(2, 2))
     assert err.value.errno == errno.ENOSPC and err.value.filename == str(tmp_path / "model.pt")
 
 
@@ -208,7 +208,7 @@ def test_a_second_training_on_a_locked_run_directory_is_refused(tmp_path, capsys
     run.mkdir()
     holder = subprocess.Popen(
         [sys.executable, "-c", "import fcntl, os, sys, time\n"
-         f"fd = os.open({str(run / archive.LOCK)!r}, os.O_RDWR | os.O_CREAT)\n"
+         f"fd = os.open({str(run / rundir.LOCK)!r}, os.O_RDWR | os.O_CREAT)\n"
          "fcntl.flock(fd, fcntl.LOCK_EX); os.ftruncate(fd, 0); os.pwrite(fd, b'%d\\n' % os.getpid(), 0)\n"
          "print('locked', flush=True); sys.stdin.read()"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -226,10 +226,10 @@ def test_a_second_training_on_a_locked_run_directory_is_refused(tmp_path, capsys
 def test_two_trainings_in_one_process_on_one_directory(tmp_path, capsys):
     run = tmp_path / "run"
     run.mkdir()
-    with archive.run_lock(run):
+    with rundir.run_lock(run):
         pass  # re-entrant and released: a later run may take it
-    with archive.run_lock(run), archive.run_lock(run):
-        assert (run / archive.LOCK).read_text() == f"{os.getpid()}\n"
+    with rundir.run_lock(run), rundir.run_lock(run):
+        assert (run / rundir.LOCK).read_text() == f"{os.getpid()}\n"
 
 
 def test_stale_temporary_files_are_removed_on_the_next_start(run_dir, tmp_path, caplog):
@@ -262,7 +262,7 @@ def test_a_training_killed_mid_run_resumes_to_the_uninterrupted_result(tmp_path)
     whole, killed = tmp_path / "whole", tmp_path / "killed"
     assert _train_process(whole, str(TINY), *settings, "--output", str(whole)).wait() == 0
     process = _train_process(killed, str(TINY), *settings, "--output", str(killed))
-    while not (killed / archive.CHECKPOINT).exists() and process.poll() is None:
+    while not (killed / rundir.CHECKPOINT).exists() and process.poll() is None:
         time.sleep(0.005)  # kill it as soon as the first epoch is checkpointed: it is writing the next one
     process.kill()
     process.wait()
@@ -272,5 +272,5 @@ def test_a_training_killed_mid_run_resumes_to_the_uninterrupted_result(tmp_path)
     assert not list(killed.glob(".*.tmp"))
     a, b = json.loads((whole / "metrics.json").read_text()), json.loads((killed / "metrics.json").read_text())
     assert [e["loss"] for e in a["history"]] == [e["loss"] for e in b["history"]]
-    wa, wb = archive.load_weights(whole), archive.load_weights(killed)
+    wa, wb = rundir.load_weights(whole), rundir.load_weights(killed)
     assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)

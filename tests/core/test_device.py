@@ -61,7 +61,7 @@ def test_crf_on_the_gpu_matches_the_cpu():
 
 def _trained_on_the_gpu_loads_on_the_cpu(config, tmp_path: Path) -> None:
     """Train a run on the GPU; it loads on the CPU and on the GPU, and both predict the same labels."""
-    from seqlab.core import archive
+    from seqlab.core import rundir
     from seqlab.tagging.predict import predict
     from seqlab.apps.tasks import train
 

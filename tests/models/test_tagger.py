@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from seqlab.tagging.api import SequenceTagger
-from seqlab.core import archive
+from seqlab.core import rundir
 from seqlab.tagging.config import load_config
 from seqlab.data.batching import encode, iterate
 from seqlab.tagging.predict import Predictor, SpellingCache, predict
@@ -210,7 +210,7 @@ def test_train_writes_a_run_directory_and_loads_back(config, tmp_path):
     assert metrics["epochs"] == 2 and 0.0 <= metrics["test"]["f1"] <= 100.0
     cfg, vocabs, model, features = _unpack(SequenceTagger.load(run, "cpu"))
     trainer_model = tagger_trainer(cfg, tmp_path / "other").model
-    trainer_model.load_state_dict(archive.load_weights(run))
+    trainer_model.load_state_dict(rundir.load_weights(run))
     data = encode([["Peter", "Blackburn", "said", "Zorglub"]], vocabs)
     a = predict(model, data, vocabs["tags"], confidences=True)
     b = predict(trainer_model, data, vocabs["tags"], confidences=True)
@@ -235,12 +235,12 @@ def test_resume_reaches_the_same_result(config, tmp_path, monkeypatch, ema):
         train(cfg, tmp_path / "killed", progress=False)
     monkeypatch.setattr(Trainer, "train_epoch", original)
     train(cfg, tmp_path / "killed", resume=True, progress=False)
-    full = archive.load_checkpoint(tmp_path / "full")["model"]
-    resumed = archive.load_checkpoint(tmp_path / "killed")["model"]
+    full = rundir.load_checkpoint(tmp_path / "full")["model"]
+    resumed = rundir.load_checkpoint(tmp_path / "killed")["model"]
     for key in full:
         assert torch.equal(full[key], resumed[key]), key
     for name in ("model.pt",):
-        a, b = archive.load_weights(tmp_path / "full"), archive.load_weights(tmp_path / "killed")
+        a, b = rundir.load_weights(tmp_path / "full"), rundir.load_weights(tmp_path / "killed")
         assert all(torch.equal(a[key], b[key]) for key in a), name
 
 

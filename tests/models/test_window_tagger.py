@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from seqlab.tagging.api import SequenceTagger
-from seqlab.core import archive
+from seqlab.core import rundir
 from seqlab.tagging.config import load_config
 from seqlab.data.batching import encode, iterate
 from seqlab.data.schemes import allowed_transitions
@@ -58,7 +58,7 @@ def test_save_then_load_gives_identical_predictions(config, tmp_path):
     cfg = config("model.decoder=softmax_viterbi")
     train(cfg, tmp_path / "run", progress=False)
     trainer = tagger_trainer(cfg, tmp_path / "other")
-    trainer.model.load_state_dict(archive.load_weights(tmp_path / "run"))
+    trainer.model.load_state_dict(rundir.load_weights(tmp_path / "run"))
     _, vocabs, model, features = _unpack(SequenceTagger.load(tmp_path / "run", "cpu"))
     test = trainer.task.splits["test"]
     loaded = encode(test.tokens, vocabs, **encode_options(features, test.columns))
@@ -115,7 +115,7 @@ def test_quadratic_output_layer_on_the_bilstm_crf(monkeypatch, tmp_path):
           tmp_path / "run", progress=False)
     _, vocabs, model, _ = _unpack(SequenceTagger.load(tmp_path / "run", "cpu"))
     other = tagger_trainer(cfg, tmp_path / "o").model
-    other.load_state_dict(archive.load_weights(tmp_path / "run"))
+    other.load_state_dict(rundir.load_weights(tmp_path / "run"))
     data = encode([["Peter", "Blackburn", "said", "Zorglub"]], vocabs)
     assert predict(model, data, vocabs["tags"], confidences=True) == predict(other, data, vocabs["tags"],
                                                                              confidences=True)

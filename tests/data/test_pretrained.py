@@ -1,4 +1,4 @@
-"""The initial word-embedding matrix (seqlab.core.vocabulary.embedding_matrix): pretrained rows, random rows, scaling."""
+"""The initial word-embedding matrix (seqlab.data.pretrained.embedding_matrix): pretrained rows, random rows, scaling."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from seqlab.core.vocabulary import embedding_matrix
+from seqlab.data.pretrained import embedding_matrix
 from seqlab.tagging.config import ConfigError, EmbeddingsConfig
 from seqlab.data.vocab import Vocab
 

@@ -1,4 +1,5 @@
-"""The word vocabulary and the initial word-embedding matrix, by one rule for every task.
+"""Pretrained word vectors into a model: the word vocabulary (a :class:`~seqlab.data.vocab.WordVocab`) and the
+initial word-embedding matrix, by one rule for every task.
 
 The vocabulary holds every word of every split that has a pretrained vector (looked up as written,
 then lower-cased), plus the training words seen at least ``min_count`` times; this uses no labels of

@@ -3,7 +3,7 @@
 Layout::
 
     config.yaml      the fully resolved config
-    vocabs.json      word, character and label vocabularies
+    vocabs.json      word, character and label vocabularies (written and read by seqlab.data.vocab)
     model.pt         the best weights (a state dict only)
     checkpoint.pt    the last epoch's weights, optimizer, RNG and loop state, for --resume
     metrics.json     dev/test scores and the per-epoch history
@@ -30,7 +30,6 @@ from typing import Any
 import torch
 
 from seqlab.core.atomic import atomic_open, atomic_torch_save
-from seqlab.data.vocab import Vocab, load_vocabs as _load_vocabs, save_vocabs as _save_vocabs
 from seqlab.core.errors import SeqlabError
 
 CONFIG, VOCABS, WEIGHTS, CHECKPOINT, METRICS, LOG = (
@@ -119,14 +118,6 @@ def remove_stale_temp_files(run_dir: Path) -> int:
 def save_config(run_dir: Path, text: str) -> None:
     with atomic_open(Path(run_dir) / CONFIG) as out:
         out.write(text)
-
-
-def save_vocabs(run_dir: Path, vocabs: dict[str, Vocab]) -> None:
-    _save_vocabs(Path(run_dir) / VOCABS, vocabs)
-
-
-def load_vocabs(run_dir: Path) -> dict[str, Vocab]:
-    return _load_vocabs(Path(run_dir) / VOCABS)
 
 
 def save_feature_state(run_dir: Path, state: dict[str, Any]) -> None:

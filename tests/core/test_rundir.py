@@ -1,4 +1,4 @@
-"""Tests for seqlab.core.archive: atomic saves, weights_only loading, --resume checks, round trips."""
+"""Tests for seqlab.core.rundir: atomic saves, weights_only loading, --resume checks, round trips."""
 from __future__ import annotations
 
 import json
@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from seqlab.core import archive
+from seqlab.core import rundir
 from seqlab.tagging.api import SequenceTagger
-from seqlab.data.vocab import Vocab, WordVocab, label_vocab
 from seqlab.core.errors import SeqlabError
 
 
@@ -30,30 +29,30 @@ def _leftovers(folder: Path, keep: set[str]) -> list[str]:
 
 
 def test_check_output_accepts_a_new_run_in_an_empty_or_missing_folder(tmp_path: Path):
-    archive.check_output(tmp_path, resume=False)
-    archive.check_output(tmp_path / "not-yet", resume=False)
+    rundir.check_output(tmp_path, resume=False)
+    rundir.check_output(tmp_path / "not-yet", resume=False)
 
 
 def test_check_output_refuses_to_overwrite_a_checkpointed_run(tmp_path: Path):
-    archive.save_checkpoint(tmp_path, {"step": torch.tensor(1)})
+    rundir.save_checkpoint(tmp_path, {"step": torch.tensor(1)})
     where = re.escape(str(tmp_path))
     with pytest.raises(SeqlabError, match=rf"^{where} already holds a run; use --resume {where} to continue it"):
-        archive.check_output(tmp_path, resume=False)
+        rundir.check_output(tmp_path, resume=False)
 
 
 def test_check_output_refuses_a_resume_without_checkpoint(tmp_path: Path):
     with pytest.raises(SeqlabError, match=r"--resume .*: no checkpoint.pt there to resume from"):
-        archive.check_output(tmp_path, resume=True)
-    (tmp_path / archive.WEIGHTS).write_bytes(b"")  # weights alone are not enough to resume
-    (tmp_path / archive.CHECKPOINT).mkdir()  # nor a folder named checkpoint.pt
+        rundir.check_output(tmp_path, resume=True)
+    (tmp_path / rundir.WEIGHTS).write_bytes(b"")  # weights alone are not enough to resume
+    (tmp_path / rundir.CHECKPOINT).mkdir()  # nor a folder named checkpoint.pt
     with pytest.raises(SeqlabError, match="no checkpoint.pt there"):
-        archive.check_output(tmp_path, resume=True)
+        rundir.check_output(tmp_path, resume=True)
 
 
 def test_check_output_accepts_a_resume_with_checkpoint(tmp_path: Path):
-    archive.save_checkpoint(tmp_path, {"step": torch.tensor(1)})
-    assert archive.has_checkpoint(tmp_path)
-    archive.check_output(tmp_path, resume=True)
+    rundir.save_checkpoint(tmp_path, {"step": torch.tensor(1)})
+    assert rundir.has_checkpoint(tmp_path)
+    rundir.check_output(tmp_path, resume=True)
 
 
 # ------------------------------------------------------------------ round trips
@@ -61,8 +60,8 @@ def test_check_output_accepts_a_resume_with_checkpoint(tmp_path: Path):
 
 def test_weights_round_trip(tmp_path: Path):
     model = _model()
-    archive.save_weights(tmp_path, model)
-    loaded = archive.load_weights(tmp_path)
+    rundir.save_weights(tmp_path, model)
+    loaded = rundir.load_weights(tmp_path)
     assert loaded.keys() == model.state_dict().keys()
     for name, value in model.state_dict().items():
         assert torch.equal(loaded[name], value)
@@ -73,8 +72,8 @@ def test_weights_round_trip(tmp_path: Path):
 
 
 def test_weights_file_holds_a_state_dict_only(tmp_path: Path):
-    archive.save_weights(tmp_path, _model())
-    data = torch.load(tmp_path / archive.WEIGHTS, weights_only=True)
+    rundir.save_weights(tmp_path, _model())
+    data = torch.load(tmp_path / rundir.WEIGHTS, weights_only=True)
     assert isinstance(data, dict) and all(isinstance(v, torch.Tensor) for v in data.values())
 
 
@@ -99,14 +98,14 @@ def test_training_state_round_trip_restores_parts_generators_and_loop_state(tmp_
     torch.rand(3, generator=generator)
     state = {"epoch": 3, "best_f1": 87.5, "history": [{"epoch": 1, "f1": 80.0}]}
     torch.manual_seed(9)
-    archive.save_training_state(tmp_path, {"model": model, "scheduler": counter, "averaged": None}, generator, state)
+    rundir.save_training_state(tmp_path, {"model": model, "scheduler": counter, "averaged": None}, generator, state)
     expected_gen, expected_rng = torch.rand(4, generator=generator), torch.rand(4)
 
     fresh = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
     fresh_counter = _Counter()
     fresh_gen = torch.Generator().manual_seed(0)
     torch.manual_seed(1)
-    loop = archive.load_training_state(tmp_path, {"model": fresh, "scheduler": fresh_counter, "averaged": None},
+    loop = rundir.load_training_state(tmp_path, {"model": fresh, "scheduler": fresh_counter, "averaged": None},
                                        fresh_gen)
     assert loop == state
     for name, value in model.state_dict().items():
@@ -114,62 +113,38 @@ def test_training_state_round_trip_restores_parts_generators_and_loop_state(tmp_
     assert (fresh_counter.steps, fresh_counter.history) == (3, [0.5] * 3)
     assert torch.equal(torch.rand(4, generator=fresh_gen), expected_gen)
     assert torch.equal(torch.rand(4), expected_rng)
-    ckpt = archive.load_checkpoint(tmp_path)
+    ckpt = rundir.load_checkpoint(tmp_path)
     assert "averaged" not in ckpt  # None parts are left out
     assert ckpt["generator"].device.type == "cpu" and ckpt["torch_rng"].device.type == "cpu"
 
 
-def test_vocabs_round_trip(tmp_path: Path):
-    vocabs = {
-        "words": WordVocab(["The", "cat", "7"], lowercase_fallback=False, digits_to_zero=True),
-        "chars": Vocab(["a", "b", "é"]),
-        "tags": label_vocab(["O", "B-PER", "I-PER"]),
-    }
-    archive.save_vocabs(tmp_path, vocabs)
-    loaded = archive.load_vocabs(tmp_path)
-    assert loaded.keys() == vocabs.keys()
-    for name, vocab in vocabs.items():
-        got = loaded[name]
-        assert type(got) is type(vocab)
-        assert got.itos == vocab.itos and got.stoi == vocab.stoi
-        assert (got.pad, got.unk) == (vocab.pad, vocab.unk)
-    assert (loaded["words"].lowercase_fallback, loaded["words"].digits_to_zero) == (False, True)
-    assert loaded["words"].index("the") == loaded["words"].index("<no such word>")  # no lower-case fallback
-    assert loaded["tags"].index("B-PER") == 1
-
-
-def test_load_vocabs_reports_a_missing_file(tmp_path: Path):
-    with pytest.raises(SeqlabError, match="cannot read vocabularies"):
-        archive.load_vocabs(tmp_path)
-
-
 def test_feature_state_round_trip_and_missing_file(tmp_path: Path):
-    assert archive.load_feature_state(tmp_path) is None
+    assert rundir.load_feature_state(tmp_path) is None
     state = {"orthographic": {"shapes": ["Xx", "d"]}, "label_freq": {"k": 3}}
-    archive.save_feature_state(tmp_path, state)
-    assert archive.load_feature_state(tmp_path) == state
+    rundir.save_feature_state(tmp_path, state)
+    assert rundir.load_feature_state(tmp_path) == state
 
 
 def test_load_feature_state_reports_bad_json_with_its_line(tmp_path: Path):
-    (tmp_path / archive.FEATURES).write_text('{\n"a": 1,\n}', encoding="utf-8")
-    with pytest.raises(SeqlabError, match=rf"{archive.FEATURES}:3: not valid JSON"):
-        archive.load_feature_state(tmp_path)
+    (tmp_path / rundir.FEATURES).write_text('{\n"a": 1,\n}', encoding="utf-8")
+    with pytest.raises(SeqlabError, match=rf"{rundir.FEATURES}:3: not valid JSON"):
+        rundir.load_feature_state(tmp_path)
 
 
 def test_config_and_metrics_are_written(tmp_path: Path):
-    archive.save_config(tmp_path, "model:\n  decoder: crf\n")
-    archive.save_metrics(tmp_path, {"dev": {"f1": 91.2}})
-    assert (tmp_path / archive.CONFIG).read_text(encoding="utf-8") == "model:\n  decoder: crf\n"
-    assert json.loads((tmp_path / archive.METRICS).read_text(encoding="utf-8")) == {"dev": {"f1": 91.2}}
-    assert _leftovers(tmp_path, {archive.CONFIG, archive.METRICS}) == []
+    rundir.save_config(tmp_path, "model:\n  decoder: crf\n")
+    rundir.save_metrics(tmp_path, {"dev": {"f1": 91.2}})
+    assert (tmp_path / rundir.CONFIG).read_text(encoding="utf-8") == "model:\n  decoder: crf\n"
+    assert json.loads((tmp_path / rundir.METRICS).read_text(encoding="utf-8")) == {"dev": {"f1": 91.2}}
+    assert _leftovers(tmp_path, {rundir.CONFIG, rundir.METRICS}) == []
 
 
 def test_saved_files_get_ordinary_permissions(tmp_path: Path):
-    archive.save_weights(tmp_path, _model())
-    archive.save_metrics(tmp_path, {})
+    rundir.save_weights(tmp_path, _model())
+    rundir.save_metrics(tmp_path, {})
     umask = os.umask(0o022)
     os.umask(umask)
-    for name in (archive.WEIGHTS, archive.METRICS):
+    for name in (rundir.WEIGHTS, rundir.METRICS):
         assert (tmp_path / name).stat().st_mode & 0o777 == 0o666 & ~umask
 
 
@@ -180,8 +155,8 @@ class _Unserializable:
     pass
 
 
-@pytest.mark.parametrize("save, name", [(archive.save_metrics, archive.METRICS),
-                                        (archive.save_feature_state, archive.FEATURES)])
+@pytest.mark.parametrize("save, name", [(rundir.save_metrics, rundir.METRICS),
+                                        (rundir.save_feature_state, rundir.FEATURES)])
 def test_a_json_write_failing_midway_leaves_the_old_file_and_no_partial_one(tmp_path: Path, save, name: str):
     save(tmp_path, {"old": 1})
     before = (tmp_path / name).read_bytes()
@@ -194,7 +169,7 @@ def test_a_json_write_failing_midway_leaves_the_old_file_and_no_partial_one(tmp_
 
 def test_a_failing_new_json_write_leaves_no_file(tmp_path: Path):
     with pytest.raises(TypeError):
-        archive.save_metrics(tmp_path, {"a": [1, 2, _Unserializable()]})
+        rundir.save_metrics(tmp_path, {"a": [1, 2, _Unserializable()]})
     assert _leftovers(tmp_path, set()) == []
 
 
@@ -204,8 +179,8 @@ def _fail_mid_torch_save(obj, f, *args, **kwargs) -> None:
 
 
 @pytest.mark.parametrize("save, name", [
-    (lambda d: archive.save_weights(d, _model()), archive.WEIGHTS),
-    (lambda d: archive.save_checkpoint(d, {"step": torch.tensor(2)}), archive.CHECKPOINT),
+    (lambda d: rundir.save_weights(d, _model()), rundir.WEIGHTS),
+    (lambda d: rundir.save_checkpoint(d, {"step": torch.tensor(2)}), rundir.CHECKPOINT),
 ])
 def test_a_torch_save_failing_midway_leaves_the_old_file_and_no_partial_one(tmp_path: Path, monkeypatch, save,
                                                                              name: str):
@@ -223,23 +198,23 @@ def test_a_torch_save_failing_midway_leaves_the_old_file_and_no_partial_one(tmp_
 def test_a_failing_first_checkpoint_does_not_count_as_one(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(torch, "save", _fail_mid_torch_save)
     with pytest.raises(OSError):
-        archive.save_checkpoint(tmp_path, {"step": torch.tensor(1)})
-    assert not archive.has_checkpoint(tmp_path)
+        rundir.save_checkpoint(tmp_path, {"step": torch.tensor(1)})
+    assert not rundir.has_checkpoint(tmp_path)
     assert _leftovers(tmp_path, set()) == []
-    archive.check_output(tmp_path, resume=False)  # a new run may start there
+    rundir.check_output(tmp_path, resume=False)  # a new run may start there
 
 
 def test_a_config_write_failing_at_fsync_leaves_the_old_file(tmp_path: Path, monkeypatch):
-    archive.save_config(tmp_path, "old: 1\n")
+    rundir.save_config(tmp_path, "old: 1\n")
 
     def fail(fd: int) -> None:
         raise OSError("I/O error")
 
     monkeypatch.setattr(os, "fsync", fail)
     with pytest.raises(OSError, match="I/O error"):
-        archive.save_config(tmp_path, "new: 2\n" * 1000)
-    assert (tmp_path / archive.CONFIG).read_text(encoding="utf-8") == "old: 1\n"
-    assert _leftovers(tmp_path, {archive.CONFIG}) == []
+        rundir.save_config(tmp_path, "new: 2\n" * 1000)
+    assert (tmp_path / rundir.CONFIG).read_text(encoding="utf-8") == "old: 1\n"
+    assert _leftovers(tmp_path, {rundir.CONFIG}) == []
 
 
 # ------------------------------------------------------------------ loading never runs code
@@ -265,13 +240,13 @@ class _Plain:
         self.x = 1
 
 
-@pytest.mark.parametrize("name, load", [(archive.WEIGHTS, archive.load_weights),
-                                        (archive.CHECKPOINT, archive.load_checkpoint)])
+@pytest.mark.parametrize("name, load", [(rundir.WEIGHTS, rundir.load_weights),
+                                        (rundir.CHECKPOINT, rundir.load_checkpoint)])
 def test_loading_refuses_a_pickle_that_would_run_code(tmp_path: Path, name: str, load):
     marker = tmp_path / "marker"
     torch.save({"weight": torch.zeros(2), "evil": _Payload(marker)}, tmp_path / name)
     refused = rf"{name}: refused: a seqlab model file holds only tensors and plain values, and this one holds " \
-              r"tests.core.test_archive._touch; it was not loaded, since loading it could run code$"
+              r"tests.core.test_rundir._touch; it was not loaded, since loading it could run code$"
     with pytest.raises(SeqlabError, match=refused) as err:
         load(tmp_path)
     assert "\n" not in str(err.value) and "weights_only" not in str(err.value)  # no advice to load it unsafely
@@ -286,48 +261,48 @@ class _SystemCall:
 
 
 def test_loading_refuses_os_system_in_one_line(tmp_path: Path):
-    torch.save({"weight": torch.zeros(2), "evil": _SystemCall()}, tmp_path / archive.WEIGHTS)
+    torch.save({"weight": torch.zeros(2), "evil": _SystemCall()}, tmp_path / rundir.WEIGHTS)
     with pytest.raises(SeqlabError) as err:
-        archive.load_weights(tmp_path)
-    assert str(err.value) == (f"{tmp_path / archive.WEIGHTS}: refused: a seqlab model file holds only tensors and "
+        rundir.load_weights(tmp_path)
+    assert str(err.value) == (f"{tmp_path / rundir.WEIGHTS}: refused: a seqlab model file holds only tensors and "
                               f"plain values, and this one holds {os.system.__module__}.system; it was not loaded, "
                               "since loading it could run code")
 
 
 def test_an_empty_or_truncated_model_file_says_so(tmp_path: Path):
-    (tmp_path / archive.WEIGHTS).write_bytes(b"")
+    (tmp_path / rundir.WEIGHTS).write_bytes(b"")
     with pytest.raises(SeqlabError, match=r"model.pt: an empty file \(0 bytes\), not saved weights"):
-        archive.load_weights(tmp_path)
-    archive.save_weights(tmp_path, _model())
-    whole = (tmp_path / archive.WEIGHTS).read_bytes()
-    (tmp_path / archive.WEIGHTS).write_bytes(whole[: len(whole) // 2])
+        rundir.load_weights(tmp_path)
+    rundir.save_weights(tmp_path, _model())
+    whole = (tmp_path / rundir.WEIGHTS).read_bytes()
+    (tmp_path / rundir.WEIGHTS).write_bytes(whole[: len(whole) // 2])
     with pytest.raises(SeqlabError) as err:
-        archive.load_weights(tmp_path)
+        rundir.load_weights(tmp_path)
     assert "cannot load weights: not a complete seqlab model file (" in str(err.value)
     assert "\n" not in str(err.value) and "high likelihood" not in str(err.value)
 
 
 def test_loading_refuses_an_arbitrary_object(tmp_path: Path):
-    torch.save({"weight": torch.zeros(2), "extra": _Plain()}, tmp_path / archive.WEIGHTS)
-    refused = r"refused: .* this one holds tests.core.test_archive._Plain; it was not loaded"
+    torch.save({"weight": torch.zeros(2), "extra": _Plain()}, tmp_path / rundir.WEIGHTS)
+    refused = r"refused: .* this one holds tests.core.test_rundir._Plain; it was not loaded"
     with pytest.raises(SeqlabError, match=refused):
-        archive.load_weights(tmp_path)
+        rundir.load_weights(tmp_path)
 
 
 def test_loading_a_missing_or_corrupt_file_is_a_seqlab_error(tmp_path: Path):
     with pytest.raises(SeqlabError, match=r"model.pt: no such file \(is .* a seqlab run directory\?\)"):
-        archive.load_weights(tmp_path)
-    (tmp_path / archive.CHECKPOINT).write_bytes(b"not a torch file")
+        rundir.load_weights(tmp_path)
+    (tmp_path / rundir.CHECKPOINT).write_bytes(b"not a torch file")
     with pytest.raises(SeqlabError, match=r"checkpoint.pt: cannot load weights: not a seqlab model file, or a "
                                           r"corrupt one \(Unsupported operand \d+\)$"):
-        archive.load_checkpoint(tmp_path)
-    (tmp_path / archive.CHECKPOINT).write_bytes(b"PK\x03\x04 a truncated zip archive")
+        rundir.load_checkpoint(tmp_path)
+    (tmp_path / rundir.CHECKPOINT).write_bytes(b"PK\x03\x04 a truncated zip archive")
     with pytest.raises(SeqlabError, match="checkpoint.pt: cannot load weights"):
-        archive.load_checkpoint(tmp_path)
+        rundir.load_checkpoint(tmp_path)
 
 
 def test_load_run_refuses_a_folder_without_config(tmp_path: Path):
-    archive.save_weights(tmp_path, _model())
+    rundir.save_weights(tmp_path, _model())
     with pytest.raises(SeqlabError, match=r"not a seqlab run directory \(no config.yaml\)"):
         SequenceTagger.load(tmp_path)
 
@@ -336,16 +311,16 @@ def test_load_run_refuses_a_folder_without_config(tmp_path: Path):
 
 
 def test_run_log_appends_to_train_log_and_detaches_afterwards(tmp_path: Path):
-    log = logging.getLogger("seqlab.test_archive")
+    log = logging.getLogger("seqlab.test_rundir")
     root = logging.getLogger("seqlab")
     handlers, level = list(root.handlers), root.level
-    with archive.run_log(tmp_path):
+    with rundir.run_log(tmp_path):
         log.info("first run")
-    with archive.run_log(tmp_path):
+    with rundir.run_log(tmp_path):
         log.info("resumed")
     log.warning("after the run")
-    text = (tmp_path / archive.LOG).read_text(encoding="utf-8")
-    assert "INFO seqlab.test_archive: first run" in text and "resumed" in text
+    text = (tmp_path / rundir.LOG).read_text(encoding="utf-8")
+    assert "INFO seqlab.test_rundir: first run" in text and "resumed" in text
     assert text.index("first run") < text.index("resumed")
     assert "after the run" not in text
     assert root.handlers == handlers and root.level == level
