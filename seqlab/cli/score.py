@@ -21,7 +21,8 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """``seqlab compare conll|semeval A B``: paired significance tests of two systems' outputs."""
-    from seqlab.core.significance import compare_conll_files, compare_semeval_files, format_comparison
+    from seqlab.apps.compare import compare_conll_files, compare_semeval_files
+    from seqlab.core.significance import format_comparison
 
     written = "test.predictions.txt" if args.format == "conll" else "test.answers.txt"
     a, b = (_test_output(path, written) for path in (args.a, args.b))

@@ -14,21 +14,19 @@ official macro-F1 for SemEval-2010 Task 8), so nothing assumes F1 is a mean over
   and both systems re-scored on each draw; the 2.5 and 97.5 percentiles of the difference are a 95%
   confidence interval.
 
-Each system is reduced to per-sentence count vectors (span counts, or per-relation counts), so both
-tests are a few matrix products over all resamples at once.
+Each system is reduced to per-sentence count vectors (span counts, or per-relation counts: made from output
+files by :mod:`seqlab.apps.compare`), so both tests are a few matrix products over all resamples at once.
+The statistics only: this module reads no file and knows no data format.
 """
 from __future__ import annotations
 
 import itertools
 import math
-import os
 from dataclasses import asdict, dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
-from seqlab.data.semeval import OTHER
-from seqlab.core.errors import SeqlabError
 
 Scorer = Callable[[np.ndarray], np.ndarray]
 """Maps summed counts (..., *count shape) to scores (...), vectorised over leading dimensions."""
@@ -75,39 +73,6 @@ def official_macro_f1(sums: np.ndarray) -> np.ndarray:
     total = precision + recall
     f1 = np.divide(2 * precision * recall, total, out=np.zeros_like(total), where=total > 0)
     return 100.0 * f1.mean(-1)
-
-
-def span_counts(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> np.ndarray:
-    """Per-sentence [correct, found, gold] span counts (N, 3), by conlleval's rules (seqlab.data.metrics)."""
-    from seqlab.data.metrics import score
-
-    rows = []
-    for g, p in zip(gold, pred):
-        report = score([g], [p])  # chunks never cross a sentence boundary, so the rows sum to the whole
-        rows.append((report.correct, report.phrases_found, report.phrases_gold))
-    return np.array(rows, dtype=np.int64).reshape(-1, 3)
-
-
-def relation_counts(proposed: dict[str, str], key: dict[str, str]) -> np.ndarray:
-    """Per-sentence official counts (N, R, 4) over the key's relations (Other left out), in key order."""
-    from seqlab.relation.score import undirected
-
-    relations = sorted({undirected(label) for label in key.values()} - {OTHER})
-    index = {name: i for i, name in enumerate(relations)}
-    counts = np.zeros((len(key), len(relations), 4), dtype=np.int64)
-    for row, (sid, gold) in enumerate(key.items()):
-        guess = proposed[sid]
-        g, p = undirected(gold), undirected(guess)
-        if g in index:
-            counts[row, index[g], 3] = 1  # gold
-        if p not in index:
-            continue
-        if p == g and guess != gold:
-            counts[row, index[p], 2] = 1  # right relation, wrong direction: costs precision and recall
-        else:
-            counts[row, index[p], 1] = 1  # proposed
-            counts[row, index[p], 0] = int(guess == gold)
-    return counts
 
 
 def compare(a: np.ndarray, b: np.ndarray, scorer: Scorer, *, samples: int = 10_000, seed: int = 1) -> Comparison:
@@ -188,42 +153,6 @@ def seed_permutation_test(a: Sequence[float], b: Sequence[float], *, max_exact: 
     reached = int(np.count_nonzero(np.abs(null) >= abs(observed) - 1e-9))
     p = reached / splits if exact else (reached + 1) / (splits + 1)
     return SeedComparison(float(x.mean()), float(y.mean()), observed, p, x.size, y.size, splits, exact)
-
-
-def compare_conll_files(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str], **options: int) -> Comparison:
-    """Compare two ``token ... gold pred`` files of the same sentences (same gold tags) on span F1."""
-    from seqlab.data.metrics import read_prediction_file
-
-    a, b = read_prediction_file(path_a), read_prediction_file(path_b)
-    for path, file in ((path_a, a), (path_b, b)):
-        if not file.gold:
-            raise SeqlabError(f"{path}: no sentences to compare (the file holds no 'token ... gold pred' lines)")
-    if len(a.gold) != len(b.gold):
-        raise SeqlabError(f"{path_a} has {len(a.gold)} sentences but {path_b} has {len(b.gold)}: "
-                          "compare predictions for the same test file")
-    for i, (gold_a, gold_b) in enumerate(zip(a.gold, b.gold), start=1):
-        if gold_a != gold_b:
-            raise SeqlabError(f"sentence {i} has different gold tags in {path_a} and {path_b}: "
-                              "compare predictions for the same test file")
-    return compare(span_counts(a.gold, a.pred), span_counts(b.gold, b.pred), span_f1, **options)
-
-
-def compare_semeval_files(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str],
-                          key_path: str | os.PathLike[str], **options: int) -> Comparison:
-    """Compare two SemEval-2010 Task 8 answer files on the official macro-F1; both must answer every key id."""
-    from seqlab.relation.score import read_answers
-
-    key = read_answers(key_path)
-    answers = []
-    for path in (path_a, path_b):
-        proposed = read_answers(path)
-        missing = [sid for sid in key if sid not in proposed]
-        extra = [sid for sid in proposed if sid not in key]
-        if missing or extra:
-            what = f"no answer for id {missing[0]}" if missing else f"id {extra[0]} is not in the key {key_path}"
-            raise SeqlabError(f"{path}: {what} (a paired test needs an answer for every key id, and no other)")
-        answers.append(relation_counts(proposed, key))
-    return compare(answers[0], answers[1], official_macro_f1, **options)
 
 
 def format_comparison(result: Comparison, name_a: str, name_b: str, measure: str) -> str:
