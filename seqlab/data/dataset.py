@@ -6,13 +6,14 @@ import logging
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
-from seqlab.tagging.config import DataConfig
-from seqlab.data.conll import DOCSTART, SKIP, named_columns, numbered_lines, read_conll, split_fields
-from seqlab.data.schemes import convert, split_tag
 from seqlab.core.errors import DataFormatError, SeqlabError
 from seqlab.core.paths import resolve_data_path
+from seqlab.data.config import DataConfig, file_format
+from seqlab.data.conll import DOCSTART, SKIP, ColumnSentence, named_columns, numbered_lines, read_conll, split_fields
+from seqlab.data.conllu import read_conllu
+from seqlab.data.schemes import split_tag
 
 
 @dataclass
@@ -42,24 +43,38 @@ def read_split(config: DataConfig, name: str, path: str | Path | None = None) ->
     others = [c for c in config.columns if c not in (config.word_column, config.tag_column, SKIP)]
     columns: dict[str, list[list[str]]] = {c: [] for c in others}
     limit = config.limit if name in ("train", "dev", "test") else 0
-    for sentence in read_conll(path, config.columns):
+    labelling = config.labelling
+    for sentence in read_sentences(path, config):
         if limit and len(tokens) == limit:
             break
         labels = sentence[config.tag_column]
         for offset, label in enumerate(labels):
             try:
-                split_tag(label)
-            except Exception as err:  # a SeqlabError without a position; add one
-                raise DataFormatError(str(path), sentence.line + offset, str(err)) from None
+                labelling.check_tag(label)
+            except SeqlabError as err:  # an error without a position; add one
+                raise DataFormatError(str(path), _token_line(sentence, offset), str(err)) from None
         tokens.append(list(sentence[config.word_column]))
         file_tags.append(list(labels))
-        tags.append(convert(labels, config.tag_scheme))
+        tags.append(labelling.training_labels(labels))
         for c in others:
             columns[c].append(list(sentence[c]))
     if not tokens:
         where = f"data.{name}: {path}" if name in ("train", "dev", "test") else str(path)
         raise SeqlabError(f"{where}: no sentences (the file is empty, or holds only blank and -DOCSTART- lines)")
     return Split(name, path, tokens, file_tags, tags, columns)
+
+
+def read_sentences(path: Path, config: DataConfig) -> Iterator[ColumnSentence]:
+    """The sentences of ``path`` through the reader of its format (``data.format``, or by extension)."""
+    if file_format(path, config.format) == "conllu":
+        return read_conllu(path)
+    return read_conll(path, config.columns)
+
+
+def _token_line(sentence: ColumnSentence, offset: int) -> int:
+    """The line of the sentence's ``offset``-th token (CoNLL-U sentences record each word's line)."""
+    lines = sentence.extra.get("lines")
+    return lines[offset] if isinstance(lines, tuple) else sentence.line + offset
 
 
 def _is_tag(value: str) -> bool:
@@ -80,6 +95,12 @@ def file_layout(config: DataConfig, path: str | Path, columns: Sequence[str] | N
     does not hold tags while its first does (``TAG token``) is refused with a message naming the fix.
     """
     path = Path(path)
+    model_format, given = file_format(config.train, config.format), file_format(path)
+    if "conllu" in (model_format, given):
+        if given != model_format:
+            raise SeqlabError(f"{path}: a {given} file, but the model was trained on {model_format} files; "
+                              f"give it a {model_format} file")
+        return config
     if columns is not None:
         return _named_layout(config, path, columns)
     width, number, first = 0, 0, []

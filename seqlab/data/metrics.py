@@ -189,7 +189,7 @@ class _TagCodec:
         return encoded
 
 
-def _check_same_shape(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> None:
+def check_same_shape(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> None:
     if len(gold) != len(pred):
         raise ValueError(
             f"gold and pred must have the same number of sentences, but got {len(gold)} and {len(pred)}"
@@ -208,7 +208,7 @@ def score(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> SpanR
     A chunk never crosses a sentence boundary. Raises ValueError on differing
     shapes or on a tag that is not O or PREFIX[-TYPE].
     """
-    _check_same_shape(gold, pred)
+    check_same_shape(gold, pred)
     codec = _TagCodec()
     gold_tags: list[list[str]] = []
     pred_tags: list[list[str]] = []
@@ -243,16 +243,6 @@ def score(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> SpanR
         token_correct=token_correct,
         per_type=dict(sorted(per_type.items())),
     )
-
-
-def token_accuracy(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> float:
-    """Percentage of tokens whose predicted tag equals the gold tag; any tag set (POS tags too)."""
-    _check_same_shape(gold, pred)
-    total = sum(len(sentence) for sentence in gold)
-    same = sum(
-        g == p for gold_sentence, pred_sentence in zip(gold, pred) for g, p in zip(gold_sentence, pred_sentence)
-    )
-    return _precision(same, total)
 
 
 def _listed_types(per_type: Mapping[str, TypeCounts]) -> list[str]:

@@ -45,7 +45,7 @@ SCHEMES: dict[str, Scheme] = {
     "bilou": Scheme("bilou", begin="B", inside="I", last="L", unit="U"),
 }
 
-Span = tuple[str, int, int]  # (type, start, end) with end exclusive
+Chunk = tuple[str, int, int]  # a span of tokens: (type, start, end) with end exclusive
 
 _STARTS = {"B", "S", "U"}
 _ENDS = {"E", "S", "L", "U"}
@@ -74,9 +74,9 @@ def split_tag(tag: str, *, untyped: bool = False) -> tuple[str, str]:
     return prefix, kind
 
 
-def spans(tags: Sequence[str]) -> list[Span]:
+def spans(tags: Sequence[str]) -> list[Chunk]:
     """Read chunks from a tag sequence in any scheme, with conlleval's rules."""
-    result: list[Span] = []
+    result: list[Chunk] = []
     start = -1
     current = ""
     prev_prefix = OUTSIDE
@@ -120,7 +120,7 @@ class SpanReader:
         self.start = np.array([prefix in _STARTS for prefix, _ in parts])  # shape: (K,)
         self.end = np.array([prefix in _ENDS for prefix, _ in parts])  # shape: (K,)
 
-    def __call__(self, ids: np.ndarray, lengths: np.ndarray) -> list[list[Span]]:
+    def __call__(self, ids: np.ndarray, lengths: np.ndarray) -> list[list[Chunk]]:
         """The chunks of each row of label ``ids`` (B, T), of which the first ``lengths[b]`` are real."""
         batch, width = ids.shape
         real = np.arange(width)[None, :] < lengths[:, None]  # shape: (B, T)
@@ -142,7 +142,7 @@ class SpanReader:
         return [found[a:b] for a, b in zip([0, *cuts], [*cuts, len(found)])]
 
 
-def from_spans(chunks: Iterable[Span], length: int, scheme: str | Scheme) -> list[str]:
+def from_spans(chunks: Iterable[Chunk], length: int, scheme: str | Scheme) -> list[str]:
     """Write chunks as a tag sequence of ``length`` tokens in ``scheme``."""
     sch = get_scheme(scheme) if isinstance(scheme, str) else scheme
     tags = [OUTSIDE] * length

@@ -23,15 +23,16 @@ from seqlab.core.errors import SeqlabError
 from seqlab.data.batching import Encoded, encode
 from seqlab.core.paths import require_file
 from seqlab.data.dataset import Split, file_layout, read_split
-from seqlab.data.schemes import detect_scheme, from_spans
+from seqlab.data.labelling import Evaluation
+from seqlab.data.schemes import detect_scheme
 from features.tokenize import SentenceTokens, sentence_tokens
 from seqlab.data.vocab import Vocab, load_vocabs
 from seqlab.models.tagger import Tagger
 from seqlab.modules.transformer import recorded_encoder
 from seqlab.tagging.build import build_tagger, use_post_viterbi
-from seqlab.tagging.config import POOL_BATCHES, SCHEME_NAMES, Config, load_config
+from seqlab.tagging.config import POOL_BATCHES, Config, load_config
 from seqlab.tagging.document import Document, Sentence, Span
-from seqlab.tagging.evaluate import EvalResult, evaluate_split
+from seqlab.tagging.evaluate import evaluate_split
 from seqlab.tagging.features import TokenFeatures, encode_options, load_token_features
 from seqlab.modules.decoders import SoftmaxDecoder
 from seqlab.tagging.parts import post_viterbi
@@ -89,7 +90,8 @@ class SequenceTagger:
         self.config, self.vocabs, self.features, self.model = config, vocabs, features, model
         if (model is None) == (backend is None):
             raise ValueError("a SequenceTagger needs either a torch model or an emissions backend, not both")
-        self.predictor = Predictor(model if backend is None else backend, vocabs["tags"])
+        self.labelling = config.data.labelling
+        self.predictor = Predictor(model if backend is None else backend, vocabs["tags"], self.labelling)
         self.device = self.predictor.device
         self.backend = "torch" if backend is None else "onnx"
 
@@ -111,25 +113,26 @@ class SequenceTagger:
 
     @property
     def types(self) -> list[str]:
-        """The entity (or chunk) types the model predicts."""
-        return sorted({label.split("-", 1)[1] for label in self.vocabs["tags"].itos if "-" in label})
+        """The entity (or chunk) types the model predicts; a token-label model's labels (its POS tags)."""
+        return sorted(self.labelling.classes(self.vocabs["tags"].itos))
 
     def use_post_viterbi(self) -> None:
         """Decode a softmax tagger by Viterbi under its scheme's allowed transitions (Turian et al. 2009)."""
-        labels, scheme = self.vocabs["tags"].itos, self.config.data.tag_scheme
+        labels, labelling = self.vocabs["tags"].itos, self.labelling
         if self.model is not None:
-            use_post_viterbi(self.model, labels, scheme)
+            use_post_viterbi(self.model, labels, labelling)
         elif not isinstance(self.predictor.backend.decoder, SoftmaxDecoder):
             raise SeqlabError(f"post-Viterbi decoding applies to softmax taggers; this model decodes with "
                               f"{type(self.predictor.backend.decoder).__name__}")
         else:
-            self.predictor.backend.decoder = post_viterbi(labels, scheme)
+            self.predictor.backend.decoder = post_viterbi(labels, labelling)
 
     # ------------------------------------------------------------ tagging
 
     def tag(self, text: str, *, scheme: str | None = None) -> Document:
         """Split ``text`` into sentences and CoNLL-style tokens and tag it; offsets are into ``text``; labels
-        in ``scheme`` (iob1, iob2, bioes, bilou; default: the scheme of the model's training files)."""
+        in ``scheme`` (iob1, iob2, bioes, bilou; default iob2, B- at every entity start; a token-label model's
+        labels are its tags, and its documents have no spans)."""
         return next(self.tag_many([text], scheme=scheme))
 
     def tag_many(self, texts: Iterable[str], *, batch_size: int = 100, scheme: str | None = None,
@@ -177,8 +180,8 @@ class SequenceTagger:
 
     def tag_tokens(self, sentences: Sequence[Sequence[str]], *, scheme: str | None = None, batch_size: int = 100,
                    columns: dict[str, list[list[str]]] | None = None) -> list[Sentence]:
-        """Tag pre-tokenised sentences; labels in ``scheme`` (iob1, iob2, bioes, bilou; default: the scheme of
-        the model's training files). Offsets are into the tokens joined by single spaces. A model that reads
+        """Tag pre-tokenised sentences; labels in ``scheme`` (iob1, iob2, bioes, bilou; default iob2; a
+        token-label model's labels are its tags). Offsets are into the tokens joined by single spaces. A model that reads
         other data columns (a windowed chunker's POS tags) gets them as ``columns={"pos": [[...], ...]}``."""
         scheme = self._scheme(scheme)
         out = []
@@ -192,11 +195,8 @@ class SequenceTagger:
         return out
 
     def _scheme(self, scheme: str | None) -> str:
-        """``scheme`` checked, or the scheme of the model's training files."""
-        scheme = (scheme or self.config.data.file_scheme).lower()
-        if scheme not in SCHEME_NAMES:
-            raise SeqlabError(f"scheme: expected one of {list(SCHEME_NAMES)}, got {scheme!r}")
-        return scheme
+        """``scheme`` checked for output labels, or the default (iob2 for spans; token labels as they are)."""
+        return self.labelling.output_scheme(scheme)
 
     def _predict(self, sentences: list[list[str]], batch_size: int, confidences: bool = True,
                  columns: dict[str, list[list[str]]] | None = None) -> list[Prediction]:
@@ -212,13 +212,14 @@ class SequenceTagger:
         spans = [Span(text[offsets[s][0]:offsets[e - 1][1]], kind, offsets[s][0], offsets[e - 1][1], conf, s, e)
                  for kind, s, e, conf in prediction.spans]
         # the spans read from the predicted labels (conlleval's rules), written in the scheme asked for
-        labels = from_spans([span[:3] for span in prediction.spans], len(tokens), scheme or self.config.data.file_scheme)
+        labels = self.labelling.output_labels(prediction.labels, [span[:3] for span in prediction.spans],
+                                              self._scheme(scheme))
         return Sentence(tokens, offsets, labels, spans)
 
     # ------------------------------------------------------------ evaluation
 
     def evaluate(self, data: str | Path | Split, *, output: str | Path | None = None,
-                 batch_size: int = 100, scheme: str | None = None, columns: Sequence[str] | None = None) -> EvalResult:
+                 batch_size: int = 100, scheme: str | None = None, columns: Sequence[str] | None = None) -> Evaluation:
         """Score the model on a labelled file laid out like its training data, or as ``token ... tag`` (e.g.
         ``token TAG``: :func:`seqlab.data.dataset.file_layout`), or on a split already read,
         with conlleval's measure; with ``output``, write ``token gold pred`` lines there (atomically).
@@ -232,15 +233,17 @@ class SequenceTagger:
             require_file(data)
             data = read_split(file_layout(self.config.data, data, columns), "eval", path=data)
         split = data
-        if scheme == "auto":
+        file_scheme = self.labelling.file_scheme
+        if scheme == "auto" and self.labelling.has_spans:
             try:
-                scheme = detect_scheme(split.file_tags) or self.config.data.file_scheme
+                file_scheme = detect_scheme(split.file_tags) or file_scheme
             except SeqlabError as err:
                 raise SeqlabError(f"{split.path}: {err}; name its scheme (--scheme)") from None
-        scheme = self._scheme(scheme)
+        elif scheme != "auto":
+            file_scheme = self._scheme(scheme or file_scheme)
         data = encode(split.tokens, self.vocabs, **encode_options(self.features, split.columns))
-        return evaluate_split(self.predictor, data, split, file_scheme=scheme, batch_size=batch_size,
-                              predictions=Path(output) if output else None)
+        return evaluate_split(self.predictor, data, split, labelling=self.labelling, file_scheme=file_scheme,
+                              batch_size=batch_size, predictions=Path(output) if output else None)
 
     def __repr__(self) -> str:
         return (f"SequenceTagger({self.config.model.encoder}-{self.config.model.decoder}, types={self.types}, "

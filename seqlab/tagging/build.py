@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from seqlab.tagging.config import Config, ModelConfig, TrainConfig
+from seqlab.data.labelling import Labelling
 from seqlab.data.vocab import CAPS, Vocab
 from seqlab.core.errors import SeqlabError
 from seqlab.core.optim import transformer_groups
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def use_post_viterbi(model: Tagger, labels: Sequence[str], scheme: str) -> None:
-    """Decode a softmax tagger's per-token probabilities by Viterbi under ``scheme``'s allowed transitions.
+def use_post_viterbi(model: Tagger, labels: Sequence[str], labelling: Labelling) -> None:
+    """Decode a softmax tagger's per-token probabilities by Viterbi under ``labelling``'s allowed transitions.
 
     Turian et al. (2009)'s "post-Viterbi" decoding, chosen at evaluation time: the weights are
     unchanged (the softmax and post-Viterbi decoders share them), only the decoding differs.
@@ -35,7 +36,7 @@ def use_post_viterbi(model: Tagger, labels: Sequence[str], scheme: str) -> None:
     if not isinstance(model.decoder, SoftmaxDecoder):
         raise SeqlabError(f"post-Viterbi decoding applies to softmax taggers; this model decodes with "
                           f"{type(model.decoder).__name__}")
-    model.decoder = post_viterbi(labels, scheme).to(next(model.parameters()).device)
+    model.decoder = post_viterbi(labels, labelling).to(next(model.parameters()).device)
 
 
 def build_projection(in_dim: int, num_tags: int, m: ModelConfig) -> nn.Module:
@@ -87,7 +88,7 @@ def build_tagger(
     embedder = TokenEmbedder(words, chars, caps, tf.dense_dim if tf else 0, discrete, contextual)
     encoder = ENCODERS.get(m.encoder, "model.encoder")(embedder.output_dim, m)
     labels = vocabs["tags"].itos
-    decoder = DECODERS.get(m.decoder, "model.decoder")(labels, config.data.tag_scheme)
+    decoder = DECODERS.get(m.decoder, "model.decoder")(labels, config.data.labelling)
     projection = build_projection(encoder.output_dim, len(labels), m)
     drop = LockedDropout if m.dropout_mode == "locked" else nn.Dropout
     output_dropout = None if m.output_dropout is None else drop(m.output_dropout)

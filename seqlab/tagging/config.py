@@ -14,7 +14,7 @@ from typing import Sequence
 
 from seqlab.core.config import EmbeddingsConfig, TrainSettings, TransformerConfig, check_fine_tune
 from seqlab.core.errors import ConfigError, SeqlabError
-from seqlab.data.conll import SKIP, named_columns
+from seqlab.data.config import DataConfig
 from seqlab.tagging.parts import DECODERS, ENCODERS, TOKEN_FEATURES
 from seqlab.core.strict import choice, dump_config, dropout_rate, load_strict, positive
 
@@ -24,41 +24,6 @@ TASK = "tagging"
 #: than 8 of 64 on Wikipedia text, with the same labels) and still bounded memory. Here, not in the API module,
 #: so that ``seqlab tag --workers`` starts its workers without importing torch first.
 POOL_BATCHES = 32
-
-
-@dataclass(frozen=True)
-class DataConfig:
-    """Which files to read and how their columns and tags are laid out."""
-
-    train: str
-    dev: str | None = None
-    test: str | None = None
-    dev_sample: int = 0  # no dev file: hold out this many random training sentences (Turian et al. 2009 §5)
-    dev_seed: int = 0  # seed of that sample, apart from train.seed so every model sees the same split
-    columns: tuple[str, ...] = ("word", "pos", "chunk", "ner")  # the files' columns, in order; _ skips one
-    word_column: str = "word"
-    tag_column: str = "ner"
-    file_scheme: str = "iob1"  # scheme of the tags in the files
-    tag_scheme: str = "bilou"  # scheme the model is trained with (Ghaddar & Langlais 2018 use BILOU)
-    limit: int = 0  # > 0: read only the first `limit` sentences of each of train, dev and test (a smoke run)
-
-    def __post_init__(self) -> None:
-        choice("data.file_scheme", self.file_scheme, SCHEME_NAMES)
-        choice("data.tag_scheme", self.tag_scheme, SCHEME_NAMES)
-        try:
-            named = [c for c in named_columns(self.columns, source="data.columns") if c != SKIP]
-        except SeqlabError as err:
-            raise ConfigError(str(err)) from None
-        for key in ("word_column", "tag_column"):
-            if getattr(self, key) not in named:
-                raise ConfigError(f"data.{key}: {getattr(self, key)!r} is not one of data.columns {list(self.columns)}")
-        if (self.dev is None) == (self.dev_sample == 0):
-            raise ConfigError("data: give a dev file (data.dev) or a number of training sentences to hold out "
-                              f"(data.dev_sample), exactly one; got dev={self.dev!r}, dev_sample={self.dev_sample}")
-        if self.limit < 0:
-            raise ConfigError(f"data.limit: expected a number of sentences >= 0 (0: all), got {self.limit}")
-        if self.dev_sample < 0:
-            raise ConfigError(f"data.dev_sample: expected a number of sentences >= 0, got {self.dev_sample}")
 
 
 @dataclass(frozen=True)
@@ -229,8 +194,6 @@ class Config:
             raise ConfigError(f"train.embedding_lr is {self.train.embedding_lr}, but the model has no trainable word "
                               "embeddings (model.embeddings is null or trainable: false); leave it at 1")
 
-
-SCHEME_NAMES = ("iob1", "iob2", "bioes", "bilou")
 
 
 def load_config(path: str | Path, overrides: Sequence[str] = ()) -> Config:

@@ -10,15 +10,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from seqlab.core.registry import Registry
-from seqlab.data.schemes import allowed_transitions
 
 if TYPE_CHECKING:  # the builders import torch and the modules when they run: reading a config loads neither
     from torch import nn
 
+    from seqlab.data.labelling import Labelling
+
     from seqlab.tagging.features import TokenFeatures
 
 EncoderBuilder = Callable[[int, Any], "nn.Module"]  # (input dim, model config) -> encoder
-DecoderBuilder = Callable[[Sequence[str], str], "nn.Module"]  # (labels, tag scheme) -> decoder
+DecoderBuilder = Callable[[Sequence[str], "Labelling"], "nn.Module"]  # (labels, labelling) -> decoder
 
 ENCODERS: Registry[EncoderBuilder] = Registry("model.encoder")
 DECODERS: Registry[DecoderBuilder] = Registry("model.decoder")
@@ -42,30 +43,30 @@ def _window(input_dim: int, m: Any) -> "nn.Module":
 
 
 @DECODERS.register("crf")
-def _crf(labels: Sequence[str], scheme: str) -> "nn.Module":
+def _crf(labels: Sequence[str], labelling: "Labelling") -> "nn.Module":
     import torch
 
     from seqlab.modules.crf import CRF
 
-    allowed, start, end = allowed_transitions(labels, scheme)
+    allowed, start, end = labelling.transitions(labels)
     return CRF(len(labels), torch.tensor(allowed), torch.tensor(start), torch.tensor(end))
 
 
 @DECODERS.register("softmax")
-def _softmax(labels: Sequence[str], scheme: str) -> "nn.Module":
+def _softmax(labels: Sequence[str], labelling: "Labelling") -> "nn.Module":
     from seqlab.modules.decoders import SoftmaxDecoder
 
     return SoftmaxDecoder(len(labels))
 
 
 @DECODERS.register("softmax_viterbi")
-def post_viterbi(labels: Sequence[str], scheme: str) -> "nn.Module":
-    """Softmax training, Viterbi decoding under the scheme's allowed transitions (Turian et al. 2009)."""
+def post_viterbi(labels: Sequence[str], labelling: "Labelling") -> "nn.Module":
+    """Softmax training, Viterbi decoding under the labelling's allowed transitions (Turian et al. 2009)."""
     import torch
 
     from seqlab.modules.decoders import PostViterbiDecoder
 
-    allowed, start, end = allowed_transitions(labels, scheme)
+    allowed, start, end = labelling.transitions(labels)
     return PostViterbiDecoder(len(labels), torch.tensor(allowed), torch.tensor(start), torch.tensor(end))
 
 

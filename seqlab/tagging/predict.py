@@ -9,7 +9,8 @@ import torch
 from torch import nn
 
 from seqlab.data.batching import Encoded, length_mask, make_batch, sorted_batches
-from seqlab.data.schemes import Span, SpanReader
+from seqlab.data.labelling import Labelling, SpanLabelling
+from seqlab.data.schemes import Chunk
 from seqlab.data.vocab import Vocab
 from seqlab.models.tagger import Tagger
 from seqlab.modules.window_fast import Workspace
@@ -17,7 +18,8 @@ from seqlab.modules.window_fast import Workspace
 
 @dataclass(frozen=True)
 class Prediction:
-    """One sentence's labels (in the model's scheme) and its spans with confidences."""
+    """One sentence's labels (in the model's training scheme) and its spans with confidences (none for
+    token labels)."""
 
     labels: list[str]
     spans: list[tuple[str, int, int, float]]  # (type, start, end exclusive, confidence)
@@ -120,12 +122,14 @@ class Predictor:
     service) reuses the window tables' memory from one call to the next.
     """
 
-    def __init__(self, model: Tagger | Emissions, labels: Vocab, *, device: torch.device | None = None,
-                 tables: bool = True) -> None:
+    def __init__(self, model: Tagger | Emissions, labels: Vocab, labelling: Labelling | None = None, *,
+                 device: torch.device | None = None, tables: bool = True) -> None:
+        """``labelling``: what the labels mean (default: a span scheme, whose spans are read by conlleval's
+        rules whatever the scheme; token labels give no spans)."""
         self.backend: Emissions = TorchEmissions(model, device, tables) if isinstance(model, Tagger) else model
         self.device = self.backend.device
         self.names = np.array(labels.itos, dtype=object)  # label id -> label string, indexed by whole rows
-        self.read_spans = SpanReader(labels.itos)
+        self.read_spans = (labelling or SpanLabelling()).chunk_reader(labels.itos)
 
     def __call__(self, data: Encoded, *, batch_size: int = 100, confidences: bool = False) -> list[Prediction]:
         if len(data) == 0:
@@ -155,13 +159,13 @@ class Predictor:
             out[index] = Prediction(names[row][:length], scored)
 
 
-def predict(model: Tagger, data: Encoded, labels: Vocab, *, batch_size: int = 100, confidences: bool = False,
-            device: torch.device | None = None) -> list[Prediction]:
+def predict(model: Tagger, data: Encoded, labels: Vocab, labelling: Labelling | None = None, *,
+            batch_size: int = 100, confidences: bool = False, device: torch.device | None = None) -> list[Prediction]:
     """Decode every sentence of ``data`` once (see :class:`Predictor`, which a repeated caller keeps)."""
-    return Predictor(model, labels, device=device)(data, batch_size=batch_size, confidences=confidences)
+    return Predictor(model, labels, labelling, device=device)(data, batch_size=batch_size, confidences=confidences)
 
 
-def _confident(found: Sequence[Span], probs: torch.Tensor | None) -> list[tuple[str, int, int, float]]:
+def _confident(found: Sequence[Chunk], probs: torch.Tensor | None) -> list[tuple[str, int, int, float]]:
     if probs is None:
         return [(k, s, e, 1.0) for k, s, e in found]
     return [(k, s, e, float(probs[s:e].min())) for k, s, e in found]

@@ -20,7 +20,7 @@ from seqlab.core.task import BatchLoss, Score
 from seqlab.data.pretrained import word_vocabulary
 from seqlab.data.batching import Batch, Encoded, encode, iterate
 from seqlab.data.dataset import Split, read_splits
-from seqlab.data.schemes import labels_for, split_tag
+from seqlab.data.labelling import Labelling
 from seqlab.data.vocab import UNK, Vocab, char_vocab, label_vocab, load_vocabs, save_vocabs
 from seqlab.models.tagger import Tagger
 from seqlab.modules.transformer import recorded_encoder
@@ -40,36 +40,39 @@ def build_vocabs(config: Config, splits: dict[str, Split]) -> tuple[dict[str, Vo
     train = splits["train"]
     words, matrix = word_vocabulary(emb, train.tokens, (s for split in splits.values() for s in split.tokens),
                                     config.train.seed)
-    types = sorted({split_tag(t)[1] for s in train.tags for t in s} - {""})
+    labelling = config.data.labelling
+    classes = sorted(labelling.classes(t for s in train.tags for t in s))
     vocabs: dict[str, Vocab] = {
         "words": words,
         "chars": char_vocab(w for s in train.tokens for w in s),
-        "tags": label_vocab(labels_for(types, config.data.tag_scheme)),
+        "tags": label_vocab(labelling.label_set(classes)),
     }
-    check_types(splits, types)
+    check_classes(splits, classes, labelling)
     return vocabs, matrix if config.model.embeddings else None
 
 
-def check_types(splits: dict[str, Split], types: list[str]) -> None:
-    """Refuse a dev or test split with an entity type that training never shows: the model cannot predict it,
-    and encoding its labels would fail without naming the file."""
+def check_classes(splits: dict[str, Split], classes: list[str], labelling: Labelling) -> None:
+    """Refuse a dev or test split with an entity type (or a token label) that training never shows: the model
+    cannot predict it, and encoding its labels would fail without naming the file."""
+    what = "type" if labelling.has_spans else "label"
     for name, split in splits.items():
         if name == "train":
             continue
         for number, labels in enumerate(split.tags, start=1):
-            unseen = sorted({split_tag(t)[1] for t in labels} - set(types) - {""})
+            unseen = sorted(labelling.classes(labels) - set(classes))
             if unseen:
-                raise SeqlabError(f"data.{name}: {split.path}, sentence {number}: type {unseen[0]!r} never occurs "
-                                  f"in the training data ({splits['train'].path}: {', '.join(types) or 'no types'})")
+                shown = ", ".join(classes[:40]) + (", ..." if len(classes) > 40 else "") or f"no {what}s"
+                raise SeqlabError(f"data.{name}: {split.path}, sentence {number}: {what} {unseen[0]!r} never "
+                                  f"occurs in the training data ({splits['train'].path}: {shown})")
 
 
 class TaggingTask:
     """A tagger's data, vocabularies, token features and model during training."""
 
-    measure = "F1"
-
     def __init__(self, config: Config, run_dir: Path | None, device: torch.device) -> None:
         self.config, self.device = config, device
+        self.labelling = config.data.labelling
+        self.measure = self.labelling.measure  # F1 for spans, accuracy for token labels
         self.splits = read_splits(config.data)
         self.encoder_record = None  # the transformer a resumed run was trained with
         if run_dir is not None:  # a resumed run: its own vocabularies; its weights come from the checkpoint
@@ -143,10 +146,10 @@ class TaggingTask:
 
     def evaluate(self, model: nn.Module, split: str, out_dir: Path | None = None) -> Score:
         predictions = out_dir / f"{split}.predictions.txt" if out_dir is not None else None
-        result = evaluate_split(Predictor(model, self.vocabs["tags"], device=self.device), self.encoded[split],
-                                self.splits[split], file_scheme=self.config.data.file_scheme,
+        predictor = Predictor(model, self.vocabs["tags"], self.labelling, device=self.device)
+        result = evaluate_split(predictor, self.encoded[split], self.splits[split], labelling=self.labelling,
                                 batch_size=self.config.train.eval_batch_size, predictions=predictions)
-        return Score(result.f1, result.to_dict(), result.report_text)
+        return Score(result.score, result.to_dict(), result.report_text)
 
 
 def prepare(config: Config, run_dir: Path | None, device: torch.device) -> TaggingTask:

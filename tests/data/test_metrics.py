@@ -25,7 +25,7 @@ from seqlab.data.metrics import (
     score,
     score_conll_file,
     score_prediction_file,
-    token_accuracy,
+
 )
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "metrics"
@@ -176,11 +176,6 @@ def test_explicit_delimiter_keeps_spaces_in_tokens(tmp_path: Path) -> None:
     path = tmp_path / "spaces.tsv"
     path.write_text("New York\tB-LOC\tB-LOC\r\nis\tO\tO\r\n", encoding="utf-8")
     assert read_prediction_file(path, delimiter="\t").gold == [["B-LOC", "O"]]
-
-
-def test_token_accuracy_compares_any_tags() -> None:
-    assert token_accuracy([["NN", "VB"], ["DT"]], [["NN", "NN"], ["DT"]]) == pytest.approx(200 / 3)
-    assert token_accuracy([], []) == 0.0
 
 
 def test_report_to_dict_is_json() -> None:

@@ -78,6 +78,7 @@ def test_post_viterbi_decodes_only_allowed_sequences(config, tmp_path):
 
 def test_post_viterbi_at_eval_time_equals_the_post_viterbi_decoder(config, tmp_path):
     """``seqlab eval --post-viterbi`` on a softmax run decodes as if it had been built with softmax_viterbi."""
+    from seqlab.data.labelling import SpanLabelling
     from seqlab.tagging.build import use_post_viterbi
 
     train(config("train.epochs=2"), tmp_path / "run", progress=False)
@@ -87,7 +88,7 @@ def test_post_viterbi_at_eval_time_equals_the_post_viterbi_decoder(config, tmp_p
     tagger.use_post_viterbi()
     viterbi = str(tagger.evaluate(test_file, output=tmp_path / "viterbi.txt"))
     _, vocabs, model, features = _unpack(SequenceTagger.load(tmp_path / "run", "cpu"))
-    use_post_viterbi(model, vocabs["tags"].itos, "iob2")
+    use_post_viterbi(model, vocabs["tags"].itos, SpanLabelling("iob2"))
     test = tagger_trainer(config(), tmp_path / "other").task.splits["test"]
     expected = predict(model, encode(test.tokens, vocabs, **encode_options(features, test.columns)), vocabs["tags"])
     got = [line.split()[-1] for line in (tmp_path / "viterbi.txt").read_text().splitlines() if line]
@@ -96,7 +97,7 @@ def test_post_viterbi_at_eval_time_equals_the_post_viterbi_decoder(config, tmp_p
     with pytest.raises(SeqlabError, match="post-Viterbi decoding applies to softmax taggers"):
         crf = SequenceTagger.load(tmp_path / "run", "cpu").model
         crf.decoder = torch.nn.Identity()
-        use_post_viterbi(crf, vocabs["tags"].itos, "iob2")
+        use_post_viterbi(crf, vocabs["tags"].itos, SpanLabelling("iob2"))
 
 
 def test_quadratic_output_layer_on_the_bilstm_crf(monkeypatch, tmp_path):

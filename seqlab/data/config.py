@@ -1,0 +1,86 @@
+"""The ``data`` section of a tagger's config: which files to read, their layout and their labels.
+
+Here, on the data floor, because the readers (:mod:`seqlab.data.dataset`) need it; the tagger's whole config
+(:mod:`seqlab.tagging.config`) holds one. ``data.tag_scheme: token`` makes a token-label task (POS tagging);
+``data.format`` picks the reader: ``conll`` columns, or ``conllu`` (Universal Dependencies), ``auto`` by the
+file's extension.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from seqlab.core.errors import ConfigError, SeqlabError
+from seqlab.core.strict import choice
+from seqlab.data.conll import SKIP, named_columns
+from seqlab.data.conllu import CONLLU_FIELDS
+from seqlab.data.labelling import SCHEME_NAMES, SpanLabelling, TokenLabelling, labelling
+
+FORMATS = ("auto", "conll", "conllu")
+#: The columns, word column and tag column of each format when the config does not name them.
+DEFAULT_LAYOUT = {
+    "conll": (("word", "pos", "chunk", "ner"), "word", "ner"),
+    "conllu": (CONLLU_FIELDS, "form", "upos"),
+}
+
+
+def file_format(path: str | Path, configured: str = "auto") -> str:
+    """The reader for ``path``: ``configured``, or with ``auto`` ``conllu`` for a ``.conllu`` file, else ``conll``."""
+    if configured != "auto":
+        return configured
+    return "conllu" if str(path).lower().endswith(".conllu") else "conll"
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """Which files to read and how their columns and labels are laid out."""
+
+    train: str
+    dev: str | None = None
+    test: str | None = None
+    dev_sample: int = 0  # no dev file: hold out this many random training sentences (Turian et al. 2009 §5)
+    dev_seed: int = 0  # seed of that sample, apart from train.seed so every model sees the same split
+    format: str = "auto"  # conll, conllu, or auto: conllu for .conllu files, else conll
+    columns: tuple[str, ...] | None = None  # the files' columns, in order; _ skips one (null: the format's)
+    word_column: str | None = None  # null: word (conll) or form (conllu)
+    tag_column: str | None = None  # null: ner (conll) or upos (conllu)
+    file_scheme: str | None = None  # scheme of the tags in the files (null: iob1, or token for token labels)
+    tag_scheme: str = "bilou"  # scheme trained with (Ghaddar & Langlais 2018: BILOU); token: POS-style labels
+    limit: int = 0  # > 0: read only the first `limit` sentences of each of train, dev and test (a smoke run)
+
+    def __post_init__(self) -> None:
+        choice("data.format", self.format, FORMATS)
+        choice("data.tag_scheme", self.tag_scheme, SCHEME_NAMES)
+        if self.file_scheme is not None:
+            choice("data.file_scheme", self.file_scheme, SCHEME_NAMES)
+        try:
+            resolved = labelling(self.tag_scheme, self.file_scheme)
+        except SeqlabError as err:
+            raise ConfigError(str(err)) from None
+        object.__setattr__(self, "file_scheme", resolved.file_scheme)
+        columns, word, tag = DEFAULT_LAYOUT[file_format(self.train, self.format)]
+        for key, default in (("columns", columns), ("word_column", word), ("tag_column", tag)):
+            if getattr(self, key) is None:
+                object.__setattr__(self, key, default)
+        if file_format(self.train, self.format) == "conllu" and tuple(self.columns) != CONLLU_FIELDS:
+            raise ConfigError(f"data.columns: a CoNLL-U file has the columns {list(CONLLU_FIELDS)}; leave "
+                              f"data.columns unset, got {list(self.columns)}")
+        try:
+            named = [c for c in named_columns(self.columns, source="data.columns") if c != SKIP]
+        except SeqlabError as err:
+            raise ConfigError(str(err)) from None
+        for key in ("word_column", "tag_column"):
+            if getattr(self, key) not in named:
+                raise ConfigError(f"data.{key}: {getattr(self, key)!r} is not one of data.columns {list(self.columns)}")
+        if (self.dev is None) == (self.dev_sample == 0):
+            raise ConfigError("data: give a dev file (data.dev) or a number of training sentences to hold out "
+                              f"(data.dev_sample), exactly one; got dev={self.dev!r}, dev_sample={self.dev_sample}")
+        if self.limit < 0:
+            raise ConfigError(f"data.limit: expected a number of sentences >= 0 (0: all), got {self.limit}")
+        if self.dev_sample < 0:
+            raise ConfigError(f"data.dev_sample: expected a number of sentences >= 0, got {self.dev_sample}")
+
+    @property
+    def labelling(self) -> SpanLabelling | TokenLabelling:
+        """What the labels mean (:mod:`seqlab.data.labelling`)."""
+        return labelling(self.tag_scheme, self.file_scheme)
