@@ -116,7 +116,7 @@ def load_onnx(folder: str | Path, device: torch.device | str = "auto", *, thread
     from seqlab.apps.package import unpack
     from seqlab.tagging.api import SequenceTagger
     from seqlab.tagging.config import load_config
-    from seqlab.tagging.features import load_token_features
+    from seqlab.tagging.parts import load_token_features
 
     if str(device) not in ("auto", "cpu"):
         raise SeqlabError(f"the onnx backend runs on the CPU (onnxruntime's CPUExecutionProvider); "

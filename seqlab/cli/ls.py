@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from seqlab.core.errors import SeqlabError
@@ -19,11 +17,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from features.ls import LSVectors
 
 PathLike = str | os.PathLike[str]
-
-#: The typed corpus the shipped configs' LS vectors are built from, relative to the data folder
-#: (all of the staged Few-NERD subset: none of it is CoNLL-2003 or OntoNotes data).
-DEFAULT_TYPED = tuple(f"typed_corpus/fewnerd_inter_bio_subset/{name}.txt" for name in ("dev", "test", "big_test"))
-
 
 def build(typed: Sequence[PathLike], out: PathLike, *, unlabeled: Sequence[PathLike] = (),
           options: dict[str, Any] | None = None, distant: dict[str, Any] | None = None,
@@ -45,13 +38,6 @@ def show(path: PathLike, words: Sequence[str], *, top: int = 10) -> str:
 
     vectors = LSVectors.load(path)
     return "\n".join(vectors.show(word, top) for word in words)
-
-
-def build_command(out: PathLike, data_root: Path | None) -> str:
-    """The command that builds the default LS vectors into ``out`` (for error messages and docs)."""
-    root = data_root if data_root is not None else Path("$SEQLAB_DATA")
-    typed = " ".join(shlex.quote(str(root / p)) for p in DEFAULT_TYPED)
-    return f"seqlab features ls build --typed {typed} --out {shlex.quote(str(out))}"
 
 
 def summary(vectors: LSVectors, out: PathLike) -> str:

@@ -33,9 +33,9 @@ from seqlab.tagging.build import build_tagger, use_post_viterbi
 from seqlab.tagging.config import POOL_BATCHES, Config, load_config
 from seqlab.tagging.document import Document, Sentence, Span
 from seqlab.tagging.evaluate import evaluate_split
-from seqlab.tagging.features import TokenFeatures, encode_options, load_token_features
+from seqlab.tagging.features import TokenFeatures, encode_options
 from seqlab.modules.decoders import SoftmaxDecoder
-from seqlab.tagging.parts import post_viterbi
+from seqlab.tagging.parts import load_token_features, post_viterbi
 from seqlab.tagging.predict import Emissions, Prediction, Predictor
 from seqlab.tagging.locate import locate_feature_files
 

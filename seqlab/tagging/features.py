@@ -11,16 +11,16 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from seqlab.core.errors import SeqlabError
 from seqlab.core.paths import resolve_data_path
 
-if TYPE_CHECKING:
-    from seqlab.tagging.config import FeatureConfig
-
+#: A ``model.features[]`` entry (:class:`seqlab.tagging.config.FeatureConfig`), read duck-typed: the loaders sit
+#: below the config, which checks feature types against :data:`seqlab.tagging.parts.TOKEN_FEATURES`.
+FeatureEntry = Any
 Dense = Callable[[Sequence[str]], np.ndarray]  # word types -> (n, dim) float32
 Discrete = Callable[[Sequence[str]], np.ndarray]  # word types -> (n, k) int64 ids, 0 = unknown
 
@@ -57,7 +57,7 @@ class TokenFeatures:
         return np.concatenate([fn(types) for fn, _, _ in self.discrete], axis=1).astype(np.int64, copy=False)
 
 
-def _load_brown(config: "FeatureConfig", path: str, features: TokenFeatures) -> None:
+def _load_brown(config: FeatureEntry, path: str, features: TokenFeatures) -> None:
     from features.brown import BrownClusters
 
     clusters = BrownClusters.load(path, prefixes=config.prefixes)
@@ -75,18 +75,18 @@ def _read_embeddings(path: str, mtime: float, fmt: str, lowercase: bool, scale: 
     return EmbeddingFeatures.load(path, fmt=fmt, lowercase=lowercase, scale=scale)
 
 
-def _load_embeddings(config: "FeatureConfig", path: str, features: TokenFeatures) -> None:
+def _load_embeddings(config: FeatureEntry, path: str, features: TokenFeatures) -> None:
     vectors = _read_embeddings(path, os.path.getmtime(path), config.format, config.lowercase, config.scale)
     features.dense.append((vectors, vectors.dim))
 
 
-_FILE_LOADERS: dict[str, Callable[["FeatureConfig", str, TokenFeatures], None]] = {
+_FILE_LOADERS: dict[str, Callable[[FeatureEntry, str, TokenFeatures], None]] = {
     "brown": _load_brown,
     "embeddings": _load_embeddings,
 }
 
 
-def load_file_feature(config: "FeatureConfig", index: int, features: TokenFeatures) -> None:
+def load_file_feature(config: FeatureEntry, index: int, features: TokenFeatures) -> None:
     """Read feature ``index`` (Brown paths or word vectors) from its file into ``features``."""
     key = f"model.features[{index}].path"
     path = str(resolve_data_path(config.path, key=key))
@@ -94,27 +94,6 @@ def load_file_feature(config: "FeatureConfig", index: int, features: TokenFeatur
         _FILE_LOADERS[config.type](config, path, features)
     except (ValueError, OSError) as err:  # features/ raises plain errors naming file and line
         raise SeqlabError(f"{key}: {err}") from None
-
-
-def load_token_features(configs: Sequence["FeatureConfig"], *, train: Any = None,
-                        state: Mapping[str, Any] | None = None,
-                        evaluation_files: Mapping[str, Any] | None = None) -> TokenFeatures | None:
-    """Read every configured representation; None when there are none.
-
-    Features fitted on data (``orthographic``, ``pos``, ``label_freq``) are fitted on the
-    ``train`` split (a :class:`seqlab.data.dataset.Split`), or rebuilt from the ``state`` a
-    training run saved (``features.json``). LS vectors built from any of ``evaluation_files``
-    (``{"data.dev": path, ...}``) are refused (seqlab.tagging.ls_features).
-    """
-    from seqlab.tagging.parts import TOKEN_FEATURES, FeatureContext
-
-    if not configs:
-        return None
-    features = TokenFeatures()
-    context = FeatureContext(train=train, state=state, evaluation_files=evaluation_files)
-    for i, config in enumerate(configs):
-        TOKEN_FEATURES.get(config.type).add(config, i, features, context)
-    return features
 
 
 def encode_options(features: TokenFeatures | None,

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from seqlab.tagging.config import FeatureConfig
 from seqlab.core.errors import SeqlabError
-from seqlab.tagging.features import TokenFeatures
+from seqlab.tagging.features import FeatureEntry, TokenFeatures
 
 
-def add_fitted(config: FeatureConfig, index: int, features: TokenFeatures, *, train: Any = None,
+def add_fitted(config: FeatureEntry, index: int, features: TokenFeatures, *, train: Any = None,
                state: Mapping[str, Any] | None = None) -> None:
     """Fit feature ``index`` on ``train`` (a Split), or rebuild it from ``state``; add it to ``features``."""
     key = str(index)
@@ -37,7 +36,7 @@ def add_fitted(config: FeatureConfig, index: int, features: TokenFeatures, *, tr
         raise SeqlabError(f"model.features[{index}] ({config.type}): {err}") from None
 
 
-def _orthographic(config: FeatureConfig, features: TokenFeatures, train: Any, saved: Any) -> dict[str, Any]:
+def _orthographic(config: FeatureEntry, features: TokenFeatures, train: Any, saved: Any) -> dict[str, Any]:
     from features.orthographic import OrthographicFeatures
 
     if saved is not None:
@@ -48,7 +47,7 @@ def _orthographic(config: FeatureConfig, features: TokenFeatures, train: Any, sa
     return {"first_types": list(extractor.first_types or ()), "word_types": list(extractor.word_types or ())}
 
 
-def _pos(config: FeatureConfig, features: TokenFeatures, train: Any, saved: Any) -> dict[str, Any]:
+def _pos(config: FeatureEntry, features: TokenFeatures, train: Any, saved: Any) -> dict[str, Any]:
     from features.orthographic import POSOneHot
 
     if saved is not None:
@@ -61,7 +60,7 @@ def _pos(config: FeatureConfig, features: TokenFeatures, train: Any, saved: Any)
     return {"column": config.column, "tags": list(extractor.tags or ())}
 
 
-def _label_freq(config: FeatureConfig, features: TokenFeatures, train: Any, saved: Any) -> dict[str, Any]:
+def _label_freq(config: FeatureEntry, features: TokenFeatures, train: Any, saved: Any) -> dict[str, Any]:
     from features.labels import LabelFrequencies
 
     if saved is not None:

@@ -15,12 +15,24 @@ or to the working directory when written ``./runs/...``).
 """
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from seqlab.tagging.config import FeatureConfig
 from seqlab.core.errors import SeqlabError
 from seqlab.core.paths import data_root, resolve_data_path
+from seqlab.tagging.features import FeatureEntry
+
+#: The typed corpus the shipped configs' LS vectors are built from, relative to the data folder
+#: (all of the staged Few-NERD subset: none of it is CoNLL-2003 or OntoNotes data).
+DEFAULT_TYPED = tuple(f"typed_corpus/fewnerd_inter_bio_subset/{name}.txt" for name in ("dev", "test", "big_test"))
+
+
+def build_command(out: str | Path, data_root: Path | None) -> str:
+    """The command that builds the default LS vectors into ``out`` (for error messages and docs)."""
+    root = data_root if data_root is not None else Path("$SEQLAB_DATA")
+    typed = " ".join(shlex.quote(str(root / p)) for p in DEFAULT_TYPED)
+    return f"seqlab features ls build --typed {typed} --out {shlex.quote(str(out))}"
 
 
 def ls_path(value: str, key: str) -> Path:
@@ -28,11 +40,9 @@ def ls_path(value: str, key: str) -> Path:
     return resolve_data_path(value, key=key, must_exist=False)
 
 
-def _existing(config: FeatureConfig, key: str, loading: bool = False) -> Path:
+def _existing(config: FeatureEntry, key: str, loading: bool = False) -> Path:
     """The artefact folder, or the error that names the command building it (for training) or says where a
     trained model looked for it (``loading``: the vectors were there when it was trained)."""
-    from seqlab.cli.ls import build_command
-
     path = ls_path(str(config.path), key)
     if not path.exists() and loading:
         base = (f"the working directory {Path.cwd()}" if str(config.path).startswith(("./", "../"))
@@ -46,14 +56,14 @@ def _existing(config: FeatureConfig, key: str, loading: bool = False) -> Path:
     return path
 
 
-def require_ls_artefacts(configs: Sequence[FeatureConfig]) -> None:
+def require_ls_artefacts(configs: Sequence[FeatureEntry]) -> None:
     """Fail fast, before any data or embeddings are read, when a configured LS folder is missing."""
     for i, config in enumerate(configs):
         if config.type == "ls":
             _existing(config, f"model.features[{i}].path")
 
 
-def add_ls(config: FeatureConfig, i: int, features: Any, *,
+def add_ls(config: FeatureEntry, i: int, features: Any, *,
            evaluation_files: Mapping[str, Any] | None = None, loading: bool = False) -> None:
     """Load the LS artefact of ``model.features[i]`` into ``features.dense``, after the two checks
     (``loading``: for a trained model, whose error for a missing folder says where it was looked for)."""

@@ -1,8 +1,9 @@
 """The tagger's named parts: encoders, decoders and token features, one table each.
 
 :mod:`seqlab.tagging.config` checks ``model.encoder``, ``model.decoder`` and ``model.features[].type``
-against these tables, and :mod:`seqlab.tagging.build` builds from them, so a name is written once.
-Builders take the model config duck-typed (this module imports no config, so the config can import it).
+against these tables, and :mod:`seqlab.tagging.build` builds from them, so a name is written once;
+:func:`load_token_features` reads a config's token features through its table. Builders and loaders take the
+model config duck-typed (neither this module nor they import the config, so the config can import it).
 """
 from __future__ import annotations
 
@@ -117,3 +118,24 @@ TOKEN_FEATURES.add("ls", FeatureKind(False, _ls))  # Ghaddar & Langlais 2018 LS 
 TOKEN_FEATURES.add("orthographic", FeatureKind(True, _fitted))  # Turian, Bergstra & Bengio 2009 §4
 TOKEN_FEATURES.add("pos", FeatureKind(True, _fitted))
 TOKEN_FEATURES.add("label_freq", FeatureKind(True, _fitted))
+
+
+def load_token_features(configs: Sequence[Any], *, train: Any = None, state: Mapping[str, Any] | None = None,
+                        evaluation_files: Mapping[str, Any] | None = None) -> "TokenFeatures | None":
+    """Read every configured representation (``model.features``) through :data:`TOKEN_FEATURES`; None when
+    there are none.
+
+    Features fitted on data (``orthographic``, ``pos``, ``label_freq``) are fitted on the
+    ``train`` split (a :class:`seqlab.data.dataset.Split`), or rebuilt from the ``state`` a
+    training run saved (``features.json``). LS vectors built from any of ``evaluation_files``
+    (``{"data.dev": path, ...}``) are refused (seqlab.tagging.ls_features).
+    """
+    from seqlab.tagging.features import TokenFeatures
+
+    if not configs:
+        return None
+    features = TokenFeatures()
+    context = FeatureContext(train=train, state=state, evaluation_files=evaluation_files)
+    for i, config in enumerate(configs):
+        TOKEN_FEATURES.get(config.type).add(config, i, features, context)
+    return features

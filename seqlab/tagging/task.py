@@ -27,7 +27,8 @@ from seqlab.modules.transformer import recorded_encoder
 from seqlab.tagging.build import build_tagger, parameter_groups
 from seqlab.tagging.config import Config
 from seqlab.tagging.evaluate import evaluate_split
-from seqlab.tagging.features import TokenFeatures, encode_options, load_token_features
+from seqlab.tagging.features import TokenFeatures, encode_options
+from seqlab.tagging.parts import load_token_features
 from seqlab.tagging.predict import Predictor
 
 log = logging.getLogger("seqlab.train")

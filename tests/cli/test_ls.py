@@ -8,7 +8,6 @@ import pytest
 
 from seqlab.cli import main
 from seqlab.core.errors import SeqlabError
-from seqlab.cli.ls import DEFAULT_TYPED, build_command
 
 pytest.importorskip("fasttext")
 
@@ -96,9 +95,3 @@ def test_bad_input_is_one_error_line_and_exit_2(capsys, tmp_path, built, argv, m
     errors = [line for line in stderr.splitlines() if line.startswith("seqlab: error:")]
     assert code == 2 and len(errors) == 1 and re.search(message, errors[0]), stderr
     assert "Traceback" not in stderr
-
-
-def test_the_build_command_names_the_default_typed_files():
-    command = build_command("./runs/ls/x", Path("/data"))
-    assert command == ("seqlab features ls build --typed " + " ".join(f"/data/{p}" for p in DEFAULT_TYPED)
-                       + " --out ./runs/ls/x")

@@ -338,7 +338,7 @@ def test_token_features_get_gradients_fit_and_reload(config, tmp_path, features)
 
 
 def test_brown_ids_and_scaled_vectors_line_up_with_words(ner_data):
-    from seqlab.tagging.features import load_token_features
+    from seqlab.tagging.parts import load_token_features
 
     cfg = load_config(ner_data / "tiny.yaml", [f"model.features={FEATURES['brown_onehot_and_vectors']}"])
     tf = load_token_features(cfg.model.features)

@@ -12,8 +12,8 @@ import yaml
 from seqlab.tagging.api import SequenceTagger
 from seqlab.tagging.config import ConfigError, FeatureConfig, load_config
 from seqlab.core.errors import SeqlabError
-from seqlab.tagging.ls_features import ls_path
-from seqlab.tagging.features import load_token_features
+from seqlab.tagging.ls_features import DEFAULT_TYPED, build_command, ls_path
+from seqlab.tagging.parts import load_token_features
 from seqlab.apps.tasks import train
 
 pytest.importorskip("fasttext")
@@ -151,3 +151,9 @@ def test_a_trained_model_finds_its_ls_vectors_from_elsewhere_or_says_where_it_lo
     message = str(err.value)
     assert message.startswith("model.features[0].path: this model reads its ls file './vectors'")
     assert "build them" not in message and f"put it at {out / 'vectors'}" in message
+
+
+def test_the_build_command_names_the_default_typed_files():
+    command = build_command("./runs/ls/x", Path("/data"))
+    assert command == ("seqlab features ls build --typed " + " ".join(f"/data/{p}" for p in DEFAULT_TYPED)
+                       + " --out ./runs/ls/x")
