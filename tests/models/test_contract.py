@@ -1,10 +1,11 @@
 """The contract every model kind keeps (after AllenNLP's ModelTestCase and flair's BaseModelTest).
 
-For the BiLSTM-CRF, the softmax tagger, the windowed I-T-W-O tagger and the relation classifier, and the
-BiLSTM-CRF and the relation classifier reading a tiny BERT built here (frozen and fine-tuned):
-``seqlab.train`` trains a tiny model on a real-format fixture; every parameter gets a gradient; and
-the run directory, loaded with ``seqlab.load`` **in a fresh Python process**, predicts exactly the labels
-the training process wrote for the test set, and the same labels and confidences as a load here.
+For the BiLSTM-CRF, the softmax tagger, the windowed I-T-W-O tagger, the token-label (POS) tagger and the
+relation classifier, and the BiLSTM-CRF and the relation classifier reading a tiny BERT built here (frozen and
+fine-tuned): ``seqlab.train`` trains a tiny model on a real-format fixture; every parameter gets a gradient; the
+run directory, loaded with ``seqlab.load`` **in a fresh Python process**, predicts exactly the labels the
+training process wrote for the test set, and the same labels and confidences as a load here; and predictions
+do not depend on the batch size.
 """
 from __future__ import annotations
 
@@ -20,13 +21,14 @@ import seqlab
 from tests.conftest import FIXTURES, forget_new_log_handlers
 from tests.helpers import relation_trainer, shared_tiny_bert, tagger_trainer
 
-NER, CHUNK, SEMEVAL = FIXTURES / "ner", FIXTURES / "chunk", FIXTURES / "semeval"
+NER, CHUNK, SEMEVAL, POS = FIXTURES / "ner", FIXTURES / "chunk", FIXTURES / "semeval", FIXTURES / "pos"
 WINDOW_FEATURES = ("model.features=[{type: embeddings, path: vectors.txt, format: glove, lowercase: true, scale: 0.1},"
                    " {type: label_freq}, {type: orthographic}]")  # no POS column, so it can tag raw text
 KINDS = {  # kind: (config, data folder, overrides)
     "bilstm_crf": (NER / "tiny.yaml", NER, ["train.epochs=4", "train.threads=1"]),
     "softmax_tagger": (NER / "tiny.yaml", NER, ["model.decoder=softmax", "train.epochs=4", "train.threads=1"]),
     "windowed_tagger": (CHUNK / "window.yaml", CHUNK, [WINDOW_FEATURES, "train.epochs=3"]),
+    "pos_tagger": (POS / "tiny.yaml", POS, []),  # token labels (data.tag_scheme: token), read from CoNLL-U
     "relation_classifier": (SEMEVAL / "tiny.yaml", SEMEVAL, []),
     "bilstm_crf_transformer": (NER / "tiny.yaml", NER, ["model.transformer={path: TINY_BERT, layers: [-1, -2]}",
                                                        "train.epochs=2", "train.threads=1"]),
@@ -85,15 +87,17 @@ def _inputs(kind: str) -> list[str]:
 def _test_file(kind: str) -> Path:
     return {"bilstm_crf": NER / "dev.txt", "bilstm_crf_transformer": NER / "dev.txt",
             "bilstm_crf_transformer_fine_tuned": NER / "dev.txt", "softmax_tagger": NER / "dev.txt", "windowed_tagger": CHUNK / "test.txt",
+            "pos_tagger": POS / "dev.conllu",
             "relation_classifier": SEMEVAL / "test.txt", "relation_transformer": SEMEVAL / "test.txt",
             "relation_transformer_fine_tuned": SEMEVAL / "test.txt"}[kind]
 
 
-def _predict_here(model, kind: str) -> list:
+def _predict_here(model, kind: str, batch_size: int | None = None) -> list:
+    options = {} if batch_size is None else {"batch_size": batch_size}
     if kind in RELATION_KINDS:
-        return [[r.label, r.confidence] for r in model.classify_many(_inputs(kind))]
+        return [[r.label, r.confidence] for r in model.classify_many(_inputs(kind), **options)]
     return [[[s.text, s.label, s.start, s.end, s.confidence] for s in d.spans] + [d.sentences[0].labels if d.sentences else []]
-            for d in model.tag_many(_inputs(kind))]
+            for d in model.tag_many(_inputs(kind), **options)]
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
@@ -121,6 +125,49 @@ def test_a_fresh_process_predicts_what_training_wrote_and_what_a_load_here_predi
     assert json.loads(fresh.stdout) == json.loads(json.dumps(here))  # labels and confidences, bit for bit
     training_wrote = run / ("test.answers.txt" if kind in RELATION_KINDS else "test.predictions.txt")
     assert written.read_text() == training_wrote.read_text()  # the config's test file, decoded at training time
+
+
+def test_labels_and_confidences_do_not_depend_on_the_batch_size(trained, monkeypatch):
+    kind, run = trained
+    monkeypatch.setenv("SEQLAB_DATA", str(KINDS[kind][1]))
+    model = seqlab.load(run, "cpu")
+    one, many = _split(_predict_here(model, kind, batch_size=1)), _split(_predict_here(model, kind, batch_size=32))
+    assert one[0] == many[0]  # every label, span and offset
+    assert one[1] == pytest.approx(many[1], abs=1e-5)  # confidences: float sums in another order
+
+
+def _split(value: object, floats: list[float] | None = None) -> tuple[object, list[float]]:
+    """``value`` with every float replaced by None, and the floats in reading order."""
+    floats = [] if floats is None else floats
+    if isinstance(value, float):
+        floats.append(value)
+        return None, floats
+    if isinstance(value, list):
+        return [_split(item, floats)[0] for item in value], floats
+    return value, floats
+
+
+def test_a_token_label_model_tags_tokens_with_its_labels_and_no_spans(tmp_path, monkeypatch):
+    """POS tagging as a config: tag_tokens returns UPOS tags, documents have no spans, evaluate gives accuracy."""
+    from seqlab.core.errors import SeqlabError
+
+    monkeypatch.setenv("SEQLAB_DATA", str(POS))
+    with forget_new_log_handlers():
+        seqlab.train(POS / "tiny.yaml", tmp_path / "run", overrides=("train.epochs=8",), progress=False)
+    tagger = seqlab.load(tmp_path / "run", "cpu")
+    labels = {"ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "NOUN", "NUM", "PART", "PRON", "PROPN", "PUNCT", "VERB"}
+    assert set(tagger.types) == labels
+    [sentence] = tagger.tag_tokens([["The", "cat", "sat", "on", "the", "mat", "."]])
+    assert len(sentence.labels) == 7 and set(sentence.labels) <= labels and sentence.spans == []
+    doc = tagger.tag("The dog sat on the mat.")
+    assert doc.spans == [] and len(doc.sentences[0].labels) == len(doc.sentences[0].tokens)
+    result = tagger.evaluate(POS / "dev.conllu")
+    assert result.measure == "accuracy" and 0 <= result.accuracy == result.score <= 100
+    assert "accuracy:" in str(result) and "NOUN: precision:" in str(result)
+    with pytest.raises(SeqlabError, match="token labels"):
+        tagger.tag_tokens([["The", "cat"]], scheme="iob2")
+    with pytest.raises(SeqlabError, match="scored by accuracy"):
+        result.f1
 
 
 def test_the_loaded_object_is_the_public_type(trained, monkeypatch):
