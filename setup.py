@@ -49,7 +49,7 @@ setup(
         # transformers + safetensors: the optional contextual (transformer) embedder, model.transformer; weights
         # load from local safetensors files only (tested with transformers 5.24). The core install does not need it.
         "transformers": TRANSFORMERS,
-        # ray[data]: seqlab.tagging.ray maps a tagger over a Ray Dataset with an actor pool (bulk tagging on a
+        # ray[data]: seqlab.apps.ray maps a tagger over a Ray Dataset with an actor pool (bulk tagging on a
         # cluster); the engine users already run, not a home-made one.
         "ray": RAY,
         "bench": ["pytorch-crf>=0.7.2", "psutil>=5.9"],

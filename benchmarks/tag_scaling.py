@@ -9,7 +9,7 @@ is a whole process whose CoNLL output goes to a file:
 * ``workers_N``: ``python -m seqlab tag MODEL FILE --workers N --format conll`` (N = 1: in-process, one
   torch thread; N > 1: N worker processes of one thread each);
 * ``ray``: this script in ``--ray-child`` mode: ``ray.init(num_cpus=ACTORS)``, ``ray.data.read_text`` of
-  the file, :func:`seqlab.tagging.ray.tag_dataset` with ``ACTORS`` actors and the driver writing the same
+  the file, :func:`seqlab.apps.ray.tag_dataset` with ``ACTORS`` actors and the driver writing the same
   CoNLL output in input order (``preserve_order``); ``tagging_seconds`` leaves out ``ray.init``. The
   file is read by a task that asks for no CPU (the actors hold them all), and the actors run at nice 0
   (``RAY_worker_niceness=0``; Ray's default is 15), as the other modes' processes do.
@@ -164,7 +164,7 @@ def ray_child(model: str | None, path: Path, actors: int) -> None:
     """Tag ``path`` on a local Ray instance; CoNLL to standard output, the tagging time to standard error."""
     import ray
 
-    from seqlab.tagging.ray import tag_dataset
+    from seqlab.apps.ray import tag_dataset
 
     ray.init(num_cpus=actors, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     context = ray.data.DataContext.get_current()

@@ -1,7 +1,7 @@
 """The one JSON schema of seqlab's outputs: a tagged document and a classified relation as plain data.
 
 ``Document.to_dict``, ``Relation.to_dict``, ``seqlab tag --format jsonl``, ``seqlab classify --format jsonl``,
-``seqlab serve``'s ``/tag`` and ``/classify`` answers and the rows of :func:`seqlab.tagging.ray.tag_dataset` are
+``seqlab serve``'s ``/tag`` and ``/classify`` answers and the rows of :func:`seqlab.apps.ray.tag_dataset` are
 all built here, so that one concept has one field name everywhere:
 
 * a span: ``text``, ``label``, ``start``, ``end`` (character offsets ``[start, end)`` into the tagged text),

@@ -87,7 +87,7 @@ def test_serve_tag_answers_to_dict(document):
 
 def test_ray_rows_hold_the_spans_and_sentences_of_to_dict(document):
     pa = pytest.importorskip("pyarrow", reason="Ray Data's tables need pyarrow: pip install -e '.[ray]'")
-    from seqlab.tagging.ray import _schema, row_columns
+    from seqlab.apps.ray import _schema, row_columns
 
     columns = row_columns([document])
     spans_type, sentences_type = _schema()

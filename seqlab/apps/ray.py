@@ -3,7 +3,7 @@
 ``pip install 'seqlab[ray]'`` (in a checkout: ``pip install -e '.[ray]'``), then::
 
     import ray
-    from seqlab.tagging.ray import tag_dataset
+    from seqlab.apps.ray import tag_dataset
 
     ray.init()                                   # or ray.init("ray://HEAD:10001") for a cluster
     texts = ray.data.read_text("corpus/*.txt.gz")  # one text per line, in a column "text"
@@ -63,10 +63,10 @@ class _Tagger:
     def __init__(self, model: str | None, column: str, options: dict[str, Any]) -> None:
         import torch
 
-        import seqlab
+        from seqlab.apps.loader import load
 
         torch.set_num_threads(1)
-        self.tagger = seqlab.load(model, "cpu")
+        self.tagger = load(model, "cpu")
         self.column, self.options = column, options
         self.types = _schema()
 
@@ -97,8 +97,8 @@ def tag_dataset(dataset: Any, model: str | Path | None = None, *, text_column: s
     ``batch_size``, ``scheme`` and ``confidences`` mean what they mean for ``tag_many``. The model is loaded
     here once first, so a bad path or a relation model fails at once, not in every actor."""
     ray = _ray()
-    from seqlab.tagging.api import SequenceTagger
     from seqlab.apps.loader import load
+    from seqlab.tagging.api import SequenceTagger
 
     for name, value in (("actors", actors), ("lines_per_call", lines_per_call), ("batch_size", batch_size)):
         if value < 1:

@@ -1,4 +1,4 @@
-"""Tagging on Ray (seqlab.tagging.ray) on a local Ray instance with 2 CPUs: the spans tag_many gives."""
+"""Tagging on Ray (seqlab.apps.ray) on a local Ray instance with 2 CPUs: the spans tag_many gives."""
 from __future__ import annotations
 
 import sys
@@ -15,7 +15,7 @@ TEXTS = ["EU rejects German call to boycott British lamb.", "", "Peter Blackburn
 
 
 def test_without_ray_the_error_says_how_to_install_it(monkeypatch):
-    from seqlab.tagging.ray import tag_dataset
+    from seqlab.apps.ray import tag_dataset
 
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails as when it is not installed
     with pytest.raises(SeqlabError, match=r"pip install 'seqlab\[ray\]'"):
@@ -25,7 +25,7 @@ def test_without_ray_the_error_says_how_to_install_it(monkeypatch):
 def test_two_actors_give_the_spans_of_tag_many(tmp_path):
     ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install -e '.[ray]'")
     pytest.importorskip("ray.data", reason="Ray Data is an optional extra: pip install -e '.[ray]'")
-    from seqlab.tagging.ray import tag_dataset
+    from seqlab.apps.ray import tag_dataset
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
