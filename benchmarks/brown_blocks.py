@@ -1,7 +1,7 @@
 """Brown clustering's two dense loss passes three ways (numpy in one pass, numpy in blocks of rows, compiled) at S slots; prints JSON.
 
-    python benchmarks/brown_blocks.py --slots 3201 10001
-    python benchmarks/brown_blocks.py --slots 10001 --ways blocks compiled
+    python -m benchmarks.brown_blocks --slots 3201 10001
+    python -m benchmarks.brown_blocks --slots 10001 --ways blocks compiled
 
 (one pass of ``update`` at 10,001 slots needs about 19 GB of memory.)
 
@@ -36,9 +36,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 BLOCK_CELLS = 1 << 21

@@ -1,6 +1,6 @@
 """Brown clustering's two stages timed apart on a Reuters prefix: the merge window, then the hierarchy; prints JSON.
 
-    OMP_NUM_THREADS=1 python benchmarks/brown_hierarchy.py --clusters 3000 --words 100000
+    OMP_NUM_THREADS=1 python -m benchmarks.brown_hierarchy --clusters 3000 --words 100000
 
 Reads the first lines of ``$SEQLAB_DATA/unlabeled/reuters21578_text.txt`` holding ``--words`` whitespace
 tokens, counts bigrams (min count 1), runs :class:`features.brown_merge.Clusterer` through the window
@@ -20,9 +20,6 @@ import resource
 import sys
 import time
 from pathlib import Path
-
-if not os.environ.get("PYTHONPATH"):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 CORPUS = "unlabeled/reuters21578_text.txt"
 

@@ -2,8 +2,8 @@
 
 Usage::
 
-    nice -n 19 python benchmarks/brown_speed.py --clusters 100
-    nice -n 19 python benchmarks/brown_speed.py --corpus ../shared/data/unlabeled/wikipedia_en_2014 \\
+    nice -n 19 python -m benchmarks.brown_speed --clusters 100
+    nice -n 19 python -m benchmarks.brown_speed --corpus ../shared/data/unlabeled/wikipedia_en_2014 \\
         --clusters 1000 --min-count 3 --output runs/brown/wiki-c1000.paths
 
 The corpus (a file or a folder of ``.txt``/``.txt.gz`` files) is read one sentence per line
@@ -26,10 +26,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from features.brown import induce_brown  # noqa: E402
-from features.corpus import corpus_files, read_corpus  # noqa: E402
+from features.brown import induce_brown
+from features.corpus import corpus_files, read_corpus
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "unlabeled" / "reuters21578_text.txt"
 

@@ -1,6 +1,6 @@
 """Brown clustering, seqlab (features.brown) against Liang's wcluster, side by side; prints one JSON object.
 
-    python benchmarks/brown_vs_wcluster.py --wcluster /tmp/brown-cluster/wcluster \
+    python -m benchmarks.brown_vs_wcluster --wcluster /tmp/brown-cluster/wcluster \
         --words 1000000 --clusters 100 --rounds 3
 
 Both sides cluster the same text: the first lines of the Reuters-21578 text
@@ -8,7 +8,7 @@ Both sides cluster the same text: the first lines of the Reuters-21578 text
 ``--work``. Both split on whitespace, keep every word (min count 1) and run on one thread.
 Rounds alternate: seqlab, wcluster, seqlab, wcluster, ... Each side is a whole process:
 
-* seqlab: ``python benchmarks/brown_speed.py --corpus PREFIX --clusters C --output PATHS``
+* seqlab: ``python -m benchmarks.brown_speed --corpus PREFIX --clusters C --output PATHS``
   (Python start-up, reading, counting, clustering, writing), whose JSON also gives the
   in-process ``seconds``/``cpu_seconds`` of :func:`features.brown.induce_brown`;
 * wcluster: ``wcluster --text PREFIX --c C --threads 1 --rand 1 --output_dir DIR``.
@@ -30,11 +30,9 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
-from sidebyside import (  # noqa: E402
-    command_line, load_average, machine, one_thread_env, portable_command, portable_path, run_process, summarise,
+from benchmarks.sidebyside import (
+    CHECKOUT, command_line, load_average, machine, one_thread_env, portable_command, portable_path, run_process,
+    summarise,
 )
 
 CORPUS = "unlabeled/reuters21578_text.txt"  # under $SEQLAB_DATA (default ../shared/data)
@@ -93,11 +91,11 @@ def main() -> None:
     prefix = args.work / f"reuters_{args.words}.txt"
     tokens, lines = write_prefix(args.corpus, args.words, prefix)
     env = one_thread_env(1)
-    env["PYTHONPATH"] = str(HERE.parent)
+    env["PYTHONPATH"] = str(CHECKOUT)  # the seqlab of this checkout
     load_before = load_average()
     ours_paths = args.work / f"seqlab_c{args.clusters}.paths"
     theirs_dir = args.work / f"wcluster_c{args.clusters}"
-    seqlab_cmd = [sys.executable, str(HERE / "brown_speed.py"), "--corpus", str(prefix),
+    seqlab_cmd = [sys.executable, "-m", "benchmarks.brown_speed", "--corpus", str(prefix),
                   "--clusters", str(args.clusters), "--output", str(ours_paths)]
     wcluster_cmd = [args.wcluster, "--text", str(prefix), "--c", str(args.clusters), "--threads", "1",
                     "--rand", "1", "--output_dir", str(theirs_dir)]

@@ -1,7 +1,7 @@
 """CPU time per word of Brown clustering's merge window at C clusters, on a real corpus; prints JSON.
 
-    python benchmarks/brown_window.py --clusters 10000 --words 300 --counts /tmp/wiki_counts.npz
-    python benchmarks/brown_window.py --corpus ../shared/data/unlabeled/reuters21578_text.txt --clusters 3200
+    python -m benchmarks.brown_window --clusters 10000 --words 300 --counts /tmp/wiki_counts.npz
+    python -m benchmarks.brown_window --corpus ../shared/data/unlabeled/reuters21578_text.txt --clusters 3200
 
 The window (:func:`features.brown_induce.induce`) adds the words after the first C one at a time, by falling count;
 nearly every one folds into a cluster (:meth:`features.brown_merge.Clusterer.fold_new_word`), the others enter their
@@ -24,11 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from features.brown import BigramCounts, count_bigrams  # noqa: E402
-from features.brown_merge import Clusterer  # noqa: E402
-from features.corpus import read_corpus  # noqa: E402
+from features.brown import BigramCounts, count_bigrams
+from features.brown_merge import Clusterer
+from features.corpus import read_corpus
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "unlabeled" / "wikipedia_en_2014"
 

@@ -1,6 +1,6 @@
 """Windowed chunker against python-crfsuite, side by side: tagging speed on CoNLL-2000 test; prints one JSON object.
 
-    OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/chunker_vs_crfsuite.py --run RUN \
+    OMP_NUM_THREADS=1 python -m benchmarks.chunker_vs_crfsuite --run RUN \
         --crfsuite-model MODEL.crfsuite --rounds 5 --threads 1 --batch-size 100
 
 In-process, both sides in this one process at the same thread count (CRFsuite is single-
@@ -25,16 +25,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
-from pathlib import Path
 
 import torch
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "examples"))
-from sidebyside import command_line, load_average, machine, package_version, portable_path, summarise  # noqa: E402
+from benchmarks.sidebyside import command_line, load_average, machine, package_version, portable_path, summarise
 
 
 def seqlab_surface():
@@ -58,7 +53,8 @@ def main() -> None:
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     SequenceTagger, encode, read_split, Predictor, encode_options = seqlab_surface()
-    from crfsuite_chunker import ChunkFeatures, _pycrfsuite, read_sentences
+    from examples.baselines import import_pycrfsuite
+    from examples.crfsuite_chunker import ChunkFeatures, read_sentences
 
     load_before = load_average()
     start = time.perf_counter()
@@ -83,7 +79,7 @@ def main() -> None:
         raise RuntimeError("seqlab and crfsuite_chunker read different test sentences")
     featurize = ChunkFeatures()
     start = time.perf_counter()
-    tagger = _pycrfsuite().Tagger()
+    tagger = import_pycrfsuite().Tagger()
     tagger.open(str(args.crfsuite_model))
     crfsuite_load = time.perf_counter() - start
 

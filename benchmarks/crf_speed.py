@@ -2,7 +2,7 @@
 
 Usage::
 
-    OMP_NUM_THREADS=1 python benchmarks/crf_speed.py --batch 32 --length 40 --tags 17 --repeats 100 --rounds 5 --threads 1
+    OMP_NUM_THREADS=1 python -m benchmarks.crf_speed --batch 32 --length 40 --tags 17 --repeats 100 --rounds 5 --threads 1
 
 Prints one JSON object. Both libraries get the same inputs and parameters and run in the
 same process at the same thread count. The blocks alternate: in each of ``--rounds``
@@ -30,8 +30,7 @@ import torch
 
 from seqlab.modules.crf import CRF
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sidebyside import command_line, load_average, machine, package_version, summarise  # noqa: E402
+from benchmarks.sidebyside import command_line, load_average, machine, package_version, summarise
 
 logger = logging.getLogger("crf_speed")
 

@@ -1,6 +1,6 @@
 """Tagging speed of the CRFsuite linear-CRF chunker (``examples/crfsuite_chunker.py``), printed as JSON.
 
-    python benchmarks/crfsuite_speed.py --model runs/crfsuite_chunker_baseline/model.crfsuite \
+    python -m benchmarks.crfsuite_speed --model runs/crfsuite_chunker_baseline/model.crfsuite \
         [--test conll2000/test.txt] [--repeats 3]
 
 The baseline for the window taggers (``benchmarks/window_speed.py``): the
@@ -21,12 +21,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-
-from crfsuite_chunker import ChunkFeatures, _pycrfsuite, read_sentences  # noqa: E402
-
-from seqlab.core.errors import SeqlabError  # noqa: E402
-from seqlab.core.paths import resolve_data_path  # noqa: E402
+from examples.baselines import import_pycrfsuite
+from examples.crfsuite_chunker import ChunkFeatures, read_sentences
+from seqlab.core.errors import SeqlabError
+from seqlab.core.paths import resolve_data_path
 
 
 def main() -> None:
@@ -41,13 +39,13 @@ def main() -> None:
         p.error(f"--model {args.model}: no such file (train one with the command in RESULTS.md)")
     try:
         test = read_sentences(resolve_data_path(args.test, key="test"))
-        _pycrfsuite()
+        import_pycrfsuite()
     except SeqlabError as err:
         p.error(str(err))
     tokens = sum(len(words) for words, _, _ in test)
     featurize = ChunkFeatures()
     start = time.perf_counter()
-    tagger = _pycrfsuite().Tagger()
+    tagger = import_pycrfsuite().Tagger()
     tagger.open(str(args.model))
     load = time.perf_counter() - start
     runs = []

@@ -1,6 +1,6 @@
 """Data-parallel training throughput: 1 vs N processes (one torch thread each) at the same per-process batch.
 
-    OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/ddp_speed.py --config configs/conll03_glove.yaml \\
+    OMP_NUM_THREADS=1 python -m benchmarks.ddp_speed --config configs/conll03_glove.yaml \\
         --limit 2000 --epochs 2 --nproc 1 2
 
 Each run is a whole ``seqlab train CONFIG --nproc N`` (torchrun for N > 1) on the first ``--limit``

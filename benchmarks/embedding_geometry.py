@@ -1,8 +1,8 @@
 """How much of a word-vector table its frequent words share: one JSON object per file, and optionally the table
 with that shared direction projected out of every row.
 
-    python benchmarks/embedding_geometry.py runs/features/cw25_wiki.txt runs/features/hlbl25_wiki.txt
-    python benchmarks/embedding_geometry.py runs/features/cw25_wiki.txt --project-out runs/features/cw25_wiki_nocommon.txt
+    python -m benchmarks.embedding_geometry runs/features/cw25_wiki.txt runs/features/hlbl25_wiki.txt
+    python -m benchmarks.embedding_geometry runs/features/cw25_wiki.txt --project-out runs/features/cw25_wiki_nocommon.txt
 
 For the ``--top`` most frequent words (the first rows after the padding and unknown entries of an induced table,
 which ``features`` writes in frequency order): the mean cosine of ``--pairs`` random pairs, the share of the
@@ -20,11 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from features.base import FeatureFileError  # noqa: E402
-from features.vocab import PADDING, UNKNOWN, Embeddings  # noqa: E402
+from features.base import FeatureFileError
+from features.vocab import PADDING, UNKNOWN, Embeddings
 
 
 def frequent_rows(table: Embeddings, top: int) -> np.ndarray:

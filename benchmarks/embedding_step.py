@@ -1,6 +1,6 @@
 """CPU milliseconds per minibatch update of the C&W and HLBL trainers at a real vocabulary size; prints JSON.
 
-    OMP_NUM_THREADS=1 python benchmarks/embedding_step.py --vocab 212948 --dims 50 200 --updates 300
+    OMP_NUM_THREADS=1 python -m benchmarks.embedding_step --vocab 212948 --dims 50 200 --updates 300
 
 The models of :mod:`features.cw` and :mod:`features.hlbl` (random balanced tree), built as their trainers
 build them, take ``--updates`` SGD steps (after 20 not timed) on batches of 100 windows whose words are
@@ -21,9 +21,6 @@ import time
 from pathlib import Path
 
 import torch
-
-if not os.environ.get("PYTHONPATH"):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def batches(vocab: int, window: int, count: int, seed: int) -> list[torch.Tensor]:

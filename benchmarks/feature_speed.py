@@ -2,8 +2,8 @@
 
 Usage::
 
-    nice -n 10 python benchmarks/feature_speed.py                        # CoNLL-2003 train, all extractors
-    nice -n 10 python benchmarks/feature_speed.py --extractors brown orthographic \\
+    nice -n 10 python -m benchmarks.feature_speed                        # CoNLL-2003 train, all extractors
+    nice -n 10 python -m benchmarks.feature_speed --extractors brown orthographic \\
         --file ../shared/data/conll2000/train.txt
 
 Each extractor is used as another system would use it (``from features... import ...``): loaded
@@ -39,18 +39,17 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from features.brown import BrownClusters
+from features.embeddings import EmbeddingFeatures, read_vectors
+from features.labels import LabelFrequencies
+from features.ls import LSVectors
+from features.orthographic import OrthographicFeatures
+from features.scaling import DEFAULT_SIGMA, scale_embeddings
+from seqlab.data.conll import DOCSTART, read_conll
+from seqlab.core.errors import DataFormatError, SeqlabError
+from seqlab.core.paths import data_root
 
-from features.brown import BrownClusters  # noqa: E402
-from features.embeddings import EmbeddingFeatures, read_vectors  # noqa: E402
-from features.labels import LabelFrequencies  # noqa: E402
-from features.ls import LSVectors  # noqa: E402
-from features.orthographic import OrthographicFeatures  # noqa: E402
-from features.scaling import DEFAULT_SIGMA, scale_embeddings  # noqa: E402
-from seqlab.data.conll import DOCSTART, read_conll  # noqa: E402
-from seqlab.core.errors import DataFormatError, SeqlabError  # noqa: E402
-from seqlab.core.paths import data_root  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 logger = logging.getLogger("feature_speed")
 

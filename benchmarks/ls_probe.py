@@ -7,23 +7,20 @@ This is cheap (seconds) next to training a tagger, so it is how variants of the 
 and without distant supervision) are compared here. Prints JSON: accuracy, macro-F1, and the share
 of dev mention tokens that are in the LS vocabulary (the rest get vectors from fastText sub-words).
 
-    python benchmarks/ls_probe.py --ls runs/ls/fewnerd_ls100 runs/ls/fewnerd_ds100k_ls100
+    python -m benchmarks.ls_probe --ls runs/ls/fewnerd_ls100 runs/ls/fewnerd_ds100k_ls100
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from features.ls import LSVectors  # noqa: E402
-from features.ls_corpus import read_typed  # noqa: E402
+from features.ls import LSVectors
+from features.ls_corpus import read_typed
 
 
 def mention_tokens(path: Path) -> tuple[list[str], list[str]]:

@@ -1,6 +1,6 @@
 """What fixed LS vectors (Ghaddar & Langlais 2018 §3-4) cost a BiLSTM-CRF in training, printed as JSON.
 
-    python benchmarks/ls_speed.py --runs runs/ls/sanity_conll03_ls runs/ls/sanity_conll03_glove
+    python -m benchmarks.ls_speed --runs runs/ls/sanity_conll03_ls runs/ls/sanity_conll03_glove
 
 For each trained run: the CPU time (``time.process_time``, so other jobs on the machine matter less than
 for wall time) of encoding the training set (where LS vectors are computed, once per word type), of one
@@ -13,20 +13,15 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import sys
 import time
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from tagger_speed import time_training  # noqa: E402
-
-from seqlab.data.batching import encode, iterate  # noqa: E402
-from seqlab.data.dataset import read_split  # noqa: E402
-from seqlab.tagging.api import SequenceTagger  # noqa: E402
-from seqlab.tagging.features import encode_options  # noqa: E402
+from benchmarks.tagger_speed import time_training
+from seqlab.data.batching import encode, iterate
+from seqlab.data.dataset import read_split
+from seqlab.tagging.api import SequenceTagger
+from seqlab.tagging.features import encode_options
 
 
 def batching_cpu(data, batch_size: int) -> float:

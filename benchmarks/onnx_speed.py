@@ -1,6 +1,6 @@
 """Decoding speed of the torch and onnxruntime backends of one tagger, side by side, printed as JSON.
 
-    python benchmarks/onnx_speed.py [--model en-ner-conll03] [--file conll2003/test.txt] [--rounds 3]
+    python -m benchmarks.onnx_speed [--model en-ner-conll03] [--file conll2003/test.txt] [--rounds 3]
 
 The model (a run directory, a ``.seqlab`` file or an installed name; by default the English NER model
 installed with seqlab) is exported with ``seqlab export --format onnx`` into a scratch folder (or ``--export``),
@@ -27,8 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sidebyside import load_average, machine, one_thread_env, package_version, run_process  # noqa: E402
+from benchmarks.sidebyside import load_average, machine, one_thread_env, package_version, run_process
 
 ROOT = Path(__file__).resolve().parents[1]
 BACKENDS = ("torch", "onnx")

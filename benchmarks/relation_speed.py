@@ -3,7 +3,7 @@
 CPU time (``time.process_time``) is reported beside wall time, so the figures mean something on a
 machine shared with other jobs.
 
-    python benchmarks/relation_speed.py --run runs/semeval10_ea_s1 \
+    python -m benchmarks.relation_speed --run runs/semeval10_ea_s1 \
         --file ../shared/data/semeval2010_task8/TEST_FILE_FULL.TXT --threads 1
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A bounded load test of ``seqlab serve`` on 127.0.0.1: throughput and latency percentiles, printed as JSON.
 
-    python benchmarks/serve_load.py --requests 2000 --concurrency 1 8 32 --threads 1
-    python benchmarks/serve_load.py --soak 600 --concurrency 8
+    python -m benchmarks.serve_load --requests 2000 --concurrency 1 8 32 --threads 1
+    python -m benchmarks.serve_load --soak 600 --concurrency 8
 
 For each micro-batching setting (``--batch-wait-ms``, default 5 and 0, i.e. on and off) the script starts
 ``python -m seqlab serve MODEL`` as its own process (whole-process: what a client gets) on a free loopback port,
@@ -262,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--soak", type=float, metavar="SECONDS", help="steady load for this long, with RSS over time")
     p.add_argument("--rss-every", type=float, default=30.0, help="seconds between RSS samples in a soak")
     args = p.parse_args(argv)
-    command = "benchmarks/serve_load.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = "python -m benchmarks.serve_load " + " ".join(sys.argv[1:] if argv is None else argv)
     if args.soak:
         print(json.dumps({**soak(args), "load_average": os.getloadavg(), "cpus": os.cpu_count(),
                           "command": command}, indent=1))

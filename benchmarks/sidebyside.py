@@ -89,7 +89,10 @@ def _quote(path: str) -> str:
 
 
 def command_line() -> str:
-    return portable_command([os.path.relpath(sys.argv[0])] + sys.argv[1:])
+    """How this process was started, as one portable line: ``python -m benchmarks.NAME ARGS`` for a module."""
+    spec = getattr(sys.modules["__main__"], "__spec__", None)
+    head = ["python", "-m", spec.name] if spec is not None else [os.path.relpath(sys.argv[0])]
+    return portable_command(head + sys.argv[1:])
 
 
 def summarise(rounds: Sequence[dict[str, float]], a: str, b: str, lower_is_better: bool = True) -> dict[str, Any]:

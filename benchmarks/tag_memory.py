@@ -1,6 +1,6 @@
 """Peak memory and throughput of ``seqlab tag`` on inputs that used to exhaust memory, printed as JSON.
 
-    python benchmarks/tag_memory.py --run runs/conll03_glove [--threads 1] [--bytes 1000000] [--lines 50000]
+    python -m benchmarks.tag_memory --run runs/conll03_glove [--threads 1] [--bytes 1000000] [--lines 50000]
 
 Two inputs are built in a scratch folder from the shared data (``$SEQLAB_DATA`` or ../shared/data):
 

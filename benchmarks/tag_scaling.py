@@ -1,6 +1,6 @@
 """Bulk tagging throughput: ``seqlab tag --workers 1`` vs ``--workers 2`` vs Ray (2 actors), tokens/s and peak RSS.
 
-    OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/tag_scaling.py --lines 50000 [--model en-ner-conll03]
+    OMP_NUM_THREADS=1 python -m benchmarks.tag_scaling --lines 50000 [--model en-ner-conll03]
 
 The input is the first ``--lines`` non-blank lines (paragraphs) of the 2014 English Wikipedia dump under
 ``$SEQLAB_DATA/unlabeled/wikipedia_en_2014`` (default ../shared/data), written to a scratch file. Each mode

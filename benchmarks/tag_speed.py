@@ -1,6 +1,6 @@
 """Whole-process ``seqlab tag`` beside in-process decoding of the same sentences, printed as JSON.
 
-    python benchmarks/tag_speed.py [--model en-ner-conll03] [--sentences 100000] [--threads 1]
+    python -m benchmarks.tag_speed [--model en-ner-conll03] [--sentences 100000] [--threads 1]
 
 The input is the first Wikipedia lines (``$SEQLAB_DATA/unlabeled/wikipedia_en_2014``) holding
 ``--sentences`` sentences, one paragraph per line, written to a scratch folder. Three timings:
@@ -28,11 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from features.tokenize import split_sentences
+from seqlab.core.paths import data_root
 
-from features.tokenize import split_sentences  # noqa: E402
-from seqlab.core.paths import data_root  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def wikipedia_sentences(count: int, out: Path) -> int:

@@ -1,6 +1,6 @@
 """Tagger speed: training and decoding throughput on CoNLL-2003, printed as JSON.
 
-    python benchmarks/tagger_speed.py --run runs/conll03_glove_s1 [--threads 2] [--train-sentences 14041]
+    python -m benchmarks.tagger_speed --run runs/conll03_glove_s1 [--threads 2] [--train-sentences 14041]
 
 Training is timed over ``--train-sentences`` sentences of the training set at the
 run's batch size (one full epoch by default), with the run's optimizer, clipping

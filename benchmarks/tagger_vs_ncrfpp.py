@@ -1,6 +1,6 @@
 """BiLSTM-CRF tagger speed, seqlab against NCRF++, side by side on CoNLL-2003; prints one JSON object.
 
-    OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/tagger_vs_ncrfpp.py --run RUN \
+    OMP_NUM_THREADS=1 python -m benchmarks.tagger_vs_ncrfpp --run RUN \
         --ncrfpp /tmp/ncrfpp --ncrfpp-dset /tmp/ncrfpp_runs/glove.dset \
         --ncrfpp-model /tmp/ncrfpp_runs/glove.0.model --ncrfpp-decode-config /tmp/ncrfpp_runs/decode.config \
         --rounds 3 --threads 1
@@ -44,9 +44,7 @@ from pathlib import Path
 
 import torch
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from sidebyside import (  # noqa: E402
+from benchmarks.sidebyside import (
     command_line, load_average, machine, one_thread_env, package_version, portable_command, portable_path, run_process,
     summarise,
 )
@@ -284,7 +282,7 @@ def main() -> None:
                             "load_average": load_average()}
     if "whole_process" in args.parts:
         env = one_thread_env(args.threads)
-        worktree = str(HERE.parent)
+        worktree = str(Path(__file__).resolve().parents[1])
         env["PYTHONPATH"] = worktree + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         if args.test_file is None:
             from seqlab.core.paths import resolve_data_path

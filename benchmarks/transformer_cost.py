@@ -6,7 +6,7 @@ machine), the cache's size and the process's resident memory before and after. W
 also times forward + backward passes of the encoder alone over N training sentences in batches of
 ``train.batch_size``: what fine-tuning adds to each training step.
 
-    python benchmarks/transformer_cost.py configs/semeval10_minilm.yaml --threads 1 --fine-tune 400
+    python -m benchmarks.transformer_cost configs/semeval10_minilm.yaml --threads 1 --fine-tune 400
 """
 from __future__ import annotations
 

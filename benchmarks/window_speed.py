@@ -1,6 +1,6 @@
 """Windowed-tagger speed (Turian et al. 2009 on CoNLL-2000): training time per epoch and tagging tokens/s.
 
-    python benchmarks/window_speed.py --run runs/conll00_turian2009/arch=I-T-W-W-O,filters=4 [--threads 1]
+    python -m benchmarks.window_speed --run runs/conll00_turian2009/arch=I-T-W-W-O,filters=4 [--threads 1]
 
 Training is timed over one epoch of the run's training split (``--train-sentences`` to cut
 it short and extrapolate) with the run's optimizer and batch size. Tagging is timed on the

@@ -19,7 +19,7 @@ Discrete features are binary attributes ``name=value``, e.g. ``w[-1]|w[0]=the po
 read and scaled to standard deviation 0.1 by :mod:`features.embeddings` (Turian et al.
 section 7.2). A second ``--brown`` or ``--embeddings`` file gets ``#2`` after its feature
 names (``brown4#2[0]``, ``emb[3]#2[0]``), and so on. Positions outside the sentence hold
-the empty word and tag (:data:`PAD`), as in Turian's ``to_crfsuite.py``, so ``w[-1]=``
+the empty word and tag (:data:`examples.baselines.PAD`), as in Turian's ``to_crfsuite.py``, so ``w[-1]=``
 marks the first token; they get no Brown feature and the embedding of ``*UNKNOWN*``
 (zeros if the file has none), as do words missing from the vectors. Lookups are exact
 (case-sensitive), as the representations were induced.
@@ -42,7 +42,7 @@ sentences, a CRF is trained on the rest for each ``c2`` and scored on them, and 
 
 Usage (paths relative to ``SEQLAB_DATA``, default ``../shared/data``, when not absolute)::
 
-    python examples/crfsuite_chunker.py --train conll2000/train.txt --test conll2000/test.txt \\
+    python -m examples.crfsuite_chunker --train conll2000/train.txt --test conll2000/test.txt \\
         [--brown PATHS] [--embeddings VECTORS] [--algorithm {l2sgd,lbfgs}] [--c1 C1] [--c2 C2] \\
         [--max-iterations N] [--tune-c2 C2 ...] --model OUT.crfsuite --predictions OUT.txt
 
@@ -59,35 +59,34 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import logging
 import os
 import random
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any
 
-from features.base import FeatureFileError
 from features.brown import BrownClusters
 from features.embeddings import EmbeddingFeatures
 from features.scaling import DEFAULT_SIGMA
-from seqlab.core.atomic import atomic_open, atomic_path
-from seqlab.cli import setup_logging
-from seqlab.data.conll import read_conll
 from seqlab.core.errors import SeqlabError
-from seqlab.data.metrics import report_to_dict, score
 from seqlab.core.paths import resolve_data_path
+from seqlab.data.conll import read_conll
+from seqlab.data.metrics import report_to_dict, score
+
+if not __package__:  # run as a file, where the examples package cannot be imported
+    sys.exit("crfsuite_chunker: run it from the repository root as a module: python -m examples.crfsuite_chunker")
+from examples.baselines import (PAD, WINDOW, Sentence, WindowRepresentations, add_output_arguments,  # noqa: E402
+                                add_representation_arguments, import_pycrfsuite, load_representations, offset,
+                                representation_settings, run_main, tag, train_crf, write_predictions, write_results)
 
 logger = logging.getLogger("crfsuite_chunker")
 
 COLUMNS = ("word", "pos", "chunk")
-WINDOW = (-2, -1, 0, 1, 2)
-#: Word and tag of a position outside the sentence (Turian's to_crfsuite.py pads with '').
-PAD = ""
 #: Table 1 templates: (column, offsets) conjoined into one attribute each.
 TEMPLATES: tuple[tuple[str, tuple[int, ...]], ...] = (
     *(("w", (k,)) for k in WINDOW),
@@ -106,12 +105,8 @@ DEV_SENTENCES = 1000  # held out of train for --tune-c2, as Turian did
 DEV_SEED = 0
 
 
-def _offset(k: int) -> str:
-    return "0" if k == 0 else f"{k:+d}"
-
-
 def _template_name(column: str, offsets: Sequence[int]) -> str:
-    return "|".join(f"{column}[{_offset(k)}]" for k in offsets)
+    return "|".join(f"{column}[{offset(k)}]" for k in offsets)
 
 
 class ChunkFeatures:
@@ -123,40 +118,22 @@ class ChunkFeatures:
     """
 
     def __init__(self, brown: Sequence[BrownClusters] = (), embeddings: Sequence[EmbeddingFeatures] = ()) -> None:
-        self.brown = list(brown)
-        self.embeddings = list(embeddings)
+        self.representations = WindowRepresentations(brown, embeddings)
         self._templates = [(col, offsets, _template_name(col, offsets) + "=") for col, offsets in TEMPLATES]
-        self._emb_names = [
-            {k: [f"{name}{_tag(n)}[{_offset(k)}]" for name in emb.feature_names()] for k in WINDOW}
-            for n, emb in enumerate(self.embeddings, start=1)
-        ]
 
     def __call__(self, words: Sequence[str], pos: Sequence[str]) -> list[dict[str, float]]:
         if len(words) != len(pos):
             raise ValueError(f"words and pos must match, but got {len(words)} words and {len(pos)} tags")
         pad = (PAD, PAD)
         columns = {"w": (*pad, *words, *pad), "p": (*pad, *pos, *pad)}  # index i + 2 is token i
-        padded = columns["w"]
-        brown = [clusters.feature_dicts(padded) for clusters in self.brown]
-        vectors = [emb(padded).tolist() for emb in self.embeddings]  # shape: (len + 4, dim) each
+        looked_up = self.representations.lookup(columns["w"])
         out = []
         for i in range(2, len(words) + 2):
             feats = {prefix + " ".join(columns[col][i + k] for k in offsets): 1.0
                      for col, offsets, prefix in self._templates}
-            for n, dicts in enumerate(brown, start=1):
-                for k in WINDOW:
-                    for key, value in dicts[i + k].items():
-                        feats[f"{key}{_tag(n)}[{_offset(k)}]={value}"] = 1.0
-            for names, rows in zip(self._emb_names, vectors):
-                for k in WINDOW:
-                    feats.update(zip(names[k], rows[i + k]))
+            self.representations.add(feats, i, looked_up)
             out.append(feats)
         return out
-
-
-def _tag(n: int) -> str:
-    """Suffix of the n-th file of one kind of representation: none for the first, ``#2`` ..."""
-    return "" if n == 1 else f"#{n}"
 
 
 @dataclass(frozen=True)
@@ -202,10 +179,7 @@ class ChunkerConfig:
         return params
 
 
-ChunkedSentence = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]  # words, POS tags, chunk tags
-
-
-def read_sentences(path: str | os.PathLike[str]) -> list[ChunkedSentence]:
+def read_sentences(path: str | os.PathLike[str]) -> list[Sentence]:
     """The (words, POS, chunks) of each sentence of a CoNLL-2000 file (``word POS chunk``)."""
     sentences = [(s["word"], s["pos"], s["chunk"]) for s in read_conll(path, COLUMNS)]
     if not sentences:
@@ -213,103 +187,8 @@ def read_sentences(path: str | os.PathLike[str]) -> list[ChunkedSentence]:
     return sentences
 
 
-def _pycrfsuite() -> Any:
-    try:
-        import pycrfsuite
-    except ImportError:
-        raise SeqlabError("this example needs python-crfsuite: pip install python-crfsuite") from None
-    return pycrfsuite
-
-
-@dataclass(frozen=True)
-class TrainStats:
-    """What training a CRF took and produced."""
-
-    seconds: float
-    iterations: int
-    attributes: int  # distinct attributes in the training data
-    features: int  # CRFsuite's (attribute, label) and (label, label) weights
-    labels: int
-    log: str
-
-
-def train_crf(sentences: Sequence[ChunkedSentence], featurize: ChunkFeatures, algorithm: str,
-              params: dict[str, Any], model_path: str | os.PathLike[str]) -> TrainStats:
-    """Train a CRFsuite model on ``sentences`` and write it atomically to ``model_path``."""
-    trainer = _logging_trainer(_pycrfsuite())(algorithm, params=params, verbose=True)
-    attributes: set[str] = set()
-    labels: set[str] = set()
-    for words, pos, chunks in sentences:
-        xseq = featurize(words, pos)
-        for feats in xseq:
-            attributes.update(feats)
-        labels.update(chunks)
-        trainer.append(xseq, list(chunks))
-    start = time.perf_counter()
-    with atomic_path(model_path) as tmp:
-        trainer.train(str(tmp))
-    seconds = time.perf_counter() - start
-    parsed = trainer.logparser
-    return TrainStats(seconds, len(parsed.iterations), len(attributes), parsed.featgen_num_features or 0,
-                      len(labels), "".join(parsed.log))
-
-
-def _logging_trainer(pycrfsuite: Any) -> type:
-    """pycrfsuite's Trainer with its progress sent to logging instead of stdout."""
-
-    class LoggingTrainer(pycrfsuite.Trainer):
-        def on_start(self, log: str) -> None:
-            self._started = time.perf_counter()
-            self._limit = self.get("max_iterations")
-
-        def on_featgen_progress(self, log: str, percent: int) -> None:
-            pass
-
-        def on_featgen_end(self, log: str) -> None:
-            logger.info("CRFsuite: %d features", self.logparser.featgen_num_features or 0)
-
-        def on_prepared(self, log: str) -> None:
-            pass
-
-        def on_prepare_error(self, log: str) -> None:
-            logger.error("CRFsuite: %s", log.strip())
-
-        def on_iteration(self, log: str, info: dict[str, Any]) -> None:
-            elapsed = time.perf_counter() - self._started
-            logger.info("iteration %d/%s: loss %.2f, %.1f s (%.2f s/iteration so far)", info["num"], self._limit,
-                        info.get("loss", float("nan")), elapsed, elapsed / info["num"])
-
-        def on_optimization_end(self, log: str) -> None:
-            logger.info("CRFsuite: %s", log.strip().splitlines()[0] if log.strip() else "optimization ended")
-
-        def on_end(self, log: str) -> None:
-            pass
-
-    return LoggingTrainer
-
-
-def tag(model_path: str | os.PathLike[str], sentences: Iterable[ChunkedSentence],
-        featurize: ChunkFeatures) -> list[list[str]]:
-    """The Viterbi chunk tags of each sentence under a CRFsuite model."""
-    tagger = _pycrfsuite().Tagger()
-    tagger.open(str(model_path))
-    try:
-        return [list(tagger.tag(featurize(words, pos))) for words, pos, _ in sentences]
-    finally:
-        tagger.close()
-
-
-def write_predictions(path: str | os.PathLike[str], sentences: Sequence[ChunkedSentence],
-                      predicted: Sequence[Sequence[str]]) -> None:
-    """``word POS gold predicted`` per token, a blank line after each sentence (conlleval's input)."""
-    with atomic_open(path) as out:
-        for (words, pos, gold), pred in zip(sentences, predicted):
-            out.writelines(f"{w} {p} {g} {y}\n" for w, p, g, y in zip(words, pos, gold, pred))
-            out.write("\n")
-
-
-def hold_out(sentences: Sequence[ChunkedSentence], size: int = DEV_SENTENCES,
-             seed: int = DEV_SEED) -> tuple[list[ChunkedSentence], list[ChunkedSentence]]:
+def hold_out(sentences: Sequence[Sentence], size: int = DEV_SENTENCES,
+             seed: int = DEV_SEED) -> tuple[list[Sentence], list[Sentence]]:
     """(rest, held out): ``size`` sentences drawn by a seeded shuffle, the rest in file order."""
     if not 0 < size < len(sentences):
         raise SeqlabError(f"cannot hold out {size} of {len(sentences)} training sentences for tuning c2")
@@ -319,7 +198,7 @@ def hold_out(sentences: Sequence[ChunkedSentence], size: int = DEV_SENTENCES,
     return ([s for i, s in enumerate(sentences) if i not in held], [sentences[i] for i in sorted(held)])
 
 
-def tune_c2(cfg: ChunkerConfig, sentences: Sequence[ChunkedSentence], featurize: ChunkFeatures) -> dict[str, Any]:
+def tune_c2(cfg: ChunkerConfig, sentences: Sequence[Sentence], featurize: ChunkFeatures) -> dict[str, Any]:
     """Choose c2 from ``cfg.tune_c2`` by chunk F1 on sentences held out from train."""
     rest, dev = hold_out(sentences, DEV_SENTENCES, DEV_SEED)
     dev_f1: dict[str, float] = {}
@@ -334,42 +213,16 @@ def tune_c2(cfg: ChunkerConfig, sentences: Sequence[ChunkedSentence], featurize:
             "chosen_c2": best}
 
 
-class RepresentationSettings(Protocol):
-    """The word-representation settings the chunker and crfsuite_ner.py share (their configs' fields)."""
-    brown: tuple[str, ...]
-    embeddings: tuple[str, ...]
-    embedding_scale: float
-    embeddings_lowercase: bool
-    embeddings_normalize_numbers: bool
-
-
-def load_representations(cfg: RepresentationSettings) -> tuple[list[BrownClusters], list[EmbeddingFeatures]]:
-    """The Brown clusterings and scaled embeddings named by ``cfg``, paths relative to SEQLAB_DATA."""
-    brown = [BrownClusters.load(resolve_data_path(p, key="brown")) for p in cfg.brown]
-    embeddings = [EmbeddingFeatures.load(resolve_data_path(p, key="embeddings"), scale=cfg.embedding_scale,
-                                         lowercase=cfg.embeddings_lowercase,
-                                         normalize_numbers=cfg.embeddings_normalize_numbers)
-                  for p in cfg.embeddings]
-    return brown, embeddings
-
-
 def load_features(cfg: ChunkerConfig) -> ChunkFeatures:
+    """The feature extractor with the representations ``cfg`` names loaded (paths relative to SEQLAB_DATA)."""
     return ChunkFeatures(*load_representations(cfg))
-
-
-def write_results(model: str | os.PathLike[str], results: dict[str, Any], log: str) -> None:
-    """``MODEL.json`` (the results) and ``MODEL.log`` (CRFsuite's own log) beside the model, atomically."""
-    with atomic_open(f"{model}.json") as out:
-        json.dump(results, out, indent=2)
-    with atomic_open(f"{model}.log") as out:
-        out.write(log)
 
 
 def run(cfg: ChunkerConfig) -> dict[str, Any]:
     """Train on ``cfg.train``, tag and score ``cfg.test``; write the model and predictions; return the results."""
     start = time.perf_counter()
     train_path, test_path = resolve_data_path(cfg.train, key="train"), resolve_data_path(cfg.test, key="test")
-    _pycrfsuite()  # fail before reading anything
+    import_pycrfsuite()  # fail before reading anything
     train, test = read_sentences(train_path), read_sentences(test_path)
     featurize = load_features(cfg)
     tuning = tune_c2(cfg, train, featurize) if cfg.tune_c2 else None
@@ -400,37 +253,6 @@ def run(cfg: ChunkerConfig) -> dict[str, Any]:
     return results
 
 
-def add_representation_arguments(p: argparse.ArgumentParser) -> None:
-    """--brown, --embeddings and how the embeddings are looked up and scaled (the chunker's and the NER's)."""
-    p.add_argument("--brown", action="append", default=[], help="Brown clusters, wcluster 'paths' format")
-    p.add_argument("--embeddings", action="append", default=[], help="word vectors (word2vec or Turian text)")
-    p.add_argument("--embedding-scale", type=float, default=DEFAULT_SIGMA,
-                   help=f"standard deviation the embeddings are scaled to (default {DEFAULT_SIGMA})")
-    p.add_argument("--embeddings-lowercase", action="store_true",
-                   help="look words up lower-cased when not found as written (vectors induced with --lowercase)")
-    p.add_argument("--embeddings-normalize-numbers", action="store_true",
-                   help="look numbers up by shape, 1980 -> *DDDD* (vectors induced with --normalize-numbers)")
-
-
-def representation_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """The fields of :class:`RepresentationSettings` from the flags :func:`add_representation_arguments` adds."""
-    return {"brown": tuple(args.brown), "embeddings": tuple(args.embeddings), "embedding_scale": args.embedding_scale,
-            "embeddings_lowercase": args.embeddings_lowercase,
-            "embeddings_normalize_numbers": args.embeddings_normalize_numbers}
-
-
-def run_and_print(name: str, work: Callable[[], dict[str, Any]]) -> int:
-    """Print ``work()``'s results as JSON (exit 0), or its error as one line ``NAME: error: ...`` (exit 2)."""
-    try:
-        results = work()
-    except (SeqlabError, FeatureFileError) as err:
-        print(f"{name}: error: {err}", file=sys.stderr)
-        return 2
-    json.dump(results, sys.stdout, indent=2)
-    sys.stdout.write("\n")
-    return 0
-
-
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     p.add_argument("--train", required=True, help="CoNLL-2000 training file (relative to SEQLAB_DATA)")
@@ -447,16 +269,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seen-features-only", action="store_true",
                    help="turn feature.possible_states and feature.possible_transitions off (CRFsuite's and "
                         "sklearn-crfsuite's default; Turian's L-BFGS sigma-2 run, 93.63): a smaller, faster model")
-    p.add_argument("--model", required=True, help="where to write the CRFsuite model")
-    p.add_argument("--predictions", required=True, help="where to write 'word POS gold predicted' lines")
-    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    add_output_arguments(p, "the CRFsuite model", "'word POS gold predicted' lines")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    setup_logging(args.verbose)
-    return run_and_print("crfsuite_chunker", lambda: run(ChunkerConfig(
+    return run_main("crfsuite_chunker", parser(), argv, lambda args: run(ChunkerConfig(
         train=args.train, test=args.test, model=args.model, predictions=args.predictions, **representation_settings(args),
         algorithm=args.algorithm, c1=args.c1, c2=args.c2, max_iterations=args.max_iterations,
         tune_c2=tuple(args.tune_c2), possible_features=not args.seen_features_only)))

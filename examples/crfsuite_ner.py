@@ -30,7 +30,7 @@ The number of perceptron epochs (or the CRF's c2) can be chosen on the developme
 
 Usage (paths relative to ``SEQLAB_DATA``, default ``../shared/data``)::
 
-    python examples/crfsuite_ner.py --train conll2003/train.txt --dev conll2003/dev.txt \\
+    python -m examples.crfsuite_ner --train conll2003/train.txt --dev conll2003/dev.txt \\
         --test conll2003/test.txt [--brown PATHS] [--embeddings VECTORS] \\
         --model OUT.crfsuite --predictions OUT.txt
 
@@ -52,28 +52,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the CRFsuite plumbing of the chunker example
+from features.brown import BrownClusters
+from features.embeddings import EmbeddingFeatures
+from features.orthographic import capitalization, word_type
+from features.scaling import DEFAULT_SIGMA
+from seqlab.core.errors import SeqlabError
+from seqlab.core.paths import resolve_data_path
+from seqlab.data.conll import read_conll
+from seqlab.data.metrics import report_to_dict, score
+from seqlab.data.schemes import convert
 
-from crfsuite_chunker import (_offset, _pycrfsuite, _tag, add_representation_arguments, load_representations,  # noqa: E402
-                              representation_settings, run_and_print, tag, train_crf, write_predictions,
-                              write_results)
-
-from features.brown import BrownClusters  # noqa: E402
-from features.embeddings import EmbeddingFeatures  # noqa: E402
-from features.orthographic import capitalization, word_type  # noqa: E402
-from features.scaling import DEFAULT_SIGMA  # noqa: E402
-from seqlab.cli import setup_logging  # noqa: E402
-from seqlab.core.errors import SeqlabError  # noqa: E402
-from seqlab.data.metrics import report_to_dict, score  # noqa: E402
-from seqlab.core.paths import resolve_data_path  # noqa: E402
-from seqlab.data.conll import read_conll  # noqa: E402
-from seqlab.data.schemes import convert  # noqa: E402
+if not __package__:  # run as a file, where the examples package cannot be imported
+    sys.exit("crfsuite_ner: run it from the repository root as a module: python -m examples.crfsuite_ner")
+from examples.baselines import (PAD, WINDOW, Sentence, WindowRepresentations, add_output_arguments,  # noqa: E402
+                                add_representation_arguments, import_pycrfsuite, load_representations, offset,
+                                representation_settings, run_main, tag, train_crf, write_predictions, write_results)
 
 logger = logging.getLogger("crfsuite_ner")
 
 COLUMNS = ("word", "pos", "chunk", "ner")
-WINDOW = (-2, -1, 0, 1, 2)
-PAD = ""  # word of a position outside the sentence
 AFFIX_LENGTHS = (1, 2, 3, 4)
 FILE_SCHEME = "iob1"  # CoNLL-2003's gold files
 TRAIN_SCHEME = "bilou"  # Ratinov & Roth (2009): BILOU beats BIO for this model
@@ -81,45 +78,31 @@ ALGORITHMS = ("ap", "lbfgs")
 TUNE_EPOCHS = (5, 10, 15, 20, 30, 50)  # perceptron epochs tried on dev by --tune
 TUNE_C2 = (0.01, 0.03, 0.1, 0.3, 1.0)  # CRF L2 coefficients tried on dev by --tune
 
-NerSentence = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]  # words, POS (unused), tags
+NerSentence = Sentence  # words, POS (not a feature), IOB1 or BILOU NER tags
 
 
 class NerFeatures:
     """Per-token CRFsuite attributes of Turian et al. (2010, section 6.2), with word representations.
 
-    Called like :class:`crfsuite_chunker.ChunkFeatures` (words and POS tags; the POS tags
+    Called like :class:`examples.crfsuite_chunker.ChunkFeatures` (words and POS tags; the POS tags
     are not among the baseline features and are ignored), it returns one
     ``{attribute: value}`` dict per token.
     """
 
     def __init__(self, brown: Sequence[BrownClusters] = (), embeddings: Sequence[EmbeddingFeatures] = (),
                  *, brown_lowercase: bool = False) -> None:
-        self.brown = list(brown)
-        self.embeddings = list(embeddings)
-        self.brown_lowercase = brown_lowercase
-        self._emb_names = [
-            {k: [f"{name}{_tag(n)}[{_offset(k)}]" for name in emb.feature_names()] for k in WINDOW}
-            for n, emb in enumerate(self.embeddings, start=1)
-        ]
-
-    def _brown_dicts(self, clusters: BrownClusters, padded: Sequence[str]) -> list[dict[str, Any]]:
-        dicts = clusters.feature_dicts(padded)
-        if self.brown_lowercase:
-            lowered = clusters.feature_dicts([w.lower() for w in padded])
-            dicts = [d or low for d, low in zip(dicts, lowered)]
-        return dicts
+        self.representations = WindowRepresentations(brown, embeddings, brown_lowercase=brown_lowercase)
 
     def __call__(self, words: Sequence[str], pos: Sequence[str] = ()) -> list[dict[str, float]]:
         del pos  # not a baseline feature
         padded = (PAD, PAD, *words, PAD, PAD)  # index i + 2 is token i
         caps = [capitalization(w) if w else PAD for w in padded]
-        brown = [self._brown_dicts(clusters, padded) for clusters in self.brown]
-        vectors = [emb(padded).tolist() for emb in self.embeddings]  # shape: (len + 4, dim) each
+        looked_up = self.representations.lookup(padded)
         out = []
         for i in range(2, len(words) + 2):
             word = padded[i]
-            feats: dict[str, float] = {f"w[{_offset(k)}]={padded[i + k]}": 1.0 for k in WINDOW}
-            feats.update({f"cap[{_offset(k)}]={caps[i + k]}": 1.0 for k in WINDOW})
+            feats: dict[str, float] = {f"w[{offset(k)}]={padded[i + k]}": 1.0 for k in WINDOW}
+            feats.update({f"cap[{offset(k)}]={caps[i + k]}": 1.0 for k in WINDOW})
             feats["cap[-2..+2]=" + " ".join(caps[i - 2:i + 3])] = 1.0
             feats[f"type[0]={word_type(word)}"] = 1.0
             for n in AFFIX_LENGTHS:
@@ -128,13 +111,7 @@ class NerFeatures:
                     feats[f"suf{n}={word[-n:]}"] = 1.0
             if "-" in word.strip("-"):
                 feats.update({f"hyph={part}": 1.0 for part in word.split("-") if part})
-            for n, dicts in enumerate(brown, start=1):
-                for k in WINDOW:
-                    for key, value in dicts[i + k].items():
-                        feats[f"{key}{_tag(n)}[{_offset(k)}]={value}"] = 1.0
-            for names, rows in zip(self._emb_names, vectors):
-                for k in WINDOW:
-                    feats.update(zip(names[k], rows[i + k]))
+            self.representations.add(feats, i, looked_up)
             out.append(feats)
         return out
 
@@ -231,7 +208,7 @@ def choose(cfg: NerConfig, train: Sequence[NerSentence], dev: Sequence[NerSenten
 def run(cfg: NerConfig) -> dict[str, Any]:
     """Train on ``cfg.train`` (in BILOU), select on dev, score dev and test; write model and predictions."""
     start = time.perf_counter()
-    _pycrfsuite()  # fail before reading anything
+    import_pycrfsuite()  # fail before reading anything
     paths = {key: resolve_data_path(getattr(cfg, key), key=key) for key in ("train", "dev", "test")}
     train, dev, test = (read_sentences(paths[key]) for key in ("train", "dev", "test"))
     train_bilou = to_scheme(train, TRAIN_SCHEME)
@@ -291,16 +268,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--c2", type=float, default=0.1, help="CRF L2 coefficient (lbfgs; default 0.1)")
     p.add_argument("--tune", action="store_true",
                    help=f"choose epochs among {TUNE_EPOCHS} (ap) or c2 among {TUNE_C2} (lbfgs) on dev")
-    p.add_argument("--model", required=True, help="where to write the CRFsuite model")
-    p.add_argument("--predictions", required=True, help="where to write 'word POS gold predicted' lines for test")
-    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    add_output_arguments(p, "the CRFsuite model", "'word POS gold predicted' lines for test")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    setup_logging(args.verbose)
-    return run_and_print("crfsuite_ner", lambda: run(NerConfig(
+    return run_main("crfsuite_ner", parser(), argv, lambda args: run(NerConfig(
         **ner_data_settings(args), algorithm=args.algorithm, epochs=args.epochs, c2=args.c2, tune=args.tune)))
 
 

@@ -27,7 +27,7 @@ the best epoch's averaged weights are kept; test is scored once, with them.
 
 Usage (paths relative to ``SEQLAB_DATA``, default ``../shared/data``)::
 
-    python examples/greedy_ner.py --train conll2003/train.txt --dev conll2003/dev.txt \\
+    python -m examples.greedy_ner --train conll2003/train.txt --dev conll2003/dev.txt \\
         --test conll2003/test.txt --tune [--brown PATHS] [--embeddings VECTORS] [--seed N] \\
         --model OUT.npz --predictions OUT.txt
 
@@ -46,28 +46,26 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the feature extraction of crfsuite_ner.py
+from seqlab.core.atomic import atomic_open, atomic_path
+from seqlab.core.errors import SeqlabError
+from seqlab.core.paths import resolve_data_path
+from seqlab.data.metrics import report_to_dict, score
+from seqlab.data.schemes import allowed_transitions, convert
 
-from crfsuite_chunker import _offset, run_and_print, write_predictions  # noqa: E402
-from crfsuite_ner import (FILE_SCHEME, TRAIN_SCHEME, WINDOW, NerData, NerSentence, add_ner_data_arguments,  # noqa: E402
-                          ner_data_settings, read_sentences, to_scheme)
-
-from seqlab.cli import setup_logging  # noqa: E402
-from seqlab.core.atomic import atomic_open, atomic_path  # noqa: E402
-from seqlab.core.errors import SeqlabError  # noqa: E402
-from seqlab.data.metrics import report_to_dict, score  # noqa: E402
-from seqlab.core.paths import resolve_data_path  # noqa: E402
-from seqlab.data.schemes import allowed_transitions, convert  # noqa: E402
+if not __package__:  # run as a file, where the examples package cannot be imported
+    sys.exit("greedy_ner: run it from the repository root as a module: python -m examples.greedy_ner")
+from examples.baselines import WINDOW, add_output_arguments, offset, run_main, write_predictions  # noqa: E402
+from examples.crfsuite_ner import (FILE_SCHEME, TRAIN_SCHEME, NerData, NerSentence,  # noqa: E402
+                                   add_ner_data_arguments, ner_data_settings, read_sentences, to_scheme)
 
 logger = logging.getLogger("greedy_ner")
 
 START = "<s>"  # the "previous prediction" before a sentence's first token
-OFFSETS = tuple(_offset(k) for k in WINDOW)  # "-2" ... "+2", as the window features name them
+OFFSETS = tuple(offset(k) for k in WINDOW)  # "-2" ... "+2", as the window features name them
 TUNE_EPOCHS = (5, 10, 15, 20, 30, 50)
 TRAIN_HISTORIES = ("predicted", "gold")
 
@@ -315,16 +313,12 @@ def parser() -> argparse.ArgumentParser:
                         "this far on the right side of 0 (a thick separator, as LBJ's averaged perceptron; "
                         "default: multiclass updates on mistakes only)")
     p.add_argument("--seed", type=int, default=1, help="the sentence order's seed (default 1)")
-    p.add_argument("--model", required=True, help="where to write the averaged weights (.npz)")
-    p.add_argument("--predictions", required=True, help="where to write 'word POS gold predicted' lines for test")
-    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    add_output_arguments(p, "the averaged weights (.npz)", "'word POS gold predicted' lines for test")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    setup_logging(args.verbose)
-    return run_and_print("greedy_ner", lambda: run(GreedyConfig(
+    return run_main("greedy_ner", parser(), argv, lambda args: run(GreedyConfig(
         **ner_data_settings(args), epochs=args.epochs, tune=args.tune,
         tune_epochs=tuple(args.tune_epochs), history=not args.no_history, train_history=args.train_history,
         thickness=args.thickness, seed=args.seed)))

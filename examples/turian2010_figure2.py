@@ -4,7 +4,7 @@ Collects the linear chunker's and the linear NER's results (``examples/crfsuite_
 ``examples/crfsuite_ner.py``) for representations induced from the Wikipedia corpus and writes one table
 (Markdown, to standard output) and, with the ``plots`` extra (matplotlib), one PNG of two panels::
 
-    python examples/turian2010_figure2.py --runs runs --png runs/turian2010_figure2.png
+    python -m examples.turian2010_figure2 --runs runs --png runs/turian2010_figure2.png
 
 Where a result is looked for, under ``--runs``:
 
@@ -22,7 +22,7 @@ the repository, ``--recorded docs/turian2010/recorded.json``: a value from ``--r
 file is used and marked ``*`` in the table, and ``--record`` writes the merged values back to the file (the run's
 full precision), so a row trained once stays in the figure after its directory is gone::
 
-    python examples/turian2010_figure2.py --runs runs --recorded docs/turian2010/recorded.json --record \
+    python -m examples.turian2010_figure2 --runs runs --recorded docs/turian2010/recorded.json --record \
         --png docs/turian2010/figure2.png
 
 A setting with no result yet is left out of the plot and shown as "—" in the table. The paper's own curves

@@ -8,11 +8,12 @@ used first, each with its log in ``RUNS/turian2010/NAME.log`` and a record of it
 seconds and peak memory in ``RUNS/turian2010/NAME.json``::
 
     pip install -e '.[examples,plots]'
-    python examples/turian2010_pipeline.py --list                 # every step, done or not, and why not
-    nohup python examples/turian2010_pipeline.py > runs/turian2010.out 2>&1 &
-    python examples/turian2010_pipeline.py --only 'ner_.*brown'   # the steps whose name matches, and what they need
+    python -m examples.turian2010_pipeline --list                 # every step, done or not, and why not
+    nohup python -m examples.turian2010_pipeline > runs/turian2010.out 2>&1 &
+    python -m examples.turian2010_pipeline --only 'ner_.*brown'   # the steps whose name matches, and what they need
 
-The commands are those of RESULTS.md (sections *CoNLL-2000 chunking with a linear CRF* and *CoNLL-2003 NER with a
+Run it from the repository root: its steps start the examples as modules (``python -m examples.crfsuite_ner``)
+and name the configs by their paths there. The commands are those of RESULTS.md (sections *CoNLL-2000 chunking with a linear CRF* and *CoNLL-2003 NER with a
 linear model*). The 300-d skip-gram vectors go into the neural models: ``configs/semeval10_skipgram300.yaml`` and
 ``configs/conll03_glove_skipgram300.yaml``, three seeds each beside their GloVe configs (a killed training resumes
 from its checkpoint), compared by ``seqlab summarize --versus``. Brown c = 10,000 (``--long``), beyond the paper's
@@ -107,7 +108,7 @@ def _chunker(runs: Path, reprs: tuple[tuple[str, int], ...]) -> Step:
     folder = f"crfsuite_chunker_{_label(reprs)}"
     caps = [CHUNK_ITERATIONS[r] for r in reprs if r in CHUNK_ITERATIONS]
     limit = ("--max-iterations", str(min(caps))) if caps else ()
-    command = ("python", "examples/crfsuite_chunker.py", *CHUNK_DATA, *_features(runs, reprs), *limit,
+    command = ("python", "-m", "examples.crfsuite_chunker", *CHUNK_DATA, *_features(runs, reprs), *limit,
                "--model", str(runs / folder / "model.crfsuite"), "--predictions", str(runs / folder / "predictions.txt"))
     return Step(f"chunk_{_label(reprs)}", command, (f"{folder}/model.crfsuite.json",),
                 tuple(representation(k, s) for k, s in reprs))
@@ -115,7 +116,7 @@ def _chunker(runs: Path, reprs: tuple[tuple[str, int], ...]) -> Step:
 
 def _ner(runs: Path, reprs: tuple[tuple[str, int], ...]) -> Step:
     name = "base" if not reprs else _label(reprs)
-    command = ("python", "examples/crfsuite_ner.py", *NER_DATA, *_features(runs, reprs),
+    command = ("python", "-m", "examples.crfsuite_ner", *NER_DATA, *_features(runs, reprs),
                "--model", str(runs / f"ner_linear/{name}.crfsuite"), "--predictions", str(runs / f"ner_linear/{name}.txt"))
     return Step(f"ner_{_label(reprs)}", command, (f"ner_linear/{name}.crfsuite.json",),
                 tuple(representation(k, s) for k, s in reprs))
@@ -125,7 +126,7 @@ def _greedy(runs: Path, reprs: tuple[tuple[str, int], ...], seed: int) -> Step:
     """Table 3 with Ratinov & Roth's greedy perceptron itself (examples/greedy_ner.py), one seed of its sentence
     order."""
     name = f"{'base' if not reprs else _label(reprs)}_s{seed}"
-    command = ("python", "examples/greedy_ner.py", *NER_DATA, *GREEDY_FLAGS, "--seed", str(seed),
+    command = ("python", "-m", "examples.greedy_ner", *NER_DATA, *GREEDY_FLAGS, "--seed", str(seed),
                *_features(runs, reprs), "--model", str(runs / f"ner_greedy/{name}.npz"),
                "--predictions", str(runs / f"ner_greedy/{name}.txt"))
     return Step(f"greedy_{_label(reprs)}_s{seed}", command, (f"ner_greedy/{name}.npz.json",),
@@ -195,7 +196,7 @@ def steps(runs: Path, data: Path) -> list[Step]:
     plan += _skipgram_runs(runs)
     beyond = ("brown", 10_000)  # the paper's "would take several months": its rows too, to see if more clusters help
     plan += [_induce(runs, data, *beyond), _chunker(runs, (beyond,)), _ner(runs, (beyond,))]
-    figure = ("python", "examples/turian2010_figure2.py", "--runs", str(runs), "--recorded", RECORDED, "--record",
+    figure = ("python", "-m", "examples.turian2010_figure2", "--runs", str(runs), "--recorded", RECORDED, "--record",
               "--png", str(runs / "turian2010/figure2.png"))
     plan.append(Step("figure2", figure, ()))  # drawn again from whatever rows exist, and the new ones kept
     return plan

@@ -1,4 +1,4 @@
-"""The input files of :mod:`probe_sweep`: labelled CoNLL files, raw text and SemEval files of every odd kind.
+"""The input files of :mod:`probes.sweep`: labelled CoNLL files, raw text and SemEval files of every odd kind.
 
 Each kind is bytes (or a folder, a missing path, an unreadable file) and what the verbs that read it must do:
 ``"ok"`` (and the sweep checks the result) or ``"error"`` (one clear line, no traceback).

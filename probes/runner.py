@@ -1,4 +1,4 @@
-"""How :mod:`probe_sweep` runs a probe and judges it: ``python -m seqlab ARGS`` forked from a process that has
+"""How :mod:`probes.sweep` runs a probe and judges it: ``python -m seqlab ARGS`` forked from a process that has
 seqlab imported (or started as a process of its own, for signals), the outcome classes read from the exit
 status and standard error, and the checks that an ``ok`` outcome's output is right."""
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from probe_inputs import NER, ROOT
+from probes.inputs import NER, ROOT
 
 #: What the verbs import, loaded before the first fork so that no probe pays for it.
 PRELOADED = ("seqlab.cli", "seqlab.apps.tasks", "seqlab.tagging.api", "seqlab.tagging.task", "seqlab.relation.api",

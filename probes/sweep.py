@@ -1,17 +1,17 @@
 """A sweep of bad inputs and faults through the command line, counting tracebacks, wrong results and lost data.
 
-    python benchmarks/probe_sweep.py [--no-tmpfs] [--only SUBSTRING]
+    python -m probes.sweep [--no-tmpfs] [--only SUBSTRING] [--model MODEL]
 
 Each probe runs ``seqlab ARGS`` as its own process, on a scratch folder, and classifies what happened:
 ``ok`` (exit 0, and an explicit check of the output passed), ``clear-error`` (exit != 0, one ``...error: ...``
 line, no traceback), ``traceback``, ``silent-wrong`` (exit 0 with a wrong or missing result, or bad input
 accepted), ``unclear-error`` (exit != 0 without a one-line message) or ``data-lost`` (a file that existed
 before, or a run that must resume, is damaged). A probe fails when the outcome is not the one it expects
-(probe_runner.py runs and judges each one). Processes are forked from this one after seqlab and torch are
+(:mod:`probes.runner` runs and judges each one). Processes are forked from this one after seqlab and torch are
 imported (each probe behaves as ``python -m seqlab``: an uncaught exception prints its traceback), so that 300
 probes take minutes; kill -9, SIGINT and two writers use real ``python -m seqlab`` processes.
 
-Kinds (see probe_inputs.py): labelled CoNLL files x (eval of a run directory, eval of a .seqlab file, score,
+Kinds (see :mod:`probes.inputs`): labelled CoNLL files x (eval of a run directory, eval of a .seqlab file, score,
 train, train with the file as dev); raw text x (tag conll, tag jsonl with a check of every span's offsets,
 features brown, features cw); SemEval files x (relation train, relation eval); config errors; damaged
 model files x (tag, eval, inspect, export); kill -9 at several points then ``--resume``; SIGINT; a full
@@ -30,17 +30,15 @@ import json  # noqa: E402
 import shutil  # noqa: E402
 import signal  # noqa: E402
 import subprocess  # noqa: E402
-import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Callable  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from probe_inputs import NER, SEMEVAL, labelled_kinds, materialise, raw_kinds, semeval_kinds  # noqa
-from probe_runner import (PRELOADED, Result, Sweep, check_conll_tokens, check_eval, check_file, check_jsonl,  # noqa
-                          check_run, check_score_perfect, classify, finish, fork_run, real_run, text_lines)
+from probes.inputs import NER, SEMEVAL, labelled_kinds, materialise, raw_kinds, semeval_kinds  # noqa: E402
+from probes.runner import (PRELOADED, Result, Sweep, check_conll_tokens, check_eval, check_file,  # noqa: E402
+                           check_jsonl, check_run, check_score_perfect, classify, finish, fork_run, real_run,
+                           text_lines)
 
 # ---------------------------------------------------------------- probe groups
 
@@ -69,7 +67,7 @@ def labelled_probes(sw: Sweep, tagger: Path, packaged: Path, root_user: bool) ->
     folder.mkdir()
     for name, kind in labelled_kinds().items():
         if name == "unreadable" and root_user:
-            sw.skip(f"labelled unreadable x 5 verbs", "running as root: chmod 000 does not stop root reading")
+            sw.skip("labelled unreadable x 5 verbs", "running as root: chmod 000 does not stop root reading")
             continue
         path = materialise(folder, name, kind.data)
         expect = "ok" if kind.ok else "clear-error"
@@ -447,7 +445,7 @@ def train_once(scratch: Path) -> tuple[Path, Path, Path]:
                       (["package", str(tagger), "--out", str(packaged)], None)):
         r = fork_run(argv, scratch, env=env)
         if r.rc != 0:
-            raise SystemExit(f"probe_sweep: could not prepare the tiny models: seqlab {' '.join(argv)}\n{r.err}")
+            raise SystemExit(f"probes.sweep: could not prepare the tiny models: seqlab {' '.join(argv)}\n{r.err}")
     return tagger, packaged, relation
 
 

@@ -1,8 +1,8 @@
-"""benchmarks/*.py: every script starts and parses its options against this tree's seqlab, and the tagger and
-relation speed scripts print JSON on tiny models trained here from the fixtures."""
+"""benchmarks/*.py: every script starts as a module from the repository root and parses its options against this
+tree's seqlab, and the tagger and relation speed scripts print JSON on tiny models trained here from the fixtures."""
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 import os
 import subprocess
@@ -17,17 +17,16 @@ from tests.conftest import FIXTURES, forget_new_log_handlers
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
-SCRIPTS = sorted(p.name for p in BENCHMARKS.glob("*.py"))
+SCRIPTS = sorted(p.name for p in BENCHMARKS.glob("*.py") if p.name != "__init__.py")
 NER, SEMEVAL = FIXTURES / "ner", FIXTURES / "semeval"
 
 
 def run_script(name: str, *args: str, data: Path | None = None) -> subprocess.CompletedProcess:
-    """``python benchmarks/NAME ARGS`` from the repository root, importing seqlab from this tree."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-               OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    """``python -m benchmarks.NAME ARGS`` from the repository root (which imports seqlab from this tree)."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     if data is not None:
         env["SEQLAB_DATA"] = str(data)
-    return subprocess.run([sys.executable, str(BENCHMARKS / name), *args], cwd=ROOT, env=env,
+    return subprocess.run([sys.executable, "-m", f"benchmarks.{name.removesuffix('.py')}", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=120)
 
 
@@ -44,14 +43,8 @@ def test_help(name):
 @pytest.mark.parametrize("name", ["chunker_vs_crfsuite.py", "tagger_vs_ncrfpp.py"])
 def test_seqlab_surface_imports(name):
     """These scripts import seqlab only when they run (in ``seqlab_surface``): every name must resolve."""
-    spec = importlib.util.spec_from_file_location(f"benchmark_{name[:-3]}", BENCHMARKS / name)
-    module = importlib.util.module_from_spec(spec)
-    path = list(sys.path)
-    try:
-        spec.loader.exec_module(module)  # puts benchmarks/ (and examples/) on sys.path, as when run
-        assert all(callable(thing) for thing in module.seqlab_surface())
-    finally:
-        sys.path[:] = path
+    module = importlib.import_module(f"benchmarks.{name.removesuffix('.py')}")
+    assert all(callable(thing) for thing in module.seqlab_surface())
 
 
 @pytest.fixture(scope="module")
@@ -150,11 +143,8 @@ def test_onnx_speed_prints_json(runs, tmp_path):
 
 def test_portable_paths_name_no_machine(monkeypatch, tmp_path):
     """Paths written into benchmarks/results/*.json: data under $SEQLAB_DATA, the checkout relative, else a basename."""
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import sidebyside
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    from benchmarks import sidebyside
+
     data = tmp_path / "data"
     monkeypatch.setenv("SEQLAB_DATA", str(data))
     assert sidebyside.portable_path(data / "conll2003" / "test.txt") == "$SEQLAB_DATA/conll2003/test.txt"
@@ -163,37 +153,6 @@ def test_portable_paths_name_no_machine(monkeypatch, tmp_path):
     assert sidebyside.portable_path("runs/glove1") == "runs/glove1"
     command = [str(tmp_path / "wcluster"), "--text", str(data / "a b.txt"), "--c", "100"]
     assert sidebyside.portable_command(command) == "wcluster --text $SEQLAB_DATA/'a b.txt' --c 100"
-
-
-def _load_benchmark(name: str):
-    spec = importlib.util.spec_from_file_location(f"benchmark_{name[:-3]}", BENCHMARKS / name)
-    module = importlib.util.module_from_spec(spec)
-    path = list(sys.path)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path[:] = path
-    return module
-
-
-def test_probe_sweep_oracles_agree_with_seqlab_and_classify_outcomes():
-    """The sweep's own scheme rewriting (its gold files) matches seqlab's conversion, and its outcome classes
-    tell a clear error from a traceback or several lines of noise."""
-    from seqlab.data.schemes import convert
-
-    inputs, sweep = _load_benchmark("probe_inputs.py"), _load_benchmark("probe_sweep.py")
-    tags = ["I-PER", "I-PER", "O", "I-LOC", "B-LOC", "I-LOC", "I-ORG", "O", "I-MISC"]
-    for ours, theirs in (("iob2", "iob2"), ("bilou", "bilou"), ("iobes", "bioes")):
-        assert inputs._iob1_to(tags, ours) == convert(tags, theirs)
-    result = sweep.Result
-    assert sweep.classify(result(0, "", "")) == "ok"
-    assert sweep.classify(result(2, "", "seqlab: error: a.txt:3: expected 4 columns\n")) == "clear-error"
-    assert sweep.classify(result(2, "", "usage: seqlab train\nseqlab train: error: bad\n")) == "clear-error"
-    assert sweep.classify(result(1, "", "Traceback (most recent call last):\n  x\nValueError: y\n")) == "traceback"
-    assert sweep.classify(result(1, "", "Killed\n")) == "unclear-error"
-    kinds = inputs.labelled_kinds()
-    assert len(kinds) >= 30 and all(k.tokens > 0 for k in kinds.values() if k.ok)
 
 
 def test_embedding_geometry_measures_the_shared_direction_and_projects_it_out(tmp_path):

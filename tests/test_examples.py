@@ -5,13 +5,13 @@ import importlib.util
 import json
 import re
 import sys
-from pathlib import Path
 
 import pytest
 
+from examples import baselines
+from examples import crfsuite_chunker as chunker
 from seqlab.core.errors import SeqlabError
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "crfsuite_chunker.py"
 HAS_CRFSUITE = importlib.util.find_spec("pycrfsuite") is not None
 NEEDS_CRFSUITE = pytest.mark.skipif(not HAS_CRFSUITE, reason="python-crfsuite is not installed: "
                                     "pip install python-crfsuite")
@@ -60,16 +60,6 @@ VECTORS = "*UNKNOWN* 0.5 -0.5\nHe 1 2\ntalked 3 4\nabout 5 6\nminutes 7 8\n"
 SENTENCE = (["He", "talked", "about", "20", "minutes", "."], ["PRP", "VBD", "IN", "CD", "NNS", "."])
 
 
-@pytest.fixture(scope="module")
-def chunker():
-    spec = importlib.util.spec_from_file_location("crfsuite_chunker", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules[spec.name]
-
-
 @pytest.fixture
 def representations(tmp_path):
     from features.brown import BrownClusters
@@ -81,7 +71,7 @@ def representations(tmp_path):
             EmbeddingFeatures.load(tmp_path / "vectors.txt", scale=None))
 
 
-def test_table1_features_of_the_first_token_pad_outside_the_sentence(chunker):
+def test_table1_features_of_the_first_token_pad_outside_the_sentence():
     feats = chunker.ChunkFeatures()(*SENTENCE)[0]
     assert feats == dict.fromkeys([
         "w[-2]=", "w[-1]=", "w[0]=He", "w[+1]=talked", "w[+2]=about", "w[-1]|w[0]= He", "w[0]|w[+1]=He talked",
@@ -91,7 +81,7 @@ def test_table1_features_of_the_first_token_pad_outside_the_sentence(chunker):
     ], 1.0)
 
 
-def test_table1_features_with_brown_and_embeddings_of_a_middle_token(chunker, representations):
+def test_table1_features_with_brown_and_embeddings_of_a_middle_token(representations):
     feats = chunker.ChunkFeatures(*[[r] for r in representations])(*SENTENCE)[2]  # "about"
     binary = [
         "w[-2]=He", "w[-1]=talked", "w[0]=about", "w[+1]=20", "w[+2]=minutes",
@@ -111,26 +101,26 @@ def test_table1_features_with_brown_and_embeddings_of_a_middle_token(chunker, re
     assert feats == {**dict.fromkeys(binary, 1.0), **real}
 
 
-def test_padding_gets_the_unknown_embedding_and_no_brown_feature(chunker, representations):
+def test_padding_gets_the_unknown_embedding_and_no_brown_feature(representations):
     feats = chunker.ChunkFeatures(*[[r] for r in representations])(*SENTENCE)[0]
     assert not [name for name in feats if name.startswith("brown") and ("[-2]" in name or "[-1]" in name)]
     assert (feats["emb[0][-2]"], feats["emb[1][-1]"]) == (0.5, -0.5)
 
 
-def test_a_second_file_of_a_kind_gets_numbered_names(chunker, representations):
+def test_a_second_file_of_a_kind_gets_numbered_names(representations):
     brown, vectors = representations
     feats = chunker.ChunkFeatures([brown, brown], [vectors, vectors])(*SENTENCE)[2]
     assert feats["brown4[0]=10"] == feats["brown4#2[0]=10"] == 1.0
     assert feats["emb[1][-2]"] == feats["emb[1]#2[-2]"] == 2.0
 
 
-def test_default_c2_is_turians_sigma(chunker):
+def test_default_c2_is_turians_sigma():
     assert chunker.TURIAN_C2 == pytest.approx(1 / (2 * chunker.TURIAN_SIGMA**2), rel=1e-15)
     assert chunker.ChunkerConfig("a", "b", "m", "p").crfsuite_params() == {
         "feature.possible_states": True, "feature.possible_transitions": True, "c2": 0.048828125}
 
 
-def test_seen_features_only_turns_the_possible_features_off(chunker):
+def test_seen_features_only_turns_the_possible_features_off():
     cfg = chunker.ChunkerConfig("a", "b", "m", "p", algorithm="lbfgs", c2=0.125, possible_features=False)
     assert cfg.crfsuite_params() == {"feature.possible_states": False, "feature.possible_transitions": False,
                                      "c2": 0.125}
@@ -139,7 +129,7 @@ def test_seen_features_only_turns_the_possible_features_off(chunker):
     assert args.seen_features_only
 
 
-def test_hold_out_is_seeded_and_disjoint(chunker):
+def test_hold_out_is_seeded_and_disjoint():
     sentences = [((str(i),), ("NN",), ("B-NP",)) for i in range(50)]
     rest, dev = chunker.hold_out(sentences, 10)
     assert (len(rest), len(dev)) == (40, 10)
@@ -154,15 +144,15 @@ def test_hold_out_is_seeded_and_disjoint(chunker):
     ({"tune_c2": (0.1, float("nan"))}, "tune_c2 must be a number >= 0, but got nan"),
     ({"max_iterations": 0}, "max_iterations must be >= 1, but got 0"),
 ])
-def test_config_errors(chunker, kwargs, message):
+def test_config_errors(kwargs, message):
     with pytest.raises(SeqlabError, match=re.escape(message)):
         chunker.ChunkerConfig("a", "b", "m", "p", **kwargs)
 
 
-def test_missing_crfsuite_gives_an_install_hint(chunker, monkeypatch):
+def test_missing_crfsuite_gives_an_install_hint(monkeypatch):
     monkeypatch.setitem(sys.modules, "pycrfsuite", None)
     with pytest.raises(SeqlabError, match="pip install python-crfsuite"):
-        chunker._pycrfsuite()
+        baselines.import_pycrfsuite()
 
 
 @pytest.fixture
@@ -177,7 +167,7 @@ def data(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_missing_data_file_is_an_error_naming_it(chunker, data, capsys):
+def test_missing_data_file_is_an_error_naming_it(data, capsys):
     rc = chunker.main(["--train", "conll2000/nope.txt", "--test", "conll2000/test.txt",
                        "--model", str(data / "m.crfsuite"), "--predictions", str(data / "p.txt")])
     assert rc == 2
@@ -185,7 +175,7 @@ def test_missing_data_file_is_an_error_naming_it(chunker, data, capsys):
 
 
 @NEEDS_CRFSUITE
-def test_train_and_tag_the_fixture(chunker, data, capsys):
+def test_train_and_tag_the_fixture(data, capsys):
     out = data / "out"
     rc = chunker.main(["--train", "conll2000/train.txt", "--test", "conll2000/test.txt", "--brown", "paths.txt",
                        "--embeddings", "vectors.txt", "--max-iterations", "30",
@@ -210,7 +200,7 @@ def test_train_and_tag_the_fixture(chunker, data, capsys):
 
 
 @NEEDS_CRFSUITE
-def test_tune_c2_on_sentences_held_out_from_train(chunker, data, capsys, monkeypatch):
+def test_tune_c2_on_sentences_held_out_from_train(data, capsys, monkeypatch):
     monkeypatch.setattr(chunker, "DEV_SENTENCES", 1)
     out = data / "out"
     rc = chunker.main(["--train", "conll2000/train.txt", "--test", "conll2000/test.txt", "--tune-c2", "0.01", "1.0",

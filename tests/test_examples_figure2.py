@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from examples import turian2010_figure2 as figure
+
 SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "turian2010_figure2.py"
 
 
@@ -104,9 +106,6 @@ def test_a_bad_recorded_file_is_named_in_one_line(tmp_path, content, expected):
 
 
 def test_the_repository_s_recorded_figures_are_well_formed():
-    spec = importlib.util.spec_from_file_location("turian2010_figure2", SCRIPT)
-    figure = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(figure)
     kept = figure.load_recorded(SCRIPT.parents[1] / "docs" / "turian2010" / "recorded.json")
     assert kept["baseline"]["chunk_test"] == pytest.approx(93.74, abs=0.005)
 

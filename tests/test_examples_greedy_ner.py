@@ -1,17 +1,13 @@
 """examples/greedy_ner.py: Ratinov & Roth's greedy averaged perceptron with history features, on tiny data."""
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from examples import greedy_ner as greedy
 from seqlab.data.schemes import allowed_transitions
-
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 # CoNLL-2003 lines (word POS chunk NER, IOB1). "Jordan" is a person after "said" and a place after "in": only the
 # window tells them apart; every sentence is its own document-free line group.
@@ -41,21 +37,6 @@ said VBD B-VP O
 """
 
 
-@pytest.fixture(scope="module")
-def greedy():
-    path = str(EXAMPLES)
-    added = path not in sys.path
-    spec = importlib.util.spec_from_file_location("greedy_ner", EXAMPLES / "greedy_ner.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    yield module
-    for name in ("greedy_ner", "crfsuite_ner", "crfsuite_chunker"):
-        sys.modules.pop(name, None)
-    if added and path in sys.path:
-        sys.path.remove(path)
-
-
 @pytest.fixture
 def data(tmp_path, monkeypatch):
     (tmp_path / "conll2003").mkdir()
@@ -69,7 +50,7 @@ def _args(tmp_path, *extra):
             "--model", str(tmp_path / "out" / "m.npz"), "--predictions", str(tmp_path / "out" / "p.txt"), *extra]
 
 
-def test_the_perceptron_learns_its_training_sentences_and_writes_its_outputs(greedy, data, capsys):
+def test_the_perceptron_learns_its_training_sentences_and_writes_its_outputs(data, capsys):
     assert greedy.main(_args(data, "--epochs", "10")) == 0
     results = json.loads(capsys.readouterr().out)
     assert results["dev_f1"] == 100.0 and results["test_f1"] == 100.0
@@ -83,14 +64,14 @@ def test_the_perceptron_learns_its_training_sentences_and_writes_its_outputs(gre
     assert [r[-1] for r in rows] == [r[-2] for r in rows] and all(r[-1][:2] != "B-" for r in rows)  # IOB1 out
 
 
-def test_tune_scores_dev_after_the_chosen_epochs_of_one_run(greedy, data, capsys):
+def test_tune_scores_dev_after_the_chosen_epochs_of_one_run(data, capsys):
     assert greedy.main(_args(data, "--tune", "--tune-epochs", "1", "3")) == 0
     tuned = json.loads(capsys.readouterr().out)["epochs"]
     assert set(tuned["dev_f1"]) == {"1", "3"} and tuned["chosen"] in (1, 3)
     assert tuned["dev_f1"][str(tuned["chosen"])] == max(tuned["dev_f1"].values())
 
 
-def test_history_features_name_the_previous_predictions(greedy):
+def test_history_features_name_the_previous_predictions():
     model = greedy.GreedyPerceptron(["B-PER", "I-PER", "L-PER", "O", "U-PER"])
     contexts = model._contexts(["Peter", "Blackburn", "said"])
     assert model._history(contexts[1], "B-PER", "<s>") == [
@@ -100,7 +81,7 @@ def test_history_features_name_the_previous_predictions(greedy):
     assert plain._history(plain._contexts(["a"])[0], "O", "O") == []
 
 
-def test_greedy_labels_always_follow_bilou(greedy):
+def test_greedy_labels_always_follow_bilou():
     """Whatever the weights say, a label that cannot follow the previous one is never chosen."""
     labels = ["B-LOC", "B-PER", "I-PER", "L-LOC", "L-PER", "O", "U-LOC"]
     model = greedy.GreedyPerceptron(labels)
@@ -115,7 +96,7 @@ def test_greedy_labels_always_follow_bilou(greedy):
         assert all(allowed[labels.index(a)][labels.index(b)] for a, b in zip(tags, tags[1:]))
 
 
-def test_averaged_weights_are_the_mean_over_every_token_seen(greedy):
+def test_averaged_weights_are_the_mean_over_every_token_seen():
     """The running-sum trick gives the mean of the weight vectors after each training token."""
     model = greedy.GreedyPerceptron(["O", "U-PER"], history=False)
     static = model.static([{"a": 1.0}, {"b": 1.0}, {"a": 1.0, "b": 0.5}], grow=True)
@@ -127,7 +108,7 @@ def test_averaged_weights_are_the_mean_over_every_token_seen(greedy):
     assert np.allclose(model.averaged(), np.mean(snapshots, axis=0))
 
 
-def test_bad_input_is_one_line_naming_it(greedy, data, capsys):
+def test_bad_input_is_one_line_naming_it(data, capsys):
     assert greedy.main(["--train", "conll2003/nope.txt", "--dev", "conll2003/train.txt", "--test",
                         "conll2003/train.txt", "--model", str(data / "m.npz"), "--predictions", str(data / "p")]) == 2
     err = capsys.readouterr().err
@@ -137,7 +118,7 @@ def test_bad_input_is_one_line_naming_it(greedy, data, capsys):
     assert not (data / "out").exists()
 
 
-def test_an_earlier_epochs_weights_tag_after_later_epochs_added_features(greedy, data, capsys):
+def test_an_earlier_epochs_weights_tag_after_later_epochs_added_features(data, capsys):
     """The best dev epoch can be an early one: features first updated later get zero weight, not an IndexError."""
     assert greedy.main(_args(data, "--tune", "--tune-epochs", "1", "6", "--train-history", "gold")) == 0
     results = json.loads(capsys.readouterr().out)
@@ -150,14 +131,14 @@ def test_an_earlier_epochs_weights_tag_after_later_epochs_added_features(greedy,
     assert model.padded(early).shape == (2, 2) and not model.padded(early)[1].any()
 
 
-def test_gold_history_reads_the_gold_labels_in_training(greedy):
+def test_gold_history_reads_the_gold_labels_in_training():
     model = greedy.GreedyPerceptron(["O", "U-PER"], gold_history=True)
     static = model.static([{"a": 1.0}, {"a": 1.0}], grow=True)
     model.tag(["x", "y"], static, model.W, ["U-PER", "O"])  # the first guess (O, all weights 0) is wrong
     assert "y-1=U-PER" in model.index  # the second token's history is the gold U-PER, not the guess O
 
 
-def test_a_thick_separator_updates_each_label_until_its_margin(greedy, data, capsys):
+def test_a_thick_separator_updates_each_label_until_its_margin(data, capsys):
     model = greedy.GreedyPerceptron(["O", "U-PER"], history=False, thickness=2.0)
     static = model.static([{"a": 1.0}], grow=True)
     for _ in range(5):

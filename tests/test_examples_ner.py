@@ -4,14 +4,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
+from examples import crfsuite_ner as ner
 from seqlab.core.errors import SeqlabError
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 NEEDS_CRFSUITE = pytest.mark.skipif(importlib.util.find_spec("pycrfsuite") is None,
                                     reason="python-crfsuite is not installed: pip install python-crfsuite")
 
@@ -40,22 +38,7 @@ PATHS = "0110\tEU\t5\n0111010\tgerman\t3\n10\trejects\t9\n"
 SENTENCE = ["EU", "rejects", "Bosnia-Herzegovina", "call", "."]
 
 
-@pytest.fixture(scope="module")
-def ner():
-    path = str(EXAMPLES)
-    added = path not in sys.path
-    spec = importlib.util.spec_from_file_location("crfsuite_ner", EXAMPLES / "crfsuite_ner.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules[spec.name]
-    sys.modules.pop("crfsuite_chunker", None)
-    if added and path in sys.path:
-        sys.path.remove(path)
-
-
-def test_baseline_features_of_a_hyphenated_middle_token(ner):
+def test_baseline_features_of_a_hyphenated_middle_token():
     feats = ner.NerFeatures()(SENTENCE)[2]
     assert feats == dict.fromkeys([
         "w[-2]=EU", "w[-1]=rejects", "w[0]=Bosnia-Herzegovina", "w[+1]=call", "w[+2]=.",
@@ -67,14 +50,14 @@ def test_baseline_features_of_a_hyphenated_middle_token(ner):
     ], 1.0)
 
 
-def test_the_first_token_sees_padding_and_short_words_get_no_whole_word_affix(ner):
+def test_the_first_token_sees_padding_and_short_words_get_no_whole_word_affix():
     feats = ner.NerFeatures()(SENTENCE)[0]
     assert {"w[-2]=", "w[-1]=", "cap[-1]=", "cap[-2..+2]=  allUpper allLower upperFirst"} <= set(feats)
     assert {"pre1=E", "suf1=U"} <= set(feats) and "pre2=EU" not in feats and "suf2=EU" not in feats
     assert not [name for name in feats if name.startswith("hyph")]
 
 
-def test_brown_paths_of_the_window_with_a_lower_case_fallback(ner, tmp_path):
+def test_brown_paths_of_the_window_with_a_lower_case_fallback(tmp_path):
     from features.brown import BrownClusters
 
     (tmp_path / "paths.txt").write_text(PATHS)
@@ -86,7 +69,7 @@ def test_brown_paths_of_the_window_with_a_lower_case_fallback(ner, tmp_path):
     assert {"brown4[0]=0111", "brown6[0]=011101", "brown20[0]=0111010"} <= set(folded)
 
 
-def test_perceptron_params_run_every_epoch(ner):
+def test_perceptron_params_run_every_epoch():
     assert ner.NerConfig("a", "b", "c", "m", "p", epochs=7).params() == {"max_iterations": 7, "epsilon": 0.0}
     assert ner.NerConfig("a", "b", "c", "m", "p", algorithm="lbfgs", epochs=0, c2=0.5).params() == {"c2": 0.5}
 
@@ -97,7 +80,7 @@ def test_perceptron_params_run_every_epoch(ner):
     ({"c2": float("nan")}, "c2 must be a number >= 0, but got nan"),
     ({"embedding_scale": 0.0}, "embedding_scale must be > 0, but got 0.0"),
 ])
-def test_config_errors(ner, kwargs, message):
+def test_config_errors(kwargs, message):
     with pytest.raises(SeqlabError, match=re.escape(message)):
         ner.NerConfig("a", "b", "c", "m", "p", **kwargs)
 
@@ -112,14 +95,14 @@ def data(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_training_tags_are_bilou_and_predictions_iob1(ner, data):
+def test_training_tags_are_bilou_and_predictions_iob1(data):
     train = ner.read_sentences(data / "conll2003" / "train.txt")
     assert [s[2] for s in ner.to_scheme(train, "bilou")] == [
         ("U-ORG", "O", "U-MISC", "O", "O"), ("B-PER", "L-PER"), ("U-LOC", "O")]
 
 
 @NEEDS_CRFSUITE
-def test_missing_data_file_is_an_error_naming_it(ner, data, capsys):
+def test_missing_data_file_is_an_error_naming_it(data, capsys):
     rc = ner.main(["--train", "conll2003/nope.txt", "--dev", "conll2003/dev.txt", "--test", "conll2003/dev.txt",
                    "--model", str(data / "m.crfsuite"), "--predictions", str(data / "p.txt")])
     assert rc == 2
@@ -127,7 +110,7 @@ def test_missing_data_file_is_an_error_naming_it(ner, data, capsys):
 
 
 @NEEDS_CRFSUITE
-def test_the_perceptron_learns_its_training_sentences(ner, data, capsys):
+def test_the_perceptron_learns_its_training_sentences(data, capsys):
     out = data / "out"
     rc = ner.main(["--train", "conll2003/train.txt", "--dev", "conll2003/train.txt", "--test", "conll2003/dev.txt",
                    "--brown", "paths.txt", "--epochs", "10",

@@ -1,7 +1,6 @@
 """examples/turian2010_pipeline.py: the resumable driver of the Turian et al. (2010) inductions and rows."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -9,20 +8,14 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "turian2010_pipeline.py"
-FIGURE2 = Path(__file__).resolve().parents[1] / "examples" / "turian2010_figure2.py"
+from examples import turian2010_figure2 as figure
+from examples import turian2010_pipeline as pipeline
 
-
-def _module():
-    spec = importlib.util.spec_from_file_location("turian2010_pipeline", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = (sys.executable, "-m", "examples.turian2010_pipeline")  # as the README runs it, from the repository root
 
 
 def test_every_input_is_made_by_an_earlier_step_and_every_name_is_unique(tmp_path):
-    pipeline = _module()
     plan = pipeline.steps(tmp_path / "runs", tmp_path / "data")
     made: set[str] = set()
     for step in plan:
@@ -34,11 +27,7 @@ def test_every_input_is_made_by_an_earlier_step_and_every_name_is_unique(tmp_pat
 
 def test_the_rows_land_where_the_figure_script_reads_them(tmp_path):
     """The driver's output names and turian2010_figure2.py's must agree, or the figure would stay empty."""
-    pipeline = _module()
     outputs = {out for step in pipeline.steps(tmp_path / "runs", tmp_path / "data") for out in step.outputs}
-    spec = importlib.util.spec_from_file_location("turian2010_figure2", FIGURE2)
-    figure = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(figure)
     for kind, size in figure.SETTINGS:
         assert f"crfsuite_chunker_{kind}{size}_wiki/{figure.CHUNK_RESULTS}" in outputs
         assert f"ner_linear/{kind}{size}_wiki{figure.NER_RESULTS}" in outputs
@@ -48,7 +37,6 @@ def test_the_rows_land_where_the_figure_script_reads_them(tmp_path):
 def test_every_table3_row_of_the_paper_has_its_greedy_perceptron_seeds(tmp_path):
     """Table 3's rows (Brown 1000, C&W 50, HLBL 100 and their combinations) run with greedy_ner.py, each seed once,
     after the representations they read."""
-    pipeline = _module()
     plan = pipeline.steps(tmp_path / "runs", tmp_path / "data")
     order = [step.name for step in plan]
     rows = ("baseline", "brown1000_wiki", "cw50_wiki", "hlbl100_wiki", "brown1000_cw50_wiki", "brown1000_hlbl100_wiki",
@@ -58,7 +46,7 @@ def test_every_table3_row_of_the_paper_has_its_greedy_perceptron_seeds(tmp_path)
             name = f"greedy_{row}_s{seed}"
             assert name in order, name
             step = plan[order.index(name)]
-            assert step.command[:2] == ("python", "examples/greedy_ner.py")
+            assert step.command[:3] == ("python", "-m", "examples.greedy_ner")
             assert ("--seed", str(seed)) == step.command[step.command.index("--seed"):step.command.index("--seed") + 2]
             assert all(order.index(f"induce_{Path(path).name.split('_')[0]}") < order.index(name)
                        for path in step.inputs)
@@ -69,7 +57,6 @@ def test_every_table3_row_of_the_paper_has_its_greedy_perceptron_seeds(tmp_path)
 def test_only_the_capped_chunking_row_limits_crfsuites_iterations(tmp_path):
     """C&W 200-d chunking stops at its cap (its SGD would outlast a session); every other row keeps CRFsuite's own
     stopping rule."""
-    pipeline = _module()
     chunkers = {s.name: s.command for s in pipeline.steps(tmp_path / "runs", tmp_path / "data")
                 if s.name.startswith("chunk_")}
     capped = {name for name, command in chunkers.items() if "--max-iterations" in command}
@@ -83,7 +70,6 @@ def test_the_rows_read_the_representations_where_the_inductions_write_them(tmp_p
     """The example scripts resolve a bare relative path under SEQLAB_DATA: a row must name the runs folder's file."""
     from seqlab.core.paths import resolve_data_path
 
-    pipeline = _module()
     monkeypatch.setenv("SEQLAB_DATA", str(tmp_path / "data"))
     runs_dir = tmp_path / "runs" if runs == "ABSOLUTE" else Path(runs)
     plan = pipeline.steps(runs_dir, tmp_path / "data")
@@ -94,7 +80,6 @@ def test_the_rows_read_the_representations_where_the_inductions_write_them(tmp_p
 
 
 def test_status_follows_the_files(tmp_path):
-    pipeline = _module()
     runs = tmp_path / "runs"
     step = pipeline._ner(runs, (("brown", 1000),))
     assert pipeline.status(step, runs) == "waits for features/brown1000_wiki.paths"
@@ -107,7 +92,6 @@ def test_status_follows_the_files(tmp_path):
 
 
 def test_a_step_is_run_logged_and_recorded_with_its_own_cpu_time(tmp_path):
-    pipeline = _module()
     runs = tmp_path / "runs"
     burn = "import sys\nx = 0\nfor i in range(3_000_000): x += i\nopen(sys.argv[1], 'w').write(str(x))"
     step = pipeline.Step("burn", (sys.executable, "-c", burn, str(runs / "out.txt")), ("out.txt",))
@@ -127,18 +111,18 @@ def test_a_step_is_run_logged_and_recorded_with_its_own_cpu_time(tmp_path):
 
 def test_list_and_dry_run_run_nothing(tmp_path):
     runs = tmp_path / "runs"
-    listed = subprocess.run([sys.executable, str(SCRIPT), "--runs", str(runs), "--list"], capture_output=True,
+    listed = subprocess.run([*SCRIPT, "--runs", str(runs), "--list"], cwd=ROOT, capture_output=True,
                             text=True, check=True).stdout.splitlines()
     assert listed[0].split() == ["chunk_baseline", "to", "run"]
     assert not any(line.startswith("induce_brown10000") for line in listed)  # many CPU-hours: only with --long
     rows = [line.split()[0] for line in listed if "brown10000" in line]
     assert rows == ["chunk_brown10000_wiki", "ner_brown10000_wiki"]  # listed, each waiting for the clusters
     assert all("features/brown10000_wiki.paths" in line for line in listed if "brown10000" in line)
-    dry = subprocess.run([sys.executable, str(SCRIPT), "--runs", str(runs), "--dry-run", "--long", "--only",
-                          "induce_brown10000|ner_cw50_hlbl100"], capture_output=True, text=True, check=True).stdout
+    dry = subprocess.run([*SCRIPT, "--runs", str(runs), "--dry-run", "--long", "--only",
+                          "induce_brown10000|ner_cw50_hlbl100"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert "--clusters 10000" in dry and "ner_cw50_hlbl100_wiki: skipped, waits for" in dry
     assert not runs.exists()
-    bad = subprocess.run([sys.executable, str(SCRIPT), "--runs", str(runs), "--only", "("], capture_output=True,
+    bad = subprocess.run([*SCRIPT, "--runs", str(runs), "--only", "("], cwd=ROOT, capture_output=True,
                          text=True)
     assert bad.returncode == 2 and "not a regular expression" in bad.stderr and "Traceback" not in bad.stderr
 
@@ -150,9 +134,8 @@ def test_the_neural_rows_load_as_configs_and_read_the_skipgram_vectors(tmp_path,
     from seqlab.relation.config import load_relation_config
     from seqlab.tagging.config import load_config
 
-    pipeline = _module()
     monkeypatch.setenv("SEQLAB_DATA", str(tmp_path / "data"))
-    monkeypatch.chdir(SCRIPT.parents[1])  # the configs are named from the repository root
+    monkeypatch.chdir(ROOT)  # the configs are named from the repository root
     runs = tmp_path / "elsewhere"
     plan = pipeline.steps(runs, tmp_path / "data")
     induced = next(runs / out for s in plan if s.name == "induce_skipgram300" for out in s.outputs if out.endswith(".txt"))
@@ -170,7 +153,6 @@ def test_the_neural_rows_load_as_configs_and_read_the_skipgram_vectors(tmp_path,
 
 
 def test_a_killed_training_step_resumes_from_its_checkpoint(tmp_path):
-    pipeline = _module()
     runs = tmp_path / "runs"
     step = next(s for s in pipeline.steps(runs, tmp_path / "data") if s.name == "train_semeval10_ea_markers_s1")
     assert step.command_now(runs) == step.command and "--output" in step.command
@@ -183,3 +165,19 @@ def test_a_killed_training_step_resumes_from_its_checkpoint(tmp_path):
     versus = next(s for s in pipeline.steps(runs, tmp_path / "data") if s.name == "versus_semeval10_skipgram300")
     assert versus.command[:2] == ("seqlab", "summarize") and "--versus" in versus.command
     assert pipeline.status(versus, runs).startswith("waits for semeval10_skipgram300_s1/metrics.json")
+
+
+def test_every_example_a_step_runs_starts_as_a_module_from_the_repository_root(tmp_path):
+    """The steps run ``python -m examples.NAME`` from the repository root: each module must start there (``--help``
+    needs no data and no python-crfsuite), and a script run as a file says how to run it, in one line."""
+    modules = {step.command[2] for step in pipeline.steps(tmp_path / "runs", tmp_path / "data")
+               if step.command[:2] == ("python", "-m")}
+    assert modules == {"examples.crfsuite_chunker", "examples.crfsuite_ner", "examples.greedy_ner",
+                       "examples.turian2010_figure2"}
+    for module in sorted(modules):
+        done = subprocess.run([sys.executable, "-m", module, "--help"], cwd=ROOT, capture_output=True, text=True)
+        assert done.returncode == 0 and done.stdout.startswith("usage:"), (module, done.stderr)
+    as_file = subprocess.run([sys.executable, "examples/crfsuite_ner.py", "--help"], cwd=ROOT, capture_output=True,
+                             text=True)
+    assert as_file.returncode == 1 and "Traceback" not in as_file.stderr
+    assert as_file.stderr == "crfsuite_ner: run it from the repository root as a module: python -m examples.crfsuite_ner\n"

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import re
 from pathlib import Path
 
 from features.orthographic import capitalization
