@@ -54,7 +54,7 @@ def train(config: str, nproc: int, limit: int, epochs: int, batch_size: int | No
             "sentences_per_second": round(last["sentences_per_second"] * nproc, 1),
             "tokens_per_second": round(last["tokens_per_second"] * nproc),
             "every_epoch_sentences_per_second": [round(h["sentences_per_second"] * nproc, 1) for h in history],
-            "dev_f1_last_epoch": round(last["dev_f1"], 2), "whole_run_seconds": round(wall, 1),
+            "dev_f1_last_epoch": round(last["dev_score"], 2), "whole_run_seconds": round(wall, 1),
             **({"row_average_ms_per_step": round(last["row_average_ms"], 2)} if "row_average_ms" in last else {})}
 
 

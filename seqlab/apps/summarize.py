@@ -67,12 +67,13 @@ def _read_config(run_dir: Path) -> dict[str, Any]:
 def _progress(run_dir: Path) -> dict[str, Any]:
     """The metrics a run has so far, from its checkpoint: epochs, best epoch, best dev score, history."""
     from seqlab.core import rundir
+    from seqlab.core.trainer import upgrade_state
 
     path = run_dir / rundir.CHECKPOINT
     try:
-        state = json.loads(rundir.load_checkpoint(run_dir)["state"])
+        state = upgrade_state(json.loads(rundir.load_checkpoint(run_dir)["state"]))
         return {"epochs": state["epoch"], "best_epoch": state["best_epoch"], "history": state["history"],
-                "best_dev": state["best_f1"]}
+                "best_dev": state["best_score"]}
     except (KeyError, TypeError, ValueError) as err:
         raise SeqlabError(f"{path}: not the checkpoint of a seqlab run (missing or malformed {err})") from None
 

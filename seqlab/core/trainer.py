@@ -50,11 +50,30 @@ def optimizer_step(loss: torch.Tensor, optimizer: torch.optim.Optimizer, params:
     optimizer.step()
 
 
+#: Keys of the loop state (checkpoint.pt) and of each epoch's history entry (also in metrics.json) that runs
+#: written before the model-selection score got a measure-neutral name used: old name -> today's.
+OLD_KEYS = {"best_f1": "best_score", "dev_f1": "dev_score"}
+
+
+def upgrade_state(state: dict[str, Any]) -> dict[str, Any]:
+    """The loop state of a checkpoint with the old keys (``best_f1``, ``dev_f1`` in ``history``) read as today's
+    (``best_score``, ``dev_score``), so that ``--resume`` and ``seqlab summarize`` read runs of either age."""
+    def renamed(entry: dict[str, Any]) -> dict[str, Any]:
+        return {(OLD_KEYS[key] if key in OLD_KEYS and OLD_KEYS[key] not in entry else key): value
+                for key, value in entry.items()}
+
+    state = renamed(state)
+    if isinstance(state.get("history"), list):
+        state["history"] = [renamed(h) if isinstance(h, dict) else h for h in state["history"]]
+    return state
+
+
 def record_epoch(state: dict[str, Any], epoch: int, score: float, stats: dict[str, Any]) -> bool:
-    """Model-selection bookkeeping after ``epoch`` scored ``score`` on dev; returns whether it is the best so far."""
-    improved = score > state["best_f1"]
+    """Model-selection bookkeeping after ``epoch`` scored ``score`` (the task's measure) on dev; returns whether
+    it is the best so far."""
+    improved = score > state["best_score"]
     if improved:
-        state.update(best_f1=score, best_epoch=epoch, bad_epochs=0)
+        state.update(best_score=score, best_epoch=epoch, bad_epochs=0)
     else:
         state["bad_epochs"] += 1
     state["epoch"] = epoch
@@ -83,7 +102,7 @@ class Trainer:
         # Polyak-style weight averaging: dev is scored, and the best weights saved, from the moving average.
         self.averaged = AveragedModel(self.model, multi_avg_fn=get_ema_multi_avg_fn(t.ema)) if t.ema > 0 else None
         self.generator = torch.Generator().manual_seed(t.seed)
-        self.state: dict[str, Any] = {"epoch": 0, "best_f1": -1.0, "best_epoch": 0, "bad_epochs": 0, "history": [],
+        self.state: dict[str, Any] = {"epoch": 0, "best_score": -1.0, "best_epoch": 0, "bad_epochs": 0, "history": [],
                                       "world_size": self.world.size}
 
     # ------------------------------------------------------------ checkpoints
@@ -96,13 +115,14 @@ class Trainer:
         rundir.save_training_state(self.out_dir, self._parts(), self.generator, self.state)
 
     def load_checkpoint(self) -> None:
-        self.state = rundir.load_training_state(self.out_dir, self._parts(), self.generator, self.device)
+        self.state = upgrade_state(rundir.load_training_state(self.out_dir, self._parts(), self.generator,
+                                                              self.device))
         saved = self.state.setdefault("world_size", 1)
         if saved != self.world.size:
             raise SeqlabError(f"--resume {self.out_dir}: the run was trained by {saved} process(es), and this is "
                               f"{self.world.size}; resume it with {saved} (the batches each step sees depend on it)")
         log.info("resumed after epoch %d (best dev %s %.2f at epoch %d)", self.state["epoch"], self.task.measure,
-                 self.state["best_f1"], self.state["best_epoch"])
+                 self.state["best_score"], self.state["best_epoch"])
 
     # ------------------------------------------------------------ epochs
 
@@ -127,7 +147,7 @@ class Trainer:
             seen, tokens = seen + out.sentences, tokens + out.tokens
             bar.update(out.sentences)
             if step % 20 == 0 or step == steps - 1:
-                last = self.state["history"][-1]["dev_f1"] if self.state["history"] else float("nan")
+                last = self.state["history"][-1]["dev_score"] if self.state["history"] else float("nan")
                 bar.set_postfix(loss=f"{total / seen:.3f}", lr=f"{self.optimizer.param_groups[0]['lr']:.5f}",
                                 last_dev=f"{last:.2f}", refresh=False)  # drawn at tqdm's own pace: a log
                 # that is not a terminal gets a line every 30 s, not one per 20 steps
@@ -164,7 +184,7 @@ class Trainer:
             start = time.perf_counter()
             score = self.task.evaluate(self.scored_model, "dev").value if self.world.main else 0.0
             score = broadcast_float(score, self.world)  # every rank takes rank 0's early-stopping decision
-            stats.update(epoch=epoch, dev_f1=score, dev_seconds=time.perf_counter() - start,
+            stats.update(epoch=epoch, dev_score=score, dev_seconds=time.perf_counter() - start,
                          lr=self.optimizer.param_groups[0]["lr"])
             improved = record_epoch(self.state, epoch, score, stats)
             if self.world.main:
@@ -191,7 +211,7 @@ class Trainer:
         """Reload the best weights, score dev and test once, write their predictions and metrics.json."""
         self.model.load_state_dict(rundir.load_weights(self.out_dir, self.device))
         metrics: dict[str, Any] = {"best_epoch": self.state["best_epoch"], "epochs": self.state["epoch"],
-                                   "selected_on": "dev", "history": self.state["history"]}
+                                   "selected_on": "dev", "measure": self.task.measure, "history": self.state["history"]}
         sizes, metrics["speed"] = self.task.split_sizes(), {}
         for name in ("dev", "test"):
             if name not in sizes:

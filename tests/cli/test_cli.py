@@ -128,7 +128,7 @@ def test_resume_with_more_epochs_equals_the_longer_run_from_the_start(tmp_path, 
     assert saved.epochs == 3 and saved.threads == 1  # the raise is recorded, where it ran is not
     a, b = json.loads((longer / "metrics.json").read_text()), json.loads((extended / "metrics.json").read_text())
     assert b["epochs"] == 3 and [e["lr"] for e in b["history"]] == pytest.approx([0.016, 0.0128, 0.01024])
-    for key in ("loss", "dev_f1", "lr"):
+    for key in ("loss", "dev_score", "lr"):
         assert [e[key] for e in a["history"]] == [e[key] for e in b["history"]], key
     assert a["test"] == b["test"]
     assert (longer / "test.predictions.txt").read_text() == (extended / "test.predictions.txt").read_text()

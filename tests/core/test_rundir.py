@@ -96,7 +96,7 @@ def test_training_state_round_trip_restores_parts_generators_and_loop_state(tmp_
     model, counter = _model(), _Counter(3)
     generator = torch.Generator().manual_seed(42)
     torch.rand(3, generator=generator)
-    state = {"epoch": 3, "best_f1": 87.5, "history": [{"epoch": 1, "f1": 80.0}]}
+    state = {"epoch": 3, "best_score": 87.5, "history": [{"epoch": 1, "f1": 80.0}]}
     torch.manual_seed(9)
     rundir.save_training_state(tmp_path, {"model": model, "scheduler": counter, "averaged": None}, generator, state)
     expected_gen, expected_rng = torch.rand(4, generator=generator), torch.rand(4)
