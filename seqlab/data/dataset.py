@@ -159,5 +159,11 @@ def read_splits(config: DataConfig) -> dict[str, Split]:
     """The train, dev and (if set) test splits of a config; dev is held out of train when ``dev_sample`` is set."""
     splits = {name: read_split(config, name) for name in ("train", "dev", "test") if getattr(config, name)}
     if config.dev_sample:
-        splits["train"], splits["dev"] = hold_out(splits["train"], config.dev_sample, config.dev_seed)
+        count = config.dev_sample
+        if config.limit and count >= len(splits["train"].tokens):  # a smoke run: hold out a fifth instead
+            count = max(1, len(splits["train"].tokens) // 5)
+            logging.getLogger("seqlab").warning("data.limit %d: holding out %d of the %d training sentences as "
+                                                "dev (data.dev_sample is %d)", config.limit, count,
+                                                len(splits["train"].tokens), config.dev_sample)
+        splits["train"], splits["dev"] = hold_out(splits["train"], count, config.dev_seed)
     return splits

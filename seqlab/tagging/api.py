@@ -13,13 +13,14 @@ import logging
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import torch
 
 from seqlab.core import rundir
 from seqlab.core.device import resolve_device
 from seqlab.core.errors import SeqlabError
+from seqlab.core.loaded import DEFAULT_BACKEND, check_kind, model_metadata
 from seqlab.data.batching import Encoded, encode
 from seqlab.core.paths import require_file
 from seqlab.data.dataset import Split, file_layout, read_split
@@ -34,6 +35,7 @@ from seqlab.tagging.config import POOL_BATCHES, Config, load_config
 from seqlab.tagging.document import Document, Sentence, Span
 from seqlab.tagging.evaluate import evaluate_split
 from seqlab.tagging.features import TokenFeatures, encode_options
+from seqlab.tagging.inputs import check_positive, check_text, check_token_sentences
 from seqlab.modules.decoders import SoftmaxDecoder
 from seqlab.tagging.parts import load_token_features, post_viterbi
 from seqlab.tagging.predict import Emissions, Prediction, Predictor
@@ -83,17 +85,19 @@ def _ready(waiting: deque[_Pending]) -> Iterator[Document]:
 class SequenceTagger:
     """A trained tagger (BiLSTM-CRF, softmax or windowed), in eval mode on its device."""
 
+    task = "tagging"
+    inputs = ("texts", "tokens")  # what :meth:`predict` takes: raw text, or pre-tokenised sentences
+
     def __init__(self, config: Config, vocabs: dict[str, Vocab], features: TokenFeatures | None,
-                 model: Tagger | None, *, backend: Emissions | None = None) -> None:
-        """``model``: the torch tagger; or None with another emissions ``backend`` (onnxruntime), whose
-        scores the same :class:`Predictor` decodes."""
-        self.config, self.vocabs, self.features, self.model = config, vocabs, features, model
-        if (model is None) == (backend is None):
-            raise ValueError("a SequenceTagger needs either a torch model or an emissions backend, not both")
+                 emissions: Emissions, *, backend: str = DEFAULT_BACKEND) -> None:
+        """``emissions``: what computes a batch's label scores, which the same :class:`Predictor` decodes: the
+        torch tagger itself, or another backend's (onnxruntime's); ``backend`` names it
+        (:data:`seqlab.apps.backends.BACKENDS`)."""
+        self.config, self.vocabs, self.features, self.backend = config, vocabs, features, backend
+        self.model = emissions if isinstance(emissions, Tagger) else None  # the torch modules, when they score
         self.labelling = config.data.labelling
-        self.predictor = Predictor(model if backend is None else backend, vocabs["tags"], self.labelling)
+        self.predictor = Predictor(emissions, vocabs["tags"], self.labelling)
         self.device = self.predictor.device
-        self.backend = "torch" if backend is None else "onnx"
 
     @classmethod
     def load(cls, run_dir: str | Path, device: torch.device | str = "auto") -> "SequenceTagger":
@@ -146,12 +150,12 @@ class SequenceTagger:
         texts, sentences are decoded once ``pool`` batches are waiting (sorted by length into batches: less
         padding, so faster for a file; 1 keeps the output closest behind the input)."""
         scheme = self._scheme(scheme)
+        check_positive("batch_size", batch_size)
+        check_positive("pool", pool)
         waiting: deque[_Pending] = deque()  # texts not yet yielded, in input order
         queue: list[tuple[_Pending, int]] = []  # (text, sentence index) of sentences not yet tagged
         for number, text in enumerate(texts, start=1):
-            if not isinstance(text, str):
-                raise SeqlabError(f"tag_many: expected strings, got {type(text).__name__}")
-            text = text.rstrip("\r\n")
+            text = check_text(text, f"tag_many: text {number}").rstrip("\r\n")
             sentences = sentence_tokens(text) if text.strip() else []
             sentences = cap_length(sentences, MAX_SENTENCE_TOKENS, f"text {number}")
             pending = _Pending(text, sentences, [None] * len(sentences), len(sentences))
@@ -184,14 +188,18 @@ class SequenceTagger:
         token-label model's labels are its tags). Offsets are into the tokens joined by single spaces. A model that reads
         other data columns (a windowed chunker's POS tags) gets them as ``columns={"pos": [[...], ...]}``."""
         scheme = self._scheme(scheme)
-        out = []
-        for tokens, prediction in zip(sentences, self._predict([list(s) for s in sentences], batch_size,
-                                                                columns=columns)):
-            offsets, cursor = [], 0
+        sentences = check_token_sentences(sentences)
+        check_positive("batch_size", batch_size)
+        filled = [i for i, tokens in enumerate(sentences) if tokens]  # an empty sentence gets an empty Sentence
+        if columns is not None and len(filled) < len(sentences):
+            columns = {name: [rows[i] for i in filled] for name, rows in columns.items()}
+        out = [Sentence([], [], [], []) for _ in sentences]
+        for i, prediction in zip(filled, self._predict([sentences[i] for i in filled], batch_size, columns=columns)):
+            tokens, offsets, cursor = sentences[i], [], 0
             for token in tokens:
                 offsets.append((cursor, cursor + len(token)))
                 cursor += len(token) + 1
-            out.append(self._sentence(" ".join(tokens), offsets, list(tokens), prediction, scheme))
+            out[i] = self._sentence(" ".join(tokens), offsets, tokens, prediction, scheme)
         return out
 
     def _scheme(self, scheme: str | None) -> str:
@@ -245,6 +253,28 @@ class SequenceTagger:
         return evaluate_split(self.predictor, data, split, labelling=self.labelling, file_scheme=file_scheme,
                               batch_size=batch_size, predictions=Path(output) if output else None)
 
+    # ------------------------------------------------------------ the loaded-model protocol (seqlab.core.loaded)
+
+    @property
+    def labels(self) -> list[str]:
+        """What the model tells apart: its span types (:attr:`types`)."""
+        return self.types
+
+    def predict(self, items: Sequence[Any], *, kind: str | None = None, **options: Any) -> list[Any]:
+        """A batch of ``texts`` (raw text → documents, :meth:`tag_many`) or ``tokens`` (token lists → sentences,
+        :meth:`tag_tokens`); ``options`` are theirs."""
+        if check_kind(self, kind) == "texts":
+            return list(self.tag_many(items, **options))
+        return self.tag_tokens(items, **options)
+
+    def encode(self, result: Document | Sentence) -> dict[str, Any]:
+        """A document or sentence as the one JSON schema writes it (:mod:`seqlab.core.schema`)."""
+        return result.to_dict()
+
+    def metadata(self) -> dict[str, Any]:
+        """Task, labels, backend, device and resolved config (:func:`seqlab.core.loaded.model_metadata`)."""
+        return model_metadata(self, self.device, self.config)
+
     def __repr__(self) -> str:
         return (f"SequenceTagger({self.config.model.encoder}-{self.config.model.decoder}, types={self.types}, "
-                f"device={self.device}{', backend=onnx' if self.backend == 'onnx' else ''})")
+                f"device={self.device}{'' if self.backend == DEFAULT_BACKEND else f', backend={self.backend}'})")

@@ -43,6 +43,8 @@ def build_vocabs(config: Config, splits: dict[str, Split]) -> tuple[dict[str, Vo
                                     config.train.seed)
     labelling = config.data.labelling
     classes = sorted(labelling.classes(t for s in train.tags for t in s))
+    if config.data.limit:
+        drop_unseen(splits, set(classes), labelling)
     vocabs: dict[str, Vocab] = {
         "words": words,
         "chars": char_vocab(w for s in train.tokens for w in s),
@@ -50,6 +52,22 @@ def build_vocabs(config: Config, splits: dict[str, Split]) -> tuple[dict[str, Vo
     }
     check_classes(splits, classes, labelling)
     return vocabs, matrix if config.model.embeddings else None
+
+
+def drop_unseen(splits: dict[str, Split], classes: set[str], labelling: Labelling) -> None:
+    """A smoke run (``data.limit``): leave out of dev and test the sentences whose types (or labels) the limited
+    training split never shows, with a warning, instead of refusing them as a full run does."""
+    for name, split in splits.items():
+        keep = [i for i, labels in enumerate(split.tags) if labelling.classes(labels) <= classes]
+        if name == "train" or len(keep) == len(split.tags):
+            continue
+        unseen = sorted(set().union(*(labelling.classes(labels) for labels in split.tags)) - classes)
+        log.warning("data.limit: %d of the %d %s sentences left out: they hold %s, which the %d training sentences "
+                    "never show", len(split.tags) - len(keep), len(split.tags), name, ", ".join(unseen),
+                    len(splits["train"].tags))
+        pick = lambda rows: [rows[i] for i in keep]  # noqa: E731
+        splits[name] = Split(split.name, split.path, pick(split.tokens), pick(split.file_tags), pick(split.tags),
+                             {c: pick(v) for c, v in split.columns.items()})
 
 
 def check_classes(splits: dict[str, Split], classes: list[str], labelling: Labelling) -> None:
@@ -74,6 +92,10 @@ class TaggingTask:
         self.config, self.device = config, device
         self.labelling = config.data.labelling
         self.measure = self.labelling.measure  # F1 for spans, accuracy for token labels
+        if config.data.limit:
+            log.warning("data.limit %d: a smoke run on the first %d sentences of each file; its scores (an F1 of "
+                        "0.00 after a few epochs is usual) say nothing of what the config reaches on all the data",
+                        config.data.limit, config.data.limit)
         self.splits = read_splits(config.data)
         self.encoder_record = None  # the transformer a resumed run was trained with
         if run_dir is not None:  # a resumed run: its own vocabularies; its weights come from the checkpoint
