@@ -75,7 +75,8 @@ class OnnxEmissions:
 
 
 def is_export(path: str | Path) -> bool:
-    """Whether ``path`` is a folder that ``seqlab export`` wrote."""
+    """Whether ``path`` is a folder that ``seqlab export`` wrote (the backends' loaders ask,
+    :mod:`seqlab.apps.backends`)."""
     return (Path(path) / MANIFEST).is_file()
 
 
@@ -111,8 +112,10 @@ def load_decoder(run_dir: Path, config: Any, labels: list[str]) -> nn.Module:
     return decoder.eval()
 
 
-def load_onnx(folder: str | Path, device: torch.device | str = "auto", *, threads: int | None = None) -> Any:
-    """The tagger of an export folder, its emissions computed by onnxruntime (see :func:`seqlab.load`)."""
+def load_onnx(folder: str | Path, device: torch.device | str = "auto", *, backend: str,
+              threads: int | None = None) -> Any:
+    """The tagger of an export folder, its emissions computed by onnxruntime (see :func:`seqlab.load`);
+    ``backend``: the name it is loaded under (:data:`seqlab.apps.backends.BACKENDS`)."""
     from seqlab.apps.package import unpack
     from seqlab.tagging.api import SequenceTagger
     from seqlab.tagging.config import load_config
@@ -129,5 +132,5 @@ def load_onnx(folder: str | Path, device: torch.device | str = "auto", *, thread
     vocabs = load_vocabs(run_dir / rundir.VOCABS)
     features = load_token_features(config.model.features, state=rundir.load_feature_state(run_dir))
     decoder = load_decoder(run_dir, config, vocabs["tags"].itos)
-    return SequenceTagger(config, vocabs, features, None, backend=OnnxEmissions(runtime, decoder))
+    return SequenceTagger(config, vocabs, features, OnnxEmissions(runtime, decoder), backend=backend)
 

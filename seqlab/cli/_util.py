@@ -6,6 +6,9 @@ import sys
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Iterator
 
+from seqlab.apps.backends import BACKENDS
+from seqlab.apps.installed import DEFAULT_MODEL
+from seqlab.core.loaded import DEFAULT_BACKEND, LoadedModel
 from seqlab.core.paths import require_file
 from seqlab.core.errors import DataFormatError, SeqlabError
 from seqlab.data.conll import UTF8_BOM
@@ -97,21 +100,21 @@ def model_device(name: str, workers: int = 1) -> str:
     return name
 
 
-def load_model(model_dir: str | None, kind: type | None = None, verb: str = "", backend: str = "torch",
-               device: str = "auto") -> Any:
+def load_model(model_dir: str | None, task: str | None = None, verb: str = "", backend: str = DEFAULT_BACKEND,
+               device: str = "auto") -> LoadedModel:
     """``seqlab.load(model_dir, device, backend=backend)`` (None: the installed default model), refusing a model
-    of another kind than ``kind`` with a clear message."""
+    of another ``task`` than the verb's with a clear message."""
     import seqlab
 
     model = seqlab.load(model_dir, device, backend=backend)
-    if kind is not None and not isinstance(model, kind):
-        wanted = "a relation" if kind.__name__ == "RelationModel" else "a tagging"
-        raise SeqlabError(f"{model_dir}: seqlab {verb} needs {wanted} run directory, and this one holds a "
-                          f"{type(model).__name__}")
+    if task is not None and model.task != task:
+        raise SeqlabError(f"{model_dir or DEFAULT_MODEL}: seqlab {verb} needs a {task} model, and this one is a "
+                          f"{model.task} model")
     return model
 
 
 def add_backend_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", choices=("torch", "onnx"), default="torch",
-                        help="what computes a tagger's scores: torch, or onnxruntime for a folder that "
-                             "seqlab export --format onnx wrote (same labels; pip install 'seqlab[onnx]')")
+    """``--backend NAME``, one of :data:`seqlab.apps.backends.BACKENDS`."""
+    parser.add_argument("--backend", choices=BACKENDS.names(), default=DEFAULT_BACKEND,
+                        help="what computes the model's scores: "
+                             + "; ".join(f"{name}: {BACKENDS.get(name).help}" for name in BACKENDS))

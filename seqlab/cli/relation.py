@@ -16,13 +16,11 @@ from seqlab.core.paths import require_file
 def classify(args: argparse.Namespace) -> int:
     """``seqlab classify MODEL_DIR [FILE|-]``: label and confidence per marked sentence (``--format jsonl``: the
     relation as :func:`seqlab.core.schema.encode_relation` writes it)."""
-    from seqlab.relation.api import RelationModel
-
-    model = load_model(args.model_dir, RelationModel, "classify", device=model_device(args.device))
+    model = load_model(args.model_dir, "relation", "classify", device=model_device(args.device))
     lines, source = input_lines(args.file)
     for r in model.classify_many(lines, batch_size=args.batch_size, source=source):
         if args.format == "jsonl":
-            sys.stdout.write(json.dumps(r.to_dict()) + "\n")
+            sys.stdout.write(json.dumps(model.encode(r)) + "\n")
         else:
             sys.stdout.write(f"{r.id}\t{r.label}\t{r.confidence:.4f}\n")
     return 0
@@ -30,10 +28,9 @@ def classify(args: argparse.Namespace) -> int:
 
 def explain(args: argparse.Namespace) -> int:
     """``seqlab explain MODEL_DIR FILE --out DIR``: attention heat maps, latent-type table and t-SNE."""
-    from seqlab.relation.api import RelationModel
     from seqlab.relation.explain import explain_file
 
-    model = load_model(args.model_dir, RelationModel, "explain", device=model_device(args.device))
+    model = load_model(args.model_dir, "relation", "explain", device=model_device(args.device))
     require_file(args.file)
     written = explain_file(model, args.file, Path(args.out), sentences=args.sentences, top=args.top)
     for path in written:

@@ -4,9 +4,9 @@ Both are thin layers over :func:`seqlab.load`: ``tag`` streams ``SequenceTagger.
 three formats, ``eval`` prints ``evaluate``'s report (conlleval's, or the official SemEval scorer's).
 
 * ``conll``: ``token label`` lines, a blank line after each sentence;
-* ``jsonl``: one JSON object per sentence with tokens and spans (character offsets into the input
-  line, type, text, confidence);
-* ``inline``: each input line with entities marked ``[TYPE words]``.
+* ``jsonl``: one JSON object per sentence, as :mod:`seqlab.core.schema` writes it: its line number, tokens,
+  offsets, labels and spans (text, label, character offsets into the input line, confidence, token offsets);
+* ``inline``: each input line with entities marked ``[LABEL words]``.
 """
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ import gc
 import itertools
 import sys
 from pathlib import Path
-from typing import Iterable, TextIO
+from typing import Any, Callable, Iterable, TextIO
 
 from seqlab.cli._util import (add_backend_option, add_device_option, add_threads_option, input_lines, load_model,
                               model_device, positive_int, use_threads)
 from seqlab.core.paths import require_file
 from seqlab.core.errors import SeqlabError
-from seqlab.tagging.config import SCHEME_NAMES
+from seqlab.data.labelling import SCHEME_NAMES
 from seqlab.tagging.document import FORMATS, Document, render
 
 
@@ -57,18 +57,14 @@ def cmd_tag(args: argparse.Namespace) -> int:
     if args.workers > 1:  # each worker loads its own copy, tags and renders its chunks; here they are only written,
         # and torch is not imported (1.8 s before the workers could start importing it themselves)
         if model is not None and not _is_model(model):  # no model there: its one-line error before any worker starts
-            from seqlab.tagging.api import SequenceTagger
-
-            load_model(model, SequenceTagger, "tag", args.backend, device)
+            load_model(model, "tagging", "tag", args.backend, device)
         for text in render_in_workers(model, shard(lines, index, count), workers=args.workers, options=options,
                                       fmt=args.format, backend=args.backend):
             sys.stdout.write(text)
             sys.stdout.flush()
         return 0
-    from seqlab.tagging.api import SequenceTagger
-
     use_threads(args.threads)
-    tagger = load_model(model, SequenceTagger, "tag", args.backend, device)
+    tagger = load_model(model, "tagging", "tag", args.backend, device)
     gc.freeze()  # the modules and model just loaded stay alive: full collections while tagging need not scan them
     numbered_a, numbered_b = itertools.tee(shard(lines, index, count))
     texts = (line for _, line in numbered_a)
@@ -76,29 +72,39 @@ def cmd_tag(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_eval(args: argparse.Namespace) -> int:
-    from seqlab.relation.api import RelationModel
-
-    require_file(args.file)
-    use_threads(args.threads)
-    model = load_model(args.model_dir, device=model_device(args.device))
-    where = Path(args.model_dir) if Path(args.model_dir).is_dir() else Path.cwd()  # a model file: here
-    default = where / "eval" / Path(args.file).name
-    if isinstance(model, RelationModel):
-        if args.post_viterbi or args.columns:
-            raise SeqlabError(f"{'--post-viterbi' if args.post_viterbi else '--columns'} applies to taggers, "
-                              "not to relation classifiers")
-        answers = Path(args.output) if args.output else default.with_name(default.name + ".answers.txt")
-        result = model.evaluate(args.file, answers=answers, batch_size=args.batch_size)
-        sys.stdout.write(result.report + f"answers written to {answers}\n")
-        return 0
+def _eval_tagging(model: Any, args: argparse.Namespace, default: Path) -> str:
+    """``seqlab eval`` of a tagger: conlleval's report; the token/gold/pred file at ``default``.pred.txt."""
     if args.post_viterbi:
         model.use_post_viterbi()
     output = Path(args.output) if args.output else default.with_name(default.name + ".pred.txt")
     columns = args.columns.split(",") if args.columns else None
     result = model.evaluate(args.file, output=output, batch_size=args.batch_size, scheme=args.scheme,
                             columns=columns)
-    sys.stdout.write(result.report_text + f"predictions written to {output}\n")
+    return result.report_text + f"predictions written to {output}\n"
+
+
+def _eval_relation(model: Any, args: argparse.Namespace, default: Path) -> str:
+    """``seqlab eval`` of a relation model: the official SemEval scorer's report; answers at
+    ``default``.answers.txt."""
+    if args.post_viterbi or args.columns:
+        raise SeqlabError(f"{'--post-viterbi' if args.post_viterbi else '--columns'} applies to taggers, "
+                          "not to relation classifiers")
+    answers = Path(args.output) if args.output else default.with_name(default.name + ".answers.txt")
+    result = model.evaluate(args.file, answers=answers, batch_size=args.batch_size)
+    return result.report + f"answers written to {answers}\n"
+
+
+#: ``seqlab eval`` by the loaded model's task: (model, arguments, default output path) → the report printed.
+EVALUATORS: dict[str, Callable[[Any, argparse.Namespace, Path], str]] = {
+    "tagging": _eval_tagging, "relation": _eval_relation}
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    require_file(args.file)
+    use_threads(args.threads)
+    model = load_model(args.model_dir, device=model_device(args.device))
+    where = Path(args.model_dir) if Path(args.model_dir).is_dir() else Path.cwd()  # a model file: here
+    sys.stdout.write(EVALUATORS[model.task](model, args, where / "eval" / Path(args.file).name))
     return 0
 
 
@@ -134,8 +140,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="worker processes, one torch thread each; output stays in input order")
     g.add_argument("--shard", metavar="I/N", help="tag only lines whose number (from 0) is I modulo N: one of N "
                                                   "jobs of an array (Slurm, Kubernetes)")
-    g.add_argument("--scheme", choices=SCHEME_NAMES, default="iob2",
-                   help="tag scheme of the labels --format conll writes (default iob2: B- opens every entity)")
+    g.add_argument("--scheme", choices=SCHEME_NAMES, default=None,
+                   help="tag scheme of the labels --format conll and jsonl write (default iob2: B- opens every "
+                        "entity; a token-label model, such as a POS tagger, writes its tags)")
     add_device_option(g, workers=True)
     add_threads_option(g)
     add_backend_option(g)

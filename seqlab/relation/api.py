@@ -8,13 +8,14 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 import torch
 
 from seqlab.core import rundir
 from seqlab.core.device import resolve_device
 from seqlab.core.errors import SeqlabError
+from seqlab.core.loaded import DEFAULT_BACKEND, check_kind, model_metadata
 from seqlab.core.schema import encode_relation
 from seqlab.data.semeval import RelationExample, parse_raw_lines, read_semeval
 from seqlab.data.vocab import Vocab, load_vocabs
@@ -47,8 +48,12 @@ class Relation:
 class RelationModel:
     """A trained relation classifier (entity-aware attention BiLSTM, Lee et al. 2019), in eval mode."""
 
-    def __init__(self, config: RelationConfig, vocabs: dict[str, Vocab], model: RelationClassifier) -> None:
-        self.config, self.vocabs, self.model = config, vocabs, model
+    task = "relation"
+    inputs = ("sentences",)  # what :meth:`predict` takes: sentences with marked nominals
+
+    def __init__(self, config: RelationConfig, vocabs: dict[str, Vocab], model: RelationClassifier, *,
+                 backend: str = DEFAULT_BACKEND) -> None:
+        self.config, self.vocabs, self.model, self.backend = config, vocabs, model, backend
         self.device = next(model.parameters()).device
 
     @classmethod
@@ -67,6 +72,7 @@ class RelationModel:
 
     @property
     def labels(self) -> list[str]:
+        """The directed relations the model tells apart (and ``Other``)."""
         return self.vocabs["labels"].itos
 
     def classify(self, sentence: str) -> Relation:
@@ -100,6 +106,22 @@ class RelationModel:
         return evaluate_examples(self.model, encode(examples, self.vocabs), self.labels,
                                  batch_size=batch_size, device=self.device,
                                  answers=Path(answers) if answers else None)
+
+    # ------------------------------------------------------------ the loaded-model protocol (seqlab.core.loaded)
+
+    def predict(self, items: Sequence[str], *, kind: str | None = None, **options: Any) -> list[Relation]:
+        """A batch of ``sentences`` with marked nominals → relations (:meth:`classify_many`, whose ``options``
+        these are)."""
+        check_kind(self, kind)
+        return list(self.classify_many(items, **options))
+
+    def encode(self, result: Relation) -> dict[str, Any]:
+        """A relation as the one JSON schema writes it (:mod:`seqlab.core.schema`)."""
+        return result.to_dict()
+
+    def metadata(self) -> dict[str, Any]:
+        """Task, labels, backend, device and resolved config (:func:`seqlab.core.loaded.model_metadata`)."""
+        return model_metadata(self, self.device, self.config)
 
     def __repr__(self) -> str:
         return f"RelationModel({len(self.labels)} labels, device={self.device})"

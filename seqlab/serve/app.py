@@ -8,7 +8,7 @@ import logging
 from typing import Any, Callable
 
 from seqlab.core.errors import SeqlabError
-from seqlab.serve.service import BadRequest, ModelService
+from seqlab.serve.service import PATHS, BadRequest, ModelService
 
 try:
     import orjson
@@ -135,9 +135,9 @@ def make_app(service: ModelService) -> Any:
         await asyncio.get_running_loop().run_in_executor(None, service.batcher.close)
 
     routes = [Route("/health", health, methods=["GET"]), Route("/model", describe, methods=["GET"]),
-              Route("/tag", _Asgi(post), methods=["POST"]), Route("/classify", _Asgi(post), methods=["POST"])]
+              *(Route(path, _Asgi(post), methods=["POST"]) for path in PATHS.values())]
     framework = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})
-    hot = {("POST", "/tag"), ("POST", "/classify")}
+    hot = {("POST", path) for path in PATHS.values()}
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and (scope["method"], scope["path"]) in hot:

@@ -5,11 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 from seqlab.core.errors import SeqlabError
-from seqlab.core.schema import encode_document, encode_relation, encode_sentence
+from seqlab.core.loaded import LoadedModel
 from seqlab.serve.batcher import MicroBatcher
 
 MAX_BYTES = 1_000_000
 MAX_TOKENS = 20_000
+
+#: A model's POST endpoint, by its task (:attr:`LoadedModel.task`).
+PATHS = {"tagging": "/tag", "relation": "/classify"}
+#: The request fields, each with the input kind it carries (:attr:`LoadedModel.inputs`): ``text`` one raw text,
+#: ``texts`` several, ``tokens`` pre-tokenised sentences, ``sentences`` sentences with marked nominals.
+FIELDS = {"text": "texts", "texts": "texts", "tokens": "tokens", "sentences": "sentences"}
+#: The answer's key for each input kind's results.
+ANSWERS = {"texts": "documents", "tokens": "sentences", "sentences": "relations"}
+#: Options of ``predict`` for an input kind: a bad marked sentence's error names the request's field.
+OPTIONS: dict[str, dict[str, Any]] = {"sentences": {"source": "sentences"}}
 
 
 class BadRequest(Exception):
@@ -30,17 +40,16 @@ def _strings(value: Any, field: str) -> list[str]:
 
 
 class ModelService:
-    """What the HTTP layer calls: a loaded model (tagger or relation model), its name and manifest, the request
-    limits and the micro-batcher that runs the model."""
+    """What the HTTP layer calls: a loaded model of any task (:class:`~seqlab.core.loaded.LoadedModel`), its name
+    and manifest, the request limits and the micro-batcher that runs the model."""
 
-    def __init__(self, model: Any, name: str, *, manifest: dict[str, Any] | None = None, max_bytes: int = MAX_BYTES,
-                 max_tokens: int = MAX_TOKENS, batch_wait: float = 0.005, max_batch: int = 256) -> None:
-        from seqlab.relation.api import RelationModel
-
+    def __init__(self, model: LoadedModel, name: str, *, manifest: dict[str, Any] | None = None,
+                 max_bytes: int = MAX_BYTES, max_tokens: int = MAX_TOKENS, batch_wait: float = 0.005,
+                 max_batch: int = 256) -> None:
         self.model, self.name, self.manifest = model, name, manifest
         self.max_bytes, self.max_tokens = max_bytes, max_tokens
-        self.task = "relation" if isinstance(model, RelationModel) else "tagging"
-        self.path = "/tag" if self.task == "tagging" else "/classify"
+        self.task, self.path = model.task, PATHS[model.task]
+        self.fields = [field for field, kind in FIELDS.items() if kind in model.inputs]
         self.batcher = MicroBatcher(self._run, wait=batch_wait, max_items=max_batch)
 
     def health(self) -> dict[str, Any]:
@@ -48,19 +57,14 @@ class ModelService:
 
     def describe(self) -> dict[str, Any]:
         """``GET /model``: the task, its labels, the model's resolved config and its manifest (a ``.seqlab`` file)."""
-        from seqlab.core.strict import to_tree
-
-        labels = self.model.types if self.task == "tagging" else self.model.labels
-        return {"model": self.name, "task": self.task, "labels": labels, "config": to_tree(self.model.config),
-                "manifest": self.manifest}
+        metadata = self.model.metadata()
+        return {"model": self.name, "task": metadata["task"], "labels": metadata["labels"],
+                "config": metadata["config"], "manifest": self.manifest}
 
     def _run(self, kind: str, items: list[Any]) -> list[Any]:
-        """In the batcher's thread: the model on a batch, as JSON-ready data."""
-        if kind == "texts":
-            return [encode_document(d) for d in self.model.tag_many(items, batch_size=max(64, len(items)))]
-        if kind == "tokens":
-            return [encode_sentence(s) for s in self.model.tag_tokens(items, batch_size=max(64, len(items)))]
-        return [encode_relation(r) for r in self.model.classify_many(items, source="sentences")]
+        """In the batcher's thread: the model on a batch of one input kind, as JSON-ready data."""
+        results = self.model.predict(items, kind=kind, batch_size=max(64, len(items)), **OPTIONS.get(kind, {}))
+        return [self.model.encode(result) for result in results]
 
     async def answer(self, path: str, body: Any) -> dict[str, Any]:
         """Answer a POST to ``path`` with the parsed JSON ``body``."""
@@ -75,12 +79,11 @@ class ModelService:
             results = await self.batcher.submit(kind, items) if items else []
         except SeqlabError as err:
             raise BadRequest(422, str(err)) from None
-        key = {"texts": "documents", "tokens": "sentences", "sentences": "relations"}[kind]
-        return {key: results}
+        return {ANSWERS[kind]: results}
 
     def _parse(self, body: dict[str, Any]) -> tuple[str, str, list[Any], int]:
         """The request's field, kind, items and token count (raw text: whitespace-separated words)."""
-        expected = ['"text"', '"texts"', '"tokens"'] if self.task == "tagging" else ['"sentences"']
+        expected = [f'"{field}"' for field in self.fields]
         given = [key for key in body if f'"{key}"' in expected]
         unknown = [key for key in body if f'"{key}"' not in expected]
         if unknown or len(given) != 1:
@@ -90,7 +93,7 @@ class ModelService:
         if key == "text":
             if not isinstance(body[key], str):
                 raise BadRequest(422, f"text: expected a string, got {type(body[key]).__name__}")
-            return key, "texts", [body[key]], len(body[key].split())
+            return key, FIELDS[key], [body[key]], len(body[key].split())
         if key == "tokens":
             value = body[key]
             if not isinstance(value, list):
@@ -100,6 +103,6 @@ class ModelService:
                 _strings(sentence, f"tokens[{i}]")
                 if not sentence:
                     raise BadRequest(422, f"tokens[{i}]: an empty sentence")
-            return key, "tokens", value, sum(len(s) for s in value)
+            return key, FIELDS[key], value, sum(len(s) for s in value)
         items = _strings(body[key], key)
-        return key, ("texts" if key == "texts" else "sentences"), items, sum(len(t.split()) for t in items)
+        return key, FIELDS[key], items, sum(len(t.split()) for t in items)

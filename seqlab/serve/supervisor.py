@@ -14,6 +14,7 @@ from collections import deque
 from typing import Any, Callable, Iterator
 
 from seqlab.core.errors import SeqlabError
+from seqlab.core.loaded import LoadedModel
 from seqlab.serve.app import make_app, require_framework
 from seqlab.serve.service import MAX_BYTES, MAX_TOKENS, ModelService
 
@@ -149,9 +150,9 @@ class Server:
         self.stopped.wait(timeout)
 
 
-def make_server(model: Any, name: str, *, host: str = "127.0.0.1", port: int = 8080, max_bytes: int = MAX_BYTES,
-                max_tokens: int = MAX_TOKENS, batch_wait: float = 0.005, max_batch: int = 256,
-                manifest: dict[str, Any] | None = None, workers: int = 1) -> Server:
+def make_server(model: LoadedModel, name: str, *, host: str = "127.0.0.1", port: int = 8080,
+                max_bytes: int = MAX_BYTES, max_tokens: int = MAX_TOKENS, batch_wait: float = 0.005,
+                max_batch: int = 256, manifest: dict[str, Any] | None = None, workers: int = 1) -> Server:
     """An HTTP server for ``model`` (not yet serving: call ``serve_forever``); port 0 picks a free port.
     Concurrent requests arriving within ``batch_wait`` seconds (up to ``max_batch`` texts) are run together.
     Without the ``serve`` extra this fails with an install hint."""
