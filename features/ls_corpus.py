@@ -30,8 +30,8 @@ from features.corpus import read_lines
 PathLike = Union[str, "os.PathLike[str]"]
 
 DOCSTART = "-DOCSTART-"
-#: Tag prefixes that start a mention; ``I``/``E``/``L`` continue one of the same type.
-BEGIN, INSIDE = frozenset("BSU"), frozenset("IEL")
+#: Tag prefixes that continue a mention of the same type; any other prefix (``B``, ``S``, ``U``) starts one.
+INSIDE = frozenset("IEL")
 _TAG = re.compile(r"^(?P<prefix>[BIESLU])-(?P<label>\S+)$")
 #: Separators tried, in order, by ``hierarchy_sep="auto"``: the first that every label contains.
 AUTO_SEPARATORS = ("_", "-")

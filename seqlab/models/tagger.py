@@ -1,20 +1,12 @@
 """A sequence tagger assembled from parts: ``Tagger(embedder, encoder, decoder)``."""
 from __future__ import annotations
 
-from typing import Protocol
-
 import torch
 from torch import nn
 
 from seqlab.data.batching import Batch, Encoded
 from seqlab.modules.window import WindowEncoder
 from seqlab.modules.window_fast import WindowTables, Workspace
-
-
-class Decoder(Protocol):
-    def loss(self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor: ...
-    def decode(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor: ...
-    def marginals(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor: ...
 
 
 class Tagger(nn.Module):
@@ -70,11 +62,6 @@ class Tagger(nn.Module):
         if not isinstance(self.encoder, WindowEncoder) or getattr(self.embedder, "contextual", None) is not None:
             return None  # contextual vectors are not a function of the word type
         return WindowTables(self, data, table, workspace=workspace)
-
-    def decode_with_marginals(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
-        """Best label ids and per-token label marginals, shapes (B, T) and (B, T, K)."""
-        emissions = self.emissions(batch)
-        return self.decoder.decode(emissions, batch.mask), self.decoder.marginals(emissions, batch.mask)
 
 
 def _as_module(dropout: float | nn.Module) -> nn.Module:
