@@ -16,7 +16,7 @@ import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
 from features.base import FeatureFileError
 from features.brown import BrownClusters
@@ -93,13 +93,20 @@ class WindowRepresentations:
                 feats.update(zip(names[k], rows[i + k]))
 
 
-class RepresentationSettings(Protocol):
-    """The word-representation settings the baselines share (fields of their configs)."""
-    brown: tuple[str, ...]
-    embeddings: tuple[str, ...]
-    embedding_scale: float
-    embeddings_lowercase: bool
-    embeddings_normalize_numbers: bool
+@dataclass(frozen=True, kw_only=True)
+class RepresentationSettings:
+    """The word representations a baseline reads (paths relative to SEQLAB_DATA) and how the embeddings are looked
+    up and scaled: the fields every baseline's config inherits (keyword-only, after the config's own)."""
+
+    brown: tuple[str, ...] = ()
+    embeddings: tuple[str, ...] = ()
+    embedding_scale: float = DEFAULT_SIGMA
+    embeddings_lowercase: bool = False  # for vectors induced from lower-cased text (Turian's C&W and HLBL)
+    embeddings_normalize_numbers: bool = False  # for vectors induced with 1980 -> *DDDD*
+
+    def __post_init__(self) -> None:
+        if not self.embedding_scale > 0:
+            raise SeqlabError(f"embedding_scale must be > 0, but got {self.embedding_scale!r}")
 
 
 def load_representations(cfg: RepresentationSettings) -> tuple[list[BrownClusters], list[EmbeddingFeatures]]:

@@ -72,7 +72,6 @@ from typing import Any
 
 from features.brown import BrownClusters
 from features.embeddings import EmbeddingFeatures
-from features.scaling import DEFAULT_SIGMA
 from seqlab.core.errors import SeqlabError
 from seqlab.core.paths import resolve_data_path
 from seqlab.data.conll import read_conll
@@ -80,9 +79,10 @@ from seqlab.data.metrics import report_to_dict, score
 
 if not __package__:  # run as a file, where the examples package cannot be imported
     sys.exit("crfsuite_chunker: run it from the repository root as a module: python -m examples.crfsuite_chunker")
-from examples.baselines import (PAD, WINDOW, Sentence, WindowRepresentations, add_output_arguments,  # noqa: E402
-                                add_representation_arguments, import_pycrfsuite, load_representations, offset,
-                                representation_settings, run_main, tag, train_crf, write_predictions, write_results)
+from examples.baselines import (PAD, WINDOW, RepresentationSettings, Sentence, WindowRepresentations,  # noqa: E402
+                                add_output_arguments, add_representation_arguments, import_pycrfsuite,
+                                load_representations, offset, representation_settings, run_main, tag, train_crf,
+                                write_predictions, write_results)
 
 logger = logging.getLogger("crfsuite_chunker")
 
@@ -137,18 +137,13 @@ class ChunkFeatures:
 
 
 @dataclass(frozen=True)
-class ChunkerConfig:
+class ChunkerConfig(RepresentationSettings):
     """Everything that determines a run; written with the results next to the model."""
 
     train: str
     test: str
     model: str
     predictions: str
-    brown: tuple[str, ...] = ()
-    embeddings: tuple[str, ...] = ()
-    embedding_scale: float = DEFAULT_SIGMA
-    embeddings_lowercase: bool = False  # for vectors induced from lower-cased text (Turian's C&W and HLBL)
-    embeddings_normalize_numbers: bool = False  # for vectors induced with 1980 -> *DDDD*
     algorithm: str = "l2sgd"
     c1: float | None = None
     c2: float = TURIAN_C2
@@ -157,6 +152,7 @@ class ChunkerConfig:
     possible_features: bool = True  # FEATURE_PARAMS on; False: only attribute/label pairs seen in train
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.algorithm not in ALGORITHMS:
             raise SeqlabError(f"algorithm must be one of {', '.join(ALGORITHMS)}, but got {self.algorithm!r}")
         if self.c1 is not None and self.algorithm != "lbfgs":
@@ -166,8 +162,6 @@ class ChunkerConfig:
                 raise SeqlabError(f"{name} must be a number >= 0, but got {value!r}")
         if self.max_iterations is not None and self.max_iterations < 1:
             raise SeqlabError(f"max_iterations must be >= 1, but got {self.max_iterations!r}")
-        if not self.embedding_scale > 0:
-            raise SeqlabError(f"embedding_scale must be > 0, but got {self.embedding_scale!r}")
 
     def crfsuite_params(self, c2: float | None = None) -> dict[str, Any]:
         possible = FEATURE_PARAMS if self.possible_features else {key: False for key in FEATURE_PARAMS}

@@ -55,7 +55,6 @@ from typing import Any
 from features.brown import BrownClusters
 from features.embeddings import EmbeddingFeatures
 from features.orthographic import capitalization, word_type
-from features.scaling import DEFAULT_SIGMA
 from seqlab.core.errors import SeqlabError
 from seqlab.core.paths import resolve_data_path
 from seqlab.data.conll import read_conll
@@ -64,9 +63,10 @@ from seqlab.data.schemes import convert
 
 if not __package__:  # run as a file, where the examples package cannot be imported
     sys.exit("crfsuite_ner: run it from the repository root as a module: python -m examples.crfsuite_ner")
-from examples.baselines import (PAD, WINDOW, Sentence, WindowRepresentations, add_output_arguments,  # noqa: E402
-                                add_representation_arguments, import_pycrfsuite, load_representations, offset,
-                                representation_settings, run_main, tag, train_crf, write_predictions, write_results)
+from examples.baselines import (PAD, WINDOW, RepresentationSettings, Sentence, WindowRepresentations,  # noqa: E402
+                                add_output_arguments, add_representation_arguments, import_pycrfsuite,
+                                load_representations, offset, representation_settings, run_main, tag, train_crf,
+                                write_predictions, write_results)
 
 logger = logging.getLogger("crfsuite_ner")
 
@@ -117,7 +117,7 @@ class NerFeatures:
 
 
 @dataclass(frozen=True)
-class NerData:
+class NerData(RepresentationSettings):
     """The data, outputs and word representations of a CoNLL-2003 run (this script's and greedy_ner.py's)."""
 
     train: str
@@ -125,16 +125,7 @@ class NerData:
     test: str
     model: str
     predictions: str
-    brown: tuple[str, ...] = ()
     brown_lowercase: bool = False
-    embeddings: tuple[str, ...] = ()
-    embedding_scale: float = DEFAULT_SIGMA
-    embeddings_lowercase: bool = False
-    embeddings_normalize_numbers: bool = False
-
-    def __post_init__(self) -> None:
-        if not self.embedding_scale > 0:
-            raise SeqlabError(f"embedding_scale must be > 0, but got {self.embedding_scale!r}")
 
     def features(self) -> NerFeatures:
         """The feature extractor with the representations loaded (paths relative to SEQLAB_DATA)."""
