@@ -1,0 +1,151 @@
+"""brat standoff (Stenetorp et al. 2012): a document's text in ``x.txt``, its annotations in ``x.ann``.
+
+Read are the text-bound annotations, ``T1<TAB>Disease 10 25<TAB>text`` (character offsets into the .txt
+decoded as UTF-8, end exclusive), aligned to tokens by :mod:`seqlab.data.formats.align`. A discontinuous one
+(``T2<TAB>Type 0 5;10 15<TAB>...``) becomes one span by the policy ``discontinuous``: ``cover`` (its first
+start to its last end; the default) or ``first`` (its first fragment); each is counted in the report.
+Relations, events, attributes, normalizations and notes (``R``, ``E``, ``A``/``M``, ``N``, ``#``, ``*``) are
+counted and ignored. A T line whose text differs from the .txt at its offsets is read by its offsets, and
+reported: offsets are what brat means, the text a check.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from seqlab.core.atomic import atomic_open
+from seqlab.core.errors import DataFormatError, SeqlabError
+from seqlab.data.conll import UTF8_BOM, ColumnSentence
+from seqlab.data.formats.align import (TAG, WORD, AlignmentReport, CharSpan, SpanDocument, align_documents,
+                                       documents_of, problem)
+
+ANN, TXT = ".ann", ".txt"
+#: How a discontinuous span (several fragments) is read: the range covering them all, or the first fragment.
+DISCONTINUOUS = ("cover", "first")
+#: The annotation kinds read past, by the first character of their id.
+IGNORED = {"R": "relation", "E": "event", "A": "attribute", "M": "attribute", "N": "normalization",
+           "#": "note", "*": "equivalence"}
+_OFFSETS = re.compile(r"[0-9]+ [0-9]+(?:;[0-9]+ [0-9]+)*\Z")
+_UNSAFE = re.compile(r"[^\w.-]")
+
+
+def brat_files(path: str | os.PathLike[str]) -> list[Path]:
+    """The .ann files to read: a folder's (sorted by name; subfolders are not read), or the one document
+    that ``x.ann`` or ``x.txt`` names."""
+    path = Path(path)
+    if path.is_dir():
+        found = sorted(path.glob(f"*{ANN}"))
+        if not found:
+            raise SeqlabError(f"{path}: no {ANN} files (a brat folder holds pairs of x{TXT} and x{ANN})")
+        return found
+    ann = path.with_suffix(ANN)
+    if path.suffix not in (ANN, TXT) or not ann.is_file():
+        raise SeqlabError(f"{path}: expected a brat folder, or a document's {ANN} file (with its {TXT} beside it)")
+    return [ann]
+
+
+def read_text(path: Path) -> str:
+    """A document's text exactly as stored (newlines untranslated, so offsets count every character)."""
+    if not path.is_file():
+        raise SeqlabError(f"{path}: no such file (every {ANN} needs its {TXT})")
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        raise DataFormatError(str(path), line, f"not valid UTF-8 (byte {raw[err.start]:#04x})") from None
+
+
+def _fragments(ann: Path, number: int, line: str) -> tuple[str, str, list[tuple[int, int]], str | None]:
+    """The id, type, fragments and text of a T line."""
+    fields = line.split("\t", 2)
+    kind, _, offsets = fields[1].partition(" ") if len(fields) > 1 else ("", "", "")
+    if len(fields) < 2 or not kind or not _OFFSETS.match(offsets):
+        raise DataFormatError(str(ann), number, f"expected 'T<n><TAB>TYPE START END[;START END...]<TAB>TEXT', "
+                                                f"got {line!r}")
+    pairs = [tuple(map(int, fragment.split())) for fragment in offsets.split(";")]
+    return fields[0], kind, pairs, fields[2] if len(fields) > 2 else None  # type: ignore[return-value]
+
+
+def read_ann(ann: Path, doc: SpanDocument, report: AlignmentReport, *, discontinuous: str = "cover",
+             strict: bool = False) -> tuple[CharSpan, ...]:
+    """The text-bound spans of ``ann`` over ``doc``'s text (module docstring for the policies)."""
+    if discontinuous not in DISCONTINUOUS:
+        raise SeqlabError(f"discontinuous: expected one of {list(DISCONTINUOUS)}, got {discontinuous!r}")
+    raw = ann.read_bytes().removeprefix(UTF8_BOM)
+    try:
+        lines = raw.decode("utf-8").splitlines()
+    except UnicodeDecodeError as err:
+        raise DataFormatError(str(ann), raw.count(b"\n", 0, err.start) + 1, "not valid UTF-8") from None
+    spans = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        if line[0] in IGNORED:
+            report.notes[f"{IGNORED[line[0]]} lines ({line[0]}) ignored"] += 1
+            continue
+        if line[0] != "T":
+            raise DataFormatError(str(ann), number, f"expected a brat annotation (T, R, E, A, M, N, # or * and "
+                                                    f"an id), got {line[:40]!r}")
+        ident, kind, pairs, written = _fragments(ann, number, line)
+        if len(pairs) > 1:
+            report.notes[f"discontinuous spans read as {discontinuous}"] += 1
+        start, end = pairs[0] if discontinuous == "first" else (min(p[0] for p in pairs), max(p[1] for p in pairs))
+        spans.append(CharSpan(start, end, kind, number, ident))
+        if written is not None and all(0 <= a <= b <= len(doc.text) for a, b in pairs):
+            stored = " ".join(doc.text[a:b] for a, b in pairs)
+            if written.split() != stored.split():
+                report.notes["T lines whose text differs from the .txt"] += 1
+                problem(report, str(ann), number, f"document {doc.ident}: {ident} reads {written!r}, the .txt "
+                                                  f"has {stored!r} at {pairs} (read by the offsets)", strict=strict)
+    return tuple(spans)
+
+
+def brat_documents(path: str | os.PathLike[str], report: AlignmentReport, *, discontinuous: str = "cover",
+                   strict: bool = False) -> Iterator[SpanDocument]:
+    """The documents of a brat folder (or of one .ann), their spans read from the .ann files."""
+    files = brat_files(path)
+    if Path(path).is_dir():
+        unpaired = {p.stem for p in Path(path).glob(f"*{TXT}")} - {p.stem for p in files}
+        if unpaired:
+            report.notes[f"{TXT} files without {ANN} (not read)"] += len(unpaired)
+    for ann in files:
+        txt = ann.with_suffix(TXT)
+        doc = SpanDocument(ann.stem, read_text(txt), path=str(txt), span_path=str(ann), raw_text=True)
+        spans = read_ann(ann, doc, report, discontinuous=discontinuous, strict=strict)
+        yield SpanDocument(doc.ident, doc.text, spans, path=doc.path, span_path=doc.span_path, raw_text=True)
+
+
+def read_brat(path: str | os.PathLike[str], *, strict: bool = False, discontinuous: str = "cover",
+              report: AlignmentReport | None = None) -> Iterator[ColumnSentence]:
+    """Stream the sentences of a brat folder (or one document), tagged IOB2 in the columns ``word`` and
+    ``ner``; the report (counts and problems) is logged at the end."""
+    report = report if report is not None else AlignmentReport()
+    yield from align_documents(brat_documents(path, report, discontinuous=discontinuous, strict=strict),
+                               report, strict=strict)
+    report.log(str(path))
+
+
+def write_brat(folder: str | os.PathLike[str], sentences: Iterable[ColumnSentence], *,
+               word_column: str = WORD, tag_column: str = TAG) -> int:
+    """Write sentences as brat documents, ``<doc_id>.txt`` and ``<doc_id>.ann`` (T lines numbered from T1), each
+    file atomically; returns how many documents. Sentences are grouped as
+    :func:`seqlab.data.formats.align.documents_of` says; a document id is made a safe file name."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written: dict[str, str] = {}
+    for doc in documents_of(sentences, word_column=word_column, tag_column=tag_column):
+        name = _UNSAFE.sub("_", doc.ident).lstrip(".") or "doc"
+        if name in written:
+            raise SeqlabError(f"{folder}: documents {written[name]!r} and {doc.ident!r} would both be written "
+                              f"as {name}{TXT}; give them distinct ids")
+        written[name] = doc.ident
+        with atomic_open(folder / f"{name}{TXT}", "wb") as out:
+            out.write(doc.text.encode("utf-8"))
+        lines = [f"T{k}\t{s.label} {s.start} {s.end}\t{' '.join(doc.text[s.start:s.end].split())}\n"
+                 for k, s in enumerate(doc.spans, start=1)]
+        with atomic_open(folder / f"{name}{ANN}", "wb") as out:
+            out.write("".join(lines).encode("utf-8"))
+    return len(written)
