@@ -1,0 +1,121 @@
+"""JSONL documents with character spans: one JSON object per line, as doccano, spaCy and Prodigy write them.
+
+Each object holds ``text`` and its spans under the first of :data:`SPAN_KEYS` it has: ``spans`` (spaCy,
+Prodigy), ``entities`` or ``label`` (doccano). A span is an object ``{"start", "end", "label"}`` (doccano's
+``start_offset``/``end_offset`` too) or a list ``[start, end, label]``. An object without any holds no
+entities. ``id`` names the document (else ``<file stem>-<line>``). Prodigy's rejected and ignored answers
+(``"answer"`` other than ``accept``) are skipped and counted. Spans are aligned to tokens by
+:mod:`seqlab.data.formats.align`.
+
+:func:`write_span_jsonl` writes sentences back as ``{"id", "text", "spans": [{"start", "end", "label",
+"text"}]}``, the span fields of seqlab's output schema (:mod:`seqlab.core.schema`).
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from seqlab.core.atomic import atomic_open
+from seqlab.core.errors import DataFormatError
+from seqlab.core.paths import require_file
+from seqlab.data.conll import ColumnSentence, numbered_lines
+from seqlab.data.formats.align import (TAG, WORD, AlignmentReport, CharSpan, SpanDocument, align_documents,
+                                       documents_of)
+
+#: Where an object's spans are looked for, in this order.
+SPAN_KEYS = ("spans", "entities", "label")
+_STARTS, _ENDS = ("start", "start_offset"), ("end", "end_offset")
+
+
+def json_objects(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of a JSONL file; a line that is not a JSON object is a
+    DataFormatError naming the file and line."""
+    path = require_file(path)
+    for number, line in numbered_lines(path):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise DataFormatError(str(path), number, f"not JSON: {err.msg} (column {err.colno})") from None
+        if not isinstance(value, dict):
+            raise DataFormatError(str(path), number, f"expected a JSON object per line, got {type(value).__name__}")
+        yield number, value
+
+
+def integer(value: object, what: str, path: str, line: int) -> int:
+    """``value`` if it is an integer (not a bool), else a DataFormatError saying what ``what`` should be."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise DataFormatError(path, line, f"{what}: expected an integer character offset, got {value!r}")
+    return value
+
+
+def _first(item: dict[str, Any], keys: tuple[str, ...]) -> object:
+    return next((item[k] for k in keys if k in item), None)
+
+
+def parse_span(item: object, where: str, path: str, line: int) -> CharSpan:
+    """One span: ``{"start", "end", "label"}`` (or doccano's ``start_offset``/``end_offset``) or
+    ``[start, end, label]``; ``where`` names it in errors (``spans[2]``)."""
+    if isinstance(item, dict):
+        start, end, label = _first(item, _STARTS), _first(item, _ENDS), item.get("label")
+    elif isinstance(item, list) and len(item) == 3:
+        start, end, label = item
+    else:
+        raise DataFormatError(path, line, f"{where}: expected {{\"start\", \"end\", \"label\"}} or "
+                                          f"[start, end, label], got {json.dumps(item)[:80]}")
+    if not isinstance(label, str):
+        raise DataFormatError(path, line, f"{where}: expected a label string, got {label!r}")
+    return CharSpan(integer(start, f"{where} start", path, line), integer(end, f"{where} end", path, line),
+                    label, line)
+
+
+def span_document(obj: dict[str, Any], path: str, line: int, *, text_key: str = "text") -> SpanDocument:
+    """The document of one JSONL object (module docstring for its shape)."""
+    text = obj.get(text_key)
+    if not isinstance(text, str):
+        raise DataFormatError(path, line, f"expected a string under {text_key!r}, got "
+                                          f"{'no such key' if text is None else type(text).__name__}; "
+                                          f"keys: {sorted(obj)}")
+    key = next((k for k in SPAN_KEYS if k in obj), None)
+    items = obj[key] if key else []
+    if not isinstance(items, list):
+        raise DataFormatError(path, line, f"{key}: expected a list of spans, got {type(items).__name__}")
+    spans = tuple(parse_span(item, f"{key}[{k}]", path, line) for k, item in enumerate(items))
+    ident = obj.get("id")
+    ident = str(ident) if ident is not None else f"{Path(path).stem}-{line}"
+    return SpanDocument(ident, text, spans, path=path, line=line)
+
+
+def span_documents(path: str | os.PathLike[str], report: AlignmentReport) -> Iterator[SpanDocument]:
+    """The documents of a span JSONL file."""
+    for number, obj in json_objects(path):
+        if obj.get("answer", "accept") != "accept":
+            report.notes["records not accepted (answer reject or ignore) skipped"] += 1
+            continue
+        yield span_document(obj, str(path), number)
+
+
+def read_span_jsonl(path: str | os.PathLike[str], *, strict: bool = False,
+                    report: AlignmentReport | None = None) -> Iterator[ColumnSentence]:
+    """Stream the sentences of a span JSONL file, tagged IOB2 in the columns ``word`` and ``ner``; the
+    report (counts and problems) is logged at the end."""
+    report = report if report is not None else AlignmentReport()
+    yield from align_documents(span_documents(path, report), report, strict=strict)
+    report.log(str(path))
+
+
+def write_span_jsonl(path: str | os.PathLike[str], sentences: Iterable[ColumnSentence], *,
+                     word_column: str = WORD, tag_column: str = TAG) -> int:
+    """Write sentences as span JSONL, one document per line (grouped as
+    :func:`seqlab.data.formats.align.documents_of` says), atomically; returns how many documents."""
+    count = 0
+    with atomic_open(path) as out:
+        for doc in documents_of(sentences, word_column=word_column, tag_column=tag_column):
+            spans = [{"start": s.start, "end": s.end, "label": s.label, "text": doc.text[s.start:s.end]}
+                     for s in doc.spans]
+            out.write(json.dumps({"id": doc.ident, "text": doc.text, "spans": spans}, ensure_ascii=False) + "\n")
+            count += 1
+    return count

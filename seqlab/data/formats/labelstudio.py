@@ -1,0 +1,116 @@
+"""Label Studio JSON exports: a JSON list of tasks, each ``{"id", "data": {"text": ...}, "annotations": [...]}``.
+
+An annotation's ``result`` holds regions; those of type ``labels`` give spans, ``value.start``, ``value.end``
+and ``value.labels`` (character offsets into ``data.text``). Policies, each counted in the report: the first
+annotation that was not cancelled is read (a task annotated by several people gives one document); a task with
+none is skipped (unlabelled, not "no entities"); a region with several labels takes the first; results of
+other types (choices, relations, text areas) and the ``predictions`` are ignored. Spans are aligned to tokens
+by :mod:`seqlab.data.formats.align`; messages name the line where a task begins.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+from seqlab.core.errors import DataFormatError, SeqlabError
+from seqlab.core.paths import require_file
+from seqlab.data.conll import UTF8_BOM, ColumnSentence
+from seqlab.data.formats.align import AlignmentReport, CharSpan, SpanDocument, align_documents
+from seqlab.data.formats.jsonl import integer
+
+
+def json_list(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
+    """``(line number, element)`` for each element of the JSON list that is the whole of ``path``."""
+    path = require_file(path)
+    raw = path.read_bytes().removeprefix(UTF8_BOM)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise DataFormatError(str(path), raw.count(b"\n", 0, err.start) + 1, "not valid UTF-8") from None
+    decoder = json.JSONDecoder()
+    at = _skip(text, 0)
+    if not text.startswith("[", at):
+        raise DataFormatError(str(path), text.count("\n", 0, at) + 1, "expected a JSON list of tasks (Label "
+                                                                      "Studio's JSON export)")
+    at = _skip(text, at + 1)
+    line, counted = 1, 0  # the line of text[counted]
+    while not text.startswith("]", at):
+        line, counted = line + text.count("\n", counted, at), at
+        try:
+            value, at = decoder.raw_decode(text, at)
+        except json.JSONDecodeError as err:
+            raise DataFormatError(str(path), err.lineno, f"not JSON: {err.msg} (column {err.colno})") from None
+        yield line, value
+        at = _skip(text, at)
+        if text.startswith(",", at):
+            at = _skip(text, at + 1)
+        elif not text.startswith("]", at):
+            raise DataFormatError(str(path), line + text.count("\n", counted, at),
+                                  "expected ',' or ']' after a task" if at < len(text) else "the list is not closed")
+
+
+def _skip(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
+
+
+def _region(result: dict[str, Any], where: str, path: str, line: int, report: AlignmentReport) -> CharSpan:
+    value = result.get("value")
+    labels = value.get("labels") if isinstance(value, dict) else None
+    if not isinstance(labels, list) or not labels or not isinstance(labels[0], str):
+        raise DataFormatError(path, line, f"{where}: expected value.labels, a list of label names, got "
+                                          f"{json.dumps(value)[:80]}")
+    if len(labels) > 1:
+        report.notes["regions with several labels (the first read)"] += 1
+    return CharSpan(integer(value.get("start"), f"{where} value.start", path, line),
+                    integer(value.get("end"), f"{where} value.end", path, line), labels[0], line,
+                    str(result.get("id", "")))
+
+
+def task_document(task: object, number: int, path: str, line: int, report: AlignmentReport, *,
+                  text_key: str = "text") -> SpanDocument | None:
+    """The document of one task, or None for a task with no annotation to read."""
+    where = f"task {number}"
+    data = task.get("data") if isinstance(task, dict) else None
+    if not isinstance(task, dict) or not isinstance(data, dict) or not isinstance(data.get(text_key), str):
+        raise DataFormatError(path, line, f"{where}: expected an object with data.{text_key} (a string)"
+                                          + (f"; data has {sorted(data)}" if isinstance(data, dict) else ""))
+    annotations = [a for a in task.get("annotations") or [] if isinstance(a, dict) and not a.get("was_cancelled")]
+    if not annotations:
+        report.notes["tasks without an annotation (skipped)"] += 1
+        return None
+    if len(annotations) > 1:
+        report.notes["tasks with several annotations (the first read)"] += 1
+    spans = []
+    for k, result in enumerate(annotations[0].get("result") or []):
+        if not isinstance(result, dict) or result.get("type", "labels") != "labels":
+            report.notes["results other than labels ignored"] += 1
+            continue
+        spans.append(_region(result, f"{where} result {k}", path, line, report))
+    ident = str(task["id"]) if task.get("id") is not None else f"{Path(path).stem}-{number}"
+    return SpanDocument(ident, data[text_key], tuple(spans), path=path, line=line)
+
+
+def label_studio_documents(path: str | os.PathLike[str], report: AlignmentReport, *,
+                           text_key: str = "text") -> Iterator[SpanDocument]:
+    """The documents of a Label Studio JSON export."""
+    count = 0
+    for number, (line, task) in enumerate(json_list(path)):
+        doc = task_document(task, number, str(path), line, report, text_key=text_key)
+        count += 1
+        if doc is not None:
+            yield doc
+    if not count:
+        raise SeqlabError(f"{path}: no tasks (an empty JSON list)")
+
+
+def read_label_studio(path: str | os.PathLike[str], *, strict: bool = False, text_key: str = "text",
+                      report: AlignmentReport | None = None) -> Iterator[ColumnSentence]:
+    """Stream the sentences of a Label Studio JSON export, tagged IOB2 in the columns ``word`` and ``ner``;
+    the report (counts and problems) is logged at the end."""
+    report = report if report is not None else AlignmentReport()
+    yield from align_documents(label_studio_documents(path, report, text_key=text_key), report, strict=strict)
+    report.log(str(path))
