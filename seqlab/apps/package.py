@@ -110,11 +110,12 @@ def _manifest(run_dir: Path, members: dict[str, bytes]) -> dict[str, Any]:
     tree = yaml.safe_load(members[rundir.CONFIG])
     metrics_path = run_dir / rundir.METRICS
     metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.is_file() else {}
-    scores = {split: metrics[split].get("f1", metrics[split].get("official_macro_f1"))  # tagging; relation
+    keys = ("f1", "official_macro_f1", "accuracy")  # span tagging, relation, token labels (POS)
+    scores = {split: next((metrics[split][k] for k in keys if k in metrics[split]), None)
               for split in ("dev", "test") if isinstance(metrics.get(split), dict)}
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "seqlab_version": __version__,
             "task": tree.get("task", DEFAULT_TASK), "training_data": tree.get("data", {}),
-            "scores": scores, "best_epoch": metrics.get("best_epoch"),
+            "scores": scores, "measure": metrics.get("measure"), "best_epoch": metrics.get("best_epoch"),
             "members": {name: _sha256(data) for name, data in sorted(members.items())}}
 
 
