@@ -119,6 +119,10 @@ _APOSTROPHES = ("'", "\u2019")
 #: another mark in it or after it, so trying this one first gives the same tokens (tested; and the same on 100k
 #: Wikipedia sentences), with ``findall`` about twice as fast.
 _PLAIN_WORD = r"""[A-Za-z0-9]+(?=[\s)\]"!?;]|\Z|,(?!\d)) |"""
+#: The second: a mark that only the last alternative (``\S``, one character) can match, since no other one
+#: starts with it: most punctuation, and an apostrophe that starts no clitic. Tried early, it makes lines of
+#: punctuation about twice as fast; the tokens are the same (tested like :data:`_PLAIN_WORD`).
+_LONE_MARK = r"""[^\w\s.+\-'\u2019\u2026\u2014\u2015*=$] | ['\u2019](?!(?i:s|re|ve|ll|d|m)(?!\w)) |"""
 
 
 def _build_pattern(abbreviations: Iterable[str], *, links: bool = True, clitics: bool = True,
@@ -128,6 +132,13 @@ def _build_pattern(abbreviations: Iterable[str], *, links: bool = True, clitics:
     ``links`` (URLs, e-mail addresses), ``clitics`` and ``negations`` (``do|n't``) add the
     alternatives that only text holding ``@``/``://``/``www.``, an apostrophe or ``n't`` can
     match: leaving them out where they cannot match gives the same tokens, faster.
+
+    Linear time: ``findall`` tries the pattern at each token start, so no alternative may look far
+    ahead and then fail, leaving a short token (``_+_+...`` read from every ``_`` to its end is
+    quadratic). An e-mail address is therefore tried only where its run of ``[\\w.+-]`` begins; each
+    other unbounded alternative reads no further than the token that the pattern then matches there
+    (checked in tests/features/test_tokenize.py). Trailing whitespace, where only ``(\\s*)`` would match
+    and fail at each of its characters, is cut off by :func:`_scan`.
     """
     listed = "|".join(re.escape(a) for a in sorted(abbreviations, key=len, reverse=True))
     letter = r"[^\W\d_]"
@@ -135,13 +146,13 @@ def _build_pattern(abbreviations: Iterable[str], *, links: bool = True, clitics:
     clitic = rf"(?i:{apostrophe}(?:s|re|ve|ll|d|m)|n{apostrophe}t)(?!\w)"
     url = r"""(?:https?|ftp)://[^\s<>"\u201c\u201d]*[^\s<>"\u201c\u201d.,;:!?)\]'\u2019]
         | www\.[^\s<>"\u201c\u201d]*[^\s<>"\u201c\u201d.,;:!?)\]'\u2019]
-        | [\w.+-]*\w@\w[\w-]*(?:\.\w[\w-]*)+ |"""
+        | (?<![\w.+-])[\w.+-]*\w@\w[\w-]*(?:\.\w[\w-]*)+ |"""  # from where its run starts only
     negation = rf"\w+?(?=(?i:n{apostrophe}t)(?!\w)) |"                # do|n't, ca|n't, DO|N'T
     clitics_ = rf"(?<=[\w.)]){clitic} | (?<!\S){clitic}(?!\S) |"        # 's 're 've 'll 'd 'm n't
     return re.compile(
         rf"""
         (\s*)(
-        {_PLAIN_WORD}
+        {_PLAIN_WORD} {_LONE_MARK}
         {url if links else ""} {negation if negations else ""} {clitics_ if clitics else ""}
           (?<!\w)(?={letter}[\w.]{{0,6}}\.)(?:{listed})                 # listed abbreviation ...
           (?:(?:-\w+)+|(?![\w.]))                                      # ... or Gen.-led
@@ -210,7 +221,8 @@ def _scan(text: str) -> tuple[list[str], list[str]]:
     if marker:
         pairs.append(marker.groups())  # type: ignore[arg-type]
         pos = marker.end()
-    pairs.extend(_pattern_for(text).findall(text, pos))
+    end = len(text.rstrip())  # no token in trailing whitespace: trying one at each of its characters is quadratic
+    pairs.extend(_pattern_for(text).findall(text, pos, end))
     if not pairs:
         return [], []
     spaces, words = zip(*pairs)
@@ -219,11 +231,12 @@ def _scan(text: str) -> tuple[list[str], list[str]]:
     return list(words), list(spaces)
 
 
-def _attaches(previous: str, word: str) -> bool:
-    """Whether ``word``, written right after ``previous``, belongs to the same token: it starts with a
-    combining mark, a joiner, a variation selector or an emoji modifier; ``previous`` ends with a joiner,
-    or with a mark and ``word`` goes on with letters; or the two complete a flag (regional indicators)."""
-    first, last = word[0], previous[-1]
+def _attaches(last: str, word: str, flag_run: int) -> bool:
+    """Whether ``word``, written right after a token ending in ``last`` (and in ``flag_run`` regional
+    indicators), belongs to the same token: it starts with a combining mark, a joiner, a variation selector or
+    an emoji modifier; the token ends with a joiner, or with a mark and ``word`` goes on with letters; or the
+    two complete a flag (regional indicators)."""
+    first = word[0]
     if last in JOINERS or first in JOINERS or unicodedata.category(first) in ("Mn", "Mc", "Me"):
         return True
     if first.isalnum() and unicodedata.category(last) in ("Mn", "Mc", "Me"):
@@ -231,20 +244,35 @@ def _attaches(previous: str, word: str) -> bool:
     if 0x1F3FB <= ord(first) <= 0x1F3FF or 0xE0020 <= ord(first) <= 0xE007F:  # skin tone; a subdivision flag's tags
         return True
     if ord(first) in _REGIONAL and ord(last) in _REGIONAL:
-        run = len(previous) - len(previous.rstrip("".join(map(chr, _REGIONAL))))
-        return run % 2 == 1  # the indicator before is still waiting for its partner
+        return flag_run % 2 == 1  # the indicator before is still waiting for its partner
     return False
 
 
+_REGIONAL_CHARS = "".join(map(chr, _REGIONAL))
+
+
+def _flag_run(word: str, before: int) -> int:
+    """How many regional indicators end a token once ``word`` is added to one that ends in ``before``."""
+    kept = len(word.rstrip(_REGIONAL_CHARS))
+    return before + len(word) if kept == 0 else len(word) - kept
+
+
 def _glue(words: list[str], spaces: list[str]) -> tuple[list[str], list[str]]:
-    """Join each token to the one before it where :func:`_attaches` says they are one."""
-    out_words, out_spaces = [words[0]], [spaces[0]]
+    """Join each token to the one before it where :func:`_attaches` says they are one (the pieces of a token
+    are joined once, at its end: adding to a growing string each time is quadratic in its length)."""
+    out_words, out_spaces = [], [spaces[0]]
+    pieces = [words[0]]
+    flag_run = _flag_run(words[0], 0)
     for word, space in zip(words[1:], spaces[1:]):
-        if not space and _attaches(out_words[-1], word):
-            out_words[-1] += word
+        if not space and _attaches(pieces[-1][-1], word, flag_run):
+            pieces.append(word)
+            flag_run = _flag_run(word, flag_run)
         else:
-            out_words.append(word)
+            out_words.append("".join(pieces))
             out_spaces.append(space)
+            pieces = [word]
+            flag_run = _flag_run(word, 0)
+    out_words.append("".join(pieces))
     return out_words, out_spaces
 
 
@@ -334,8 +362,9 @@ def _bounds(text: str, words: list[str], spaces: list[str], ends: list[int]) -> 
     they are found from where ``.?!…`` occur in the text (a search in C), not by looking at every token."""
     n = len(words)
     candidates = []
+    k = 0
     for match in _TERMINAL_CHAR.finditer(text):
-        k = bisect_left(ends, match.end())  # the token that ends right after this mark, if one does
+        k = bisect_left(ends, match.end(), k)  # the token that ends right after this mark, if one does
         if k < n and ends[k] == match.end():
             candidates.append(k)
     breaks: set[int] = set()
@@ -379,16 +408,28 @@ class SentenceTokens(NamedTuple):
     ends: list[int]
 
 
-def sentence_tokens(text: str) -> list[SentenceTokens]:
-    """Split a paragraph (or a line) into sentences, each as parallel lists of token strings and offsets: the
-    one implementation behind :func:`split_sentences` and :func:`sentence_words`, for tagging and streaming
-    large corpora without building a :class:`Token` per token."""
+def _sentences(text: str) -> tuple[_Normalized, list[str], list[str], list[int], list[tuple[int, int]]]:
+    """The normalized text, its tokens, the whitespace before each, their ends in it and the sentence bounds."""
     _check_str(text, "text")
     normal = _normalize(text)
     words, spaces = _scan(normal.text)
     # every token's end: the running length of (whitespace, token) pieces, at each token
     ends = list(accumulate(map(len, chain.from_iterable(zip(spaces, words)))))[1::2]
-    bounds = _bounds(normal.text, words, spaces, ends)
+    return normal, words, spaces, ends, _bounds(normal.text, words, spaces, ends)
+
+
+def count_tokens(text: str) -> int:
+    """How many tokens :func:`tokenize` gives for ``text``, without building them or mapping their offsets:
+    for a limit on the size of a request, checked before anything is tagged. Linear in ``len(text)``."""
+    _, words, _, _, bounds = _sentences(text)
+    return len(words) + sum(_final_abbreviation(words, begin, end) >= 0 for begin, end in bounds)
+
+
+def sentence_tokens(text: str) -> list[SentenceTokens]:
+    """Split a paragraph (or a line) into sentences, each as parallel lists of token strings and offsets: the
+    one implementation behind :func:`split_sentences` and :func:`sentence_words`, for tagging and streaming
+    large corpora without building a :class:`Token` per token."""
+    normal, words, spaces, ends, bounds = _sentences(text)
     starts = list(map(sub, ends, map(len, words)))
     if normal.starts is not None and normal.ends is not None:  # not NFC (rare): offsets into the input as given
         starts = [normal.starts[k] for k in starts]

@@ -6,6 +6,7 @@ import functools
 import itertools
 import os
 import re
+import time
 import unicodedata
 from importlib import resources
 from pathlib import Path
@@ -15,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from features.base import FeatureFileError
-from features.tokenize import (_PLAIN_WORD, SEPARATORS, Token, _build_pattern, _rules, iter_sentences, parse_abbreviations,
-                               sentence_tokens, sentence_words, split_sentences, tokenize)
+from features.tokenize import (_LONE_MARK, _PLAIN_WORD, SEPARATORS, Token, _build_pattern, _rules, count_tokens,
+                               iter_sentences, parse_abbreviations, sentence_tokens, sentence_words, split_sentences,
+                               tokenize)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(os.environ.get("SEQLAB_DATA", REPO_ROOT.parent / "shared" / "data"))
@@ -185,21 +187,29 @@ PLAIN_NEIGHBOURS = st.lists(
 
 
 @functools.cache
-def _patterns_with_and_without_plain_words() -> list[tuple[re.Pattern[str], re.Pattern[str]]]:
+def _patterns_with_and_without(shortcut: str) -> list[tuple[re.Pattern[str], re.Pattern[str]]]:
     pairs = []
     for links, clitics, negations in itertools.product([False, True], repeat=3):
         pattern = _build_pattern(_rules().abbreviations, links=links, clitics=clitics, negations=negations)
-        assert _PLAIN_WORD in pattern.pattern
-        pairs.append((pattern, re.compile(pattern.pattern.replace(_PLAIN_WORD, "", 1), re.VERBOSE)))
+        assert shortcut in pattern.pattern
+        pairs.append((pattern, re.compile(pattern.pattern.replace(shortcut, "", 1), re.VERBOSE)))
     return pairs
 
 
+LONE_MARKS = st.lists(
+    st.sampled_from(["'", "’", "s", "S", "re", "ll", "D", "m", "ſ", "n", "t", "a", "_", " ", ",", "(", ")",
+                     '"', "!", ".", "-", "+", "$", "*", "=", "…", "—", "–", "@", "#", "1", "“"]),
+    max_size=30,
+).map("".join)
+
+
 @settings(deadline=None, max_examples=300)
-@given(st.one_of(PLAIN_NEIGHBOURS, PUNCTUATED))
-def test_plain_word_alternative_changes_no_token(text: str) -> None:
-    """The token pattern tries a plain ASCII word first only to be fast: without it, the other alternatives
-    give the same tokens."""
-    for pattern, without in _patterns_with_and_without_plain_words():
+@given(st.one_of(PLAIN_NEIGHBOURS, PUNCTUATED, LONE_MARKS))
+@pytest.mark.parametrize("shortcut", [_PLAIN_WORD, _LONE_MARK])
+def test_shortcut_alternatives_change_no_token(shortcut: str, text: str) -> None:
+    """The token pattern tries a plain ASCII word and then a lone mark first only to be fast: without either,
+    the other alternatives give the same tokens."""
+    for pattern, without in _patterns_with_and_without(shortcut):
         assert pattern.findall(text) == without.findall(text)
 
 
@@ -475,3 +485,68 @@ def test_offset_invariant_on_marks_joiners_and_flags(text):
     tokens = tokenize(text)
     check_offsets(text, tokens)
     assert [[t.text for t in s] for s in split_sentences(text)] == sentence_words(text)
+
+
+# ---------------------------------------------------------------- linear time, and counting tokens
+
+
+LINE_LENGTH = 50_000
+NORMAL_LINE = ("Peter Blackburn said on Tuesday that the U.S. economy grew 2.5% in 1996, and EU officials "
+               "agreed. ") * (LINE_LENGTH // 96 + 1)
+#: Lines on which a tokenizer that rescans what is ahead of each token is quadratic. Each is as long as the
+#: normal line; before the rescans were removed, the first two took minutes at this length.
+PATHOLOGICAL_LINES = {
+    "_+ then @": ("_+" * LINE_LENGTH)[: LINE_LENGTH - 2] + " @",
+    "trailing spaces": "x" + " " * (LINE_LENGTH - 1),
+    "whitespace only": "\n \t\u200b" * (LINE_LENGTH // 4),
+    "a,": ("a," * LINE_LENGTH)[:LINE_LENGTH],
+    "dots": "." * LINE_LENGTH,
+    "punctuation": ("!?;:)(*&$" * LINE_LENGTH)[:LINE_LENGTH],
+    "URL-like word": "http://" + ("a/b.c?d=e" * LINE_LENGTH)[: LINE_LENGTH - 7],
+    "apostrophes": ("'" * LINE_LENGTH)[: LINE_LENGTH - 4] + " n't",
+    "two words": "a" * (LINE_LENGTH // 2) + " " + ("b-" * LINE_LENGTH)[: LINE_LENGTH // 2 - 3] + " @",
+    "combining marks": "e" + "\u0301" * (LINE_LENGTH - 1),
+}
+
+
+def _seconds(text: str) -> float:
+    start = time.perf_counter()
+    tokenize(text)
+    return time.perf_counter() - start
+
+
+@pytest.mark.parametrize("name", PATHOLOGICAL_LINES)
+def test_tokenizing_is_linear_on_pathological_lines(name: str) -> None:
+    """A pathological line takes at most 10 times as long as a normal line of the same length (best of 3, so a
+    busy machine does not fail it). A line of one-character tokens is measured at about 4 times a normal line
+    (it holds 4 to 5 times as many tokens); a quadratic path is hundreds of times slower at this length."""
+    line = PATHOLOGICAL_LINES[name]
+    assert abs(len(line) - LINE_LENGTH) <= 4
+    normal = NORMAL_LINE[: len(line)]
+    ratios = []
+    for _ in range(3):
+        ratios.append(_seconds(line) / _seconds(normal))
+        if ratios[-1] < 10:
+            return
+    pytest.fail(f"{name}: {min(ratios):.1f} times as long as a normal line of {len(line)} characters")
+
+
+PATHOLOGICAL = st.lists(
+    st.sampled_from(["_", "+", "@", "a", "n't", "'", "\u2019", ",", ".", "...", "-", "http://", "www.", "$", "A",
+                     " ", "  ", "\n", "\u200b", "\u200d", "\u0301", "\U0001F1EB", "\U0001F1F7", "x@y.org", "s"]),
+    max_size=60,
+).map("".join)
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.one_of(PATHOLOGICAL, PUNCTUATED, st.text()))
+def test_offsets_slice_back_to_tokens_and_count_tokens_counts_them(text: str) -> None:
+    tokens = tokenize(text)
+    check_offsets(text, tokens)
+    assert count_tokens(text) == len(tokens)
+
+
+@pytest.mark.parametrize("text, count", [("", 0), ("  ", 0), ("Hello, world.", 4), ("He lives in the U.S.", 6),
+                                         ("in the U.S. The end.", 7), ("I don't", 3)])
+def test_count_tokens(text: str, count: int) -> None:
+    assert count_tokens(text) == count == len(tokenize(text))
