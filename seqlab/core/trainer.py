@@ -7,9 +7,9 @@ from its last checkpoint and reaches the same result as an uninterrupted run.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -233,11 +233,11 @@ def train(prepare: Prepare, config: Any, out_dir: str | Path, *, resume: bool = 
     """Train the task ``prepare`` makes of ``config`` into ``out_dir``; with ``resume``, continue the run there.
 
     Everything building reports (such as pretrained-vector coverage) goes to ``out_dir/train.log`` too. A
-    resumed run restores its checkpoint; a new one first writes what loading the model needs. A new
-    directory whose trainer cannot be built (bad data, a missing file) is removed again, so the same
-    ``--output`` can be used once the problem is fixed. The run directory's lock (:func:`rundir.run_lock`) is
-    held throughout, so a second training there is refused; temporary files that killed writes left behind
-    are removed first.
+    resumed run restores its checkpoint; a new one first writes what loading the model needs. A run
+    directory this call made and whose trainer cannot be built (bad data, a missing file) is removed again
+    (never its parents), so the same ``--output`` can be used once the problem is fixed. The run directory's
+    lock (:func:`rundir.run_lock`) is held throughout, so a second training there is refused; temporary files
+    that killed writes left behind are removed first.
     """
     out_dir = Path(out_dir)
     rundir.check_output(out_dir, resume)
@@ -263,12 +263,7 @@ def _train_other_rank(prepare: Prepare, config: Any, out_dir: Path, resume: bool
 def _train_main(prepare: Prepare, config: Any, out_dir: Path, resume: bool, progress: bool,
                 world: World) -> dict[str, Any]:
     """Rank 0 (or the one process): builds the run directory and writes everything in it."""
-    first_new = None  # the outermost folder this call creates, if any
-    for folder in (out_dir, *out_dir.parents):
-        if folder.exists():
-            break
-        first_new = folder
-    out_dir.mkdir(parents=True, exist_ok=True)
+    made = _make_run_dir(out_dir)
     with rundir.run_lock(out_dir):
         rundir.check_output(out_dir, resume)  # again: another run may have written a checkpoint meanwhile
         freed = rundir.remove_stale_temp_files(out_dir)
@@ -279,10 +274,31 @@ def _train_main(prepare: Prepare, config: Any, out_dir: Path, resume: bool, prog
                     log.info("removed %.1f MB of temporary files that interrupted writes left behind", freed / 1e6)
                 trainer = Trainer(prepare, config, out_dir, resume=resume, progress=progress, world=world)
         except BaseException:
-            if first_new is not None:
-                shutil.rmtree(first_new, ignore_errors=True)
+            if made:
+                _remove_failed_run_dir(out_dir)
             raise
         return _run(trainer, config, out_dir, resume)
+
+
+def _make_run_dir(out_dir: Path) -> bool:
+    """Make ``out_dir`` and any missing parents; whether this call made ``out_dir`` itself (not another process)."""
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir()
+    except FileExistsError:
+        return False
+    return True
+
+
+def _remove_failed_run_dir(out_dir: Path) -> None:
+    """Undo :func:`_make_run_dir` for a run that could not start, so the same ``--output`` can be used again:
+    remove the files this run wrote there (its log and lock), then the folder if nothing else is in it. The
+    parents stay, even those this run made: another training may be starting in one of them by now."""
+    for name in (rundir.LOG, rundir.LOCK):
+        with contextlib.suppress(FileNotFoundError):
+            (out_dir / name).unlink()
+    with contextlib.suppress(OSError):  # not empty: something else is using it
+        out_dir.rmdir()
 
 
 def _run(trainer: Trainer, config: Any, out_dir: Path, resume: bool) -> dict[str, Any]:

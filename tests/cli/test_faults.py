@@ -223,6 +223,37 @@ def test_a_second_training_on_a_locked_run_directory_is_refused(tmp_path, capsys
     assert main(["train", str(TINY), *FAST, "--output", str(run)]) == 0  # the lock went with its process
 
 
+def test_a_failed_run_leaves_the_run_another_training_started_in_the_parent_they_share(tmp_path, monkeypatch,
+                                                                                       capsys):
+    """Two trainings whose --output folders share a new parent: while the first one is reading its (bad) data, the
+    second makes its run directory in that parent and writes to it. The first one's clean-up removes its own run
+    directory only."""
+    from seqlab.core import trainer
+
+    ours, theirs = tmp_path / "runs" / "a", tmp_path / "runs" / "b"
+    real = trainer.Trainer
+
+    def other_training_starts_meanwhile(*args: Any, **kwargs: Any) -> Any:
+        theirs.mkdir(parents=True)
+        (theirs / "config.yaml").write_text("data: {train: train.txt}\n", encoding="utf-8")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(trainer, "Trainer", other_training_starts_meanwhile)
+    assert main(["train", str(TINY), *FAST, "--set", "data.train=missing.txt", "--output", str(ours)]) == 2
+    assert "missing.txt" in one_error_line(capsys.readouterr().err)
+    assert not ours.exists()
+    assert (theirs / "config.yaml").is_file()
+
+
+def test_a_failed_run_keeps_a_run_directory_it_did_not_make(tmp_path, capsys):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine\n", encoding="utf-8")
+    assert main(["train", str(TINY), *FAST, "--set", "data.train=missing.txt", "--output", str(out)]) == 2
+    assert "missing.txt" in one_error_line(capsys.readouterr().err)
+    assert (out / "notes.txt").read_text(encoding="utf-8") == "mine\n"
+
+
 def test_two_trainings_in_one_process_on_one_directory(tmp_path, capsys):
     run = tmp_path / "run"
     run.mkdir()
