@@ -172,9 +172,11 @@ def _checked(doc: SpanDocument, report: AlignmentReport, strict: bool) -> list[C
 
 def _without_overlaps(doc: SpanDocument, spans: list[CharSpan], report: AlignmentReport,
                       strict: bool) -> list[CharSpan]:
-    """The longest of overlapping spans (the earliest on ties, then the first read), in text order."""
+    """The longest of overlapping spans (the earliest on ties, then the first read), in text order; the others
+    are reported in the order read."""
     starts: list[int] = []  # the kept spans, sorted by start
     kept: list[CharSpan] = []
+    dropped: list[tuple[int, CharSpan, CharSpan]] = []
     for k in sorted(range(len(spans)), key=lambda k: (spans[k].start - spans[k].end, spans[k].start, k)):
         span = spans[k]
         at = bisect_left(starts, span.start)
@@ -183,7 +185,9 @@ def _without_overlaps(doc: SpanDocument, spans: list[CharSpan], report: Alignmen
         if rival is None:
             starts.insert(at, span.start)
             kept.insert(at, span)
-            continue
+        else:
+            dropped.append((k, span, rival))
+    for _, span, rival in sorted(dropped, key=lambda d: d[0]):
         report.overlaps_dropped += 1
         how = "duplicates" if (rival.start, rival.end) == (span.start, span.end) else "overlaps"
         problem(report, doc.span_path or doc.path, span.line,

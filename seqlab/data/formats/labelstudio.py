@@ -38,6 +38,8 @@ def json_list(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
     line, counted = 1, 0  # the line of text[counted]
     while not text.startswith("]", at):
         line, counted = line + text.count("\n", counted, at), at
+        if at == len(text):
+            raise DataFormatError(str(path), line, "the list is not closed")
         try:
             value, at = decoder.raw_decode(text, at)
         except json.JSONDecodeError as err:
@@ -47,8 +49,7 @@ def json_list(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
         if text.startswith(",", at):
             at = _skip(text, at + 1)
         elif not text.startswith("]", at):
-            raise DataFormatError(str(path), line + text.count("\n", counted, at),
-                                  "expected ',' or ']' after a task" if at < len(text) else "the list is not closed")
+            raise DataFormatError(str(path), line + text.count("\n", counted, at), "expected ',' or ']' after a task")
 
 
 def _skip(text: str, at: int) -> int:
