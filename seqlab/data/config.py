@@ -2,8 +2,9 @@
 
 Here, on the data floor, because the readers (:mod:`seqlab.data.dataset`) need it; the tagger's whole config
 (:mod:`seqlab.tagging.config`) holds one. ``data.tag_scheme: token`` makes a token-label task (POS tagging);
-``data.format`` picks the reader: ``conll`` columns, or ``conllu`` (Universal Dependencies), ``auto`` by the
-file's extension.
+``data.format`` picks the reader: ``conll`` columns, ``conllu`` (Universal Dependencies), one of
+:mod:`seqlab.data.formats` (``brat``, ``jsonl``, ``labelstudio``, ``hf``), or ``auto`` by the file's extension
+and content (:func:`seqlab.data.formats.registry.detect_format`).
 """
 from __future__ import annotations
 
@@ -14,21 +15,25 @@ from seqlab.core.errors import ConfigError, SeqlabError
 from seqlab.core.strict import choice
 from seqlab.data.conll import SKIP, named_columns
 from seqlab.data.conllu import CONLLU_FIELDS
+from seqlab.data.formats.registry import LAYOUT, READERS, SPAN_FORMATS, detect_format
 from seqlab.data.labelling import SCHEME_NAMES, SpanLabelling, TokenLabelling, labelling
 
-FORMATS = ("auto", "conll", "conllu")
+FORMATS = ("auto", "conll", "conllu", *READERS)
 #: The columns, word column and tag column of each format when the config does not name them.
 DEFAULT_LAYOUT = {
     "conll": (("word", "pos", "chunk", "ner"), "word", "ner"),
     "conllu": (CONLLU_FIELDS, "form", "upos"),
+    **{name: LAYOUT for name in READERS},  # brat, jsonl, labelstudio, hf: the columns word and ner
 }
 
 
 def file_format(path: str | Path, configured: str = "auto") -> str:
-    """The reader for ``path``: ``configured``, or with ``auto`` ``conllu`` for a ``.conllu`` file, else ``conll``."""
+    """The reader for ``path``: ``configured``, or with ``auto`` the format detected by extension and content
+    (``conllu`` for a ``.conllu`` file, ``brat`` for a folder of ``.ann`` files, a JSON format for ``.jsonl`` and
+    ``.json``, else ``conll``: :func:`seqlab.data.formats.registry.detect_format`)."""
     if configured != "auto":
         return configured
-    return "conllu" if str(path).lower().endswith(".conllu") else "conll"
+    return detect_format(path)
 
 
 @dataclass(frozen=True)
@@ -40,11 +45,11 @@ class DataConfig:
     test: str | None = None
     dev_sample: int = 0  # no dev file: hold out this many random training sentences (Turian et al. 2009 §5)
     dev_seed: int = 0  # seed of that sample, apart from train.seed so every model sees the same split
-    format: str = "auto"  # conll, conllu, or auto: conllu for .conllu files, else conll
+    format: str = "auto"  # conll, conllu, brat, jsonl, labelstudio, hf, or auto: by extension and content
     columns: tuple[str, ...] | None = None  # the files' columns, in order; _ skips one (null: the format's)
     word_column: str | None = None  # null: word (conll) or form (conllu)
     tag_column: str | None = None  # null: ner (conll) or upos (conllu)
-    file_scheme: str | None = None  # scheme of the tags in the files (null: iob1, or token for token labels)
+    file_scheme: str | None = None  # scheme of the files' tags (null: iob1; iob2 for span formats; token labels)
     tag_scheme: str = "bilou"  # scheme trained with (Ghaddar & Langlais 2018: BILOU); token: POS-style labels
     limit: int = 0  # > 0: read only the first `limit` sentences of each of train, dev and test (a smoke run)
 
@@ -53,6 +58,8 @@ class DataConfig:
         choice("data.tag_scheme", self.tag_scheme, SCHEME_NAMES)
         if self.file_scheme is not None:
             choice("data.file_scheme", self.file_scheme, SCHEME_NAMES)
+        elif self.tag_scheme != "token" and file_format(self.train, self.format) in SPAN_FORMATS:
+            object.__setattr__(self, "file_scheme", "iob2")  # what the span readers write
         try:
             resolved = labelling(self.tag_scheme, self.file_scheme)
         except SeqlabError as err:
@@ -65,6 +72,9 @@ class DataConfig:
         if file_format(self.train, self.format) == "conllu" and tuple(self.columns) != CONLLU_FIELDS:
             raise ConfigError(f"data.columns: a CoNLL-U file has the columns {list(CONLLU_FIELDS)}; leave "
                               f"data.columns unset, got {list(self.columns)}")
+        if file_format(self.train, self.format) in READERS and tuple(self.columns) != LAYOUT[0]:
+            raise ConfigError(f"data.columns: a {file_format(self.train, self.format)} file is read as the columns "
+                              f"{list(LAYOUT[0])}; leave data.columns unset, got {list(self.columns)}")
         try:
             named = [c for c in named_columns(self.columns, source="data.columns") if c != SKIP]
         except SeqlabError as err:

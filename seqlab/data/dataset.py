@@ -13,6 +13,7 @@ from seqlab.core.paths import resolve_data_path
 from seqlab.data.config import DataConfig, file_format
 from seqlab.data.conll import DOCSTART, SKIP, ColumnSentence, named_columns, numbered_lines, read_conll, split_fields
 from seqlab.data.conllu import read_conllu
+from seqlab.data.formats.registry import LAYOUT, READERS
 from seqlab.data.schemes import split_tag
 
 
@@ -65,9 +66,12 @@ def read_split(config: DataConfig, name: str, path: str | Path | None = None) ->
 
 
 def read_sentences(path: Path, config: DataConfig) -> Iterator[ColumnSentence]:
-    """The sentences of ``path`` through the reader of its format (``data.format``, or by extension)."""
-    if file_format(path, config.format) == "conllu":
+    """The sentences of ``path`` through the reader of its format (``data.format``, or by extension and content)."""
+    fmt = file_format(path, config.format)
+    if fmt == "conllu":
         return read_conllu(path)
+    if fmt in READERS:  # brat, jsonl, labelstudio, hf (seqlab.data.formats)
+        return READERS[fmt](path)
     return read_conll(path, config.columns)
 
 
@@ -101,6 +105,11 @@ def file_layout(config: DataConfig, path: str | Path, columns: Sequence[str] | N
             raise SeqlabError(f"{path}: a {given} file, but the model was trained on {model_format} files; "
                               f"give it a {model_format} file")
         return config
+    if given in READERS:  # brat, jsonl, labelstudio, hf: always the columns word and ner
+        if columns is not None:
+            raise SeqlabError(f"{path}: a {given} file has the columns {list(LAYOUT[0])}; columns are named for "
+                              "CoNLL files only")
+        return dataclasses.replace(config, columns=LAYOUT[0])
     if columns is not None:
         return _named_layout(config, path, columns)
     width, number, first = 0, 0, []

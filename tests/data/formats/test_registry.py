@@ -1,0 +1,83 @@
+"""Format detection by extension and content, and the formats as data.format values of a config's splits."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from seqlab.core.errors import ConfigError, SeqlabError
+from seqlab.data.config import FORMATS, DataConfig, file_format
+from seqlab.data.dataset import file_layout, read_split
+from seqlab.data.formats.registry import detect_format
+from tests.conftest import FIXTURES
+
+FORMATS_DIR = FIXTURES / "formats"
+
+
+@pytest.mark.parametrize("path, expected", [
+    (FORMATS_DIR / "brat", "brat"),
+    (FORMATS_DIR / "brat" / "d1.ann", "brat"),
+    (FORMATS_DIR / "brat" / "d1.txt", "brat"),
+    (FORMATS_DIR / "brat" / "notes.txt", "conll"),  # no .ann beside it
+    (FORMATS_DIR / "spans.jsonl", "jsonl"),
+    (FORMATS_DIR / "hf.jsonl", "hf"),
+    (FORMATS_DIR / "labelstudio.json", "labelstudio"),
+    (FIXTURES / "pos" / "train.conllu", "conllu"),
+    (FIXTURES / "ner" / "train.txt", "conll"),
+    (FORMATS_DIR, "conll"),  # a folder without .ann files: the CoNLL reader says it is a folder
+    (Path("missing.jsonl"), "jsonl"),
+    (Path("missing.CONLLU"), "conllu"),
+    (Path("missing.txt"), "conll"),
+])
+def test_formats_are_told_apart_by_extension_and_content(path: Path, expected: str) -> None:
+    assert detect_format(path) == expected
+    assert file_format(path) == expected and file_format(path, "conll") == "conll"
+
+
+def test_a_json_lines_file_named_json_is_read_by_its_first_object(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps({"tokens": ["a"], "ner_tags": ["O"]}) + "\n", encoding="utf-8")
+    assert detect_format(path) == "hf"
+    path.write_text("\ufeff" + json.dumps({"text": "a", "spans": []}) + "\n", encoding="utf-8")
+    assert detect_format(path) == "jsonl"
+
+
+def test_a_relative_path_is_looked_for_under_the_data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "a.ann").write_text("", encoding="utf-8")
+    monkeypatch.setenv("SEQLAB_DATA", str(tmp_path))
+    assert detect_format("corpus") == "brat"
+
+
+def test_every_format_is_a_data_format_with_the_word_and_ner_columns() -> None:
+    assert FORMATS == ("auto", "conll", "conllu", "brat", "jsonl", "labelstudio", "hf")
+    brat = str(FORMATS_DIR / "brat")
+    config = DataConfig(train=brat, dev=brat)
+    assert (config.columns, config.word_column, config.tag_column, config.file_scheme) == (("word", "ner"), "word",
+                                                                                          "ner", "iob2")
+    assert DataConfig(train=str(FORMATS_DIR / "hf.jsonl"), dev=brat).file_scheme == "iob1"  # tags as the file has them
+    assert DataConfig(train=brat, dev=brat, file_scheme="bioes").file_scheme == "bioes"
+    with pytest.raises(ConfigError, match=r"data.columns: a brat file is read as the columns \['word', 'ner'\]"):
+        DataConfig(train=brat, dev=brat, columns=("word", "pos", "ner"))
+
+
+@pytest.mark.parametrize("name, tokens", [
+    ("brat", 22), ("spans.jsonl", 20), ("labelstudio.json", 15), ("hf.jsonl", 7), ("hf_ints.jsonl", 7)])
+def test_read_split_dispatches_on_the_detected_format(name: str, tokens: int) -> None:
+    path = str(FORMATS_DIR / name)
+    split = read_split(DataConfig(train=path, dev=path, tag_scheme="bilou"), "train")
+    assert split.num_tokens == tokens and split.columns == {}
+    assert all(len(t) == len(g) for t, g in zip(split.tokens, split.tags))
+    assert any(tag.startswith("U-") or tag.startswith("B-") for tags in split.tags for tag in tags)
+
+
+def test_a_conll_model_evaluates_an_offset_format_by_the_word_and_ner_columns() -> None:
+    conll = str(FIXTURES / "ner" / "train.txt")
+    config = DataConfig(train=conll, dev=conll)
+    spans = FORMATS_DIR / "spans.jsonl"
+    fitted = file_layout(config, spans)
+    assert fitted.columns == ("word", "ner")
+    assert read_split(fitted, "eval", path=spans).tokens[0] == ["Barack", "Obama", "visited", "Paris", "."]
+    with pytest.raises(SeqlabError, match=r"spans.jsonl: a jsonl file has the columns \['word', 'ner'\]"):
+        file_layout(config, spans, ["word", "ner"])
