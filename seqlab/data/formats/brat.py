@@ -17,9 +17,10 @@ from typing import Iterable, Iterator
 
 from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import DataFormatError, SeqlabError
-from seqlab.data.conll import UTF8_BOM, ColumnSentence
+from seqlab.data.conll import ColumnSentence
 from seqlab.data.formats.align import (TAG, WORD, AlignmentReport, CharSpan, SpanDocument, align_documents,
                                        documents_of, problem)
+from seqlab.data.formats.files import read_text
 
 ANN, TXT = ".ann", ".txt"
 #: How a discontinuous span (several fragments) is read: the range covering them all, or the first fragment.
@@ -46,18 +47,6 @@ def brat_files(path: str | os.PathLike[str]) -> list[Path]:
     return [ann]
 
 
-def read_text(path: Path) -> str:
-    """A document's text exactly as stored (newlines untranslated, so offsets count every character)."""
-    if not path.is_file():
-        raise SeqlabError(f"{path}: no such file (every {ANN} needs its {TXT})")
-    raw = path.read_bytes()
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = raw.count(b"\n", 0, err.start) + 1
-        raise DataFormatError(str(path), line, f"not valid UTF-8 (byte {raw[err.start]:#04x})") from None
-
-
 def _fragments(ann: Path, number: int, line: str) -> tuple[str, str, list[tuple[int, int]], str | None]:
     """The id, type, fragments and text of a T line."""
     fields = line.split("\t", 2)
@@ -74,11 +63,7 @@ def read_ann(ann: Path, doc: SpanDocument, report: AlignmentReport, *, discontin
     """The text-bound spans of ``ann`` over ``doc``'s text (module docstring for the policies)."""
     if discontinuous not in DISCONTINUOUS:
         raise SeqlabError(f"discontinuous: expected one of {list(DISCONTINUOUS)}, got {discontinuous!r}")
-    raw = ann.read_bytes().removeprefix(UTF8_BOM)
-    try:
-        lines = raw.decode("utf-8").splitlines()
-    except UnicodeDecodeError as err:
-        raise DataFormatError(str(ann), raw.count(b"\n", 0, err.start) + 1, "not valid UTF-8") from None
+    lines = read_text(ann).splitlines()
     spans = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -113,7 +98,10 @@ def brat_documents(path: str | os.PathLike[str], report: AlignmentReport, *, dis
             report.notes[f"{TXT} files without {ANN} (not read)"] += len(unpaired)
     for ann in files:
         txt = ann.with_suffix(TXT)
-        doc = SpanDocument(ann.stem, read_text(txt), path=str(txt), span_path=str(ann), raw_text=True)
+        if not txt.is_file():
+            raise SeqlabError(f"{txt}: no such file (every {ANN} needs its {TXT})")
+        doc = SpanDocument(ann.stem, read_text(txt, keep_bom=True), path=str(txt), span_path=str(ann),
+                           raw_text=True)
         spans = read_ann(ann, doc, report, discontinuous=discontinuous, strict=strict)
         yield SpanDocument(doc.ident, doc.text, spans, path=doc.path, span_path=doc.span_path, raw_text=True)
 

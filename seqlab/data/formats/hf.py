@@ -17,7 +17,7 @@ from typing import Any, Iterator, Sequence
 from seqlab.core.errors import DataFormatError, SeqlabError
 from seqlab.data.conll import ColumnSentence
 from seqlab.data.formats.align import TAG, WORD
-from seqlab.data.formats.jsonl import json_objects
+from seqlab.data.formats.files import json_objects
 
 #: Label-list files looked for beside ``<stem>.jsonl``, in order (one label per line).
 LABEL_FILES = ("{stem}.labels.txt", "labels.txt")

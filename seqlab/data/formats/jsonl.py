@@ -19,37 +19,14 @@ from typing import Any, Iterable, Iterator
 
 from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import DataFormatError
-from seqlab.core.paths import require_file
-from seqlab.data.conll import ColumnSentence, numbered_lines
+from seqlab.data.conll import ColumnSentence
 from seqlab.data.formats.align import (TAG, WORD, AlignmentReport, CharSpan, SpanDocument, align_documents,
                                        documents_of)
+from seqlab.data.formats.files import integer, json_objects
 
 #: Where an object's spans are looked for, in this order.
 SPAN_KEYS = ("spans", "entities", "label")
 _STARTS, _ENDS = ("start", "start_offset"), ("end", "end_offset")
-
-
-def json_objects(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` for each non-blank line of a JSONL file; a line that is not a JSON object is a
-    DataFormatError naming the file and line."""
-    path = require_file(path)
-    for number, line in numbered_lines(path):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise DataFormatError(str(path), number, f"not JSON: {err.msg} (column {err.colno})") from None
-        if not isinstance(value, dict):
-            raise DataFormatError(str(path), number, f"expected a JSON object per line, got {type(value).__name__}")
-        yield number, value
-
-
-def integer(value: object, what: str, path: str, line: int) -> int:
-    """``value`` if it is an integer (not a bool), else a DataFormatError saying what ``what`` should be."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise DataFormatError(path, line, f"{what}: expected an integer character offset, got {value!r}")
-    return value
 
 
 def _first(item: dict[str, Any], keys: tuple[str, ...]) -> object:

@@ -15,20 +15,14 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from seqlab.core.errors import DataFormatError, SeqlabError
-from seqlab.core.paths import require_file
-from seqlab.data.conll import UTF8_BOM, ColumnSentence
+from seqlab.data.conll import ColumnSentence
 from seqlab.data.formats.align import AlignmentReport, CharSpan, SpanDocument, align_documents
-from seqlab.data.formats.jsonl import integer
+from seqlab.data.formats.files import integer, read_text
 
 
 def json_list(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
     """``(line number, element)`` for each element of the JSON list that is the whole of ``path``."""
-    path = require_file(path)
-    raw = path.read_bytes().removeprefix(UTF8_BOM)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise DataFormatError(str(path), raw.count(b"\n", 0, err.start) + 1, "not valid UTF-8") from None
+    text = read_text(path)
     decoder = json.JSONDecoder()
     at = _skip(text, 0)
     if not text.startswith("[", at):

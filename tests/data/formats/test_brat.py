@@ -107,8 +107,10 @@ def test_write_brat_round_trips(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not NCBI.is_dir(), reason="the NCBI disease corpus is not in ../shared/data/ncbi_disease")
-def test_ncbi_disease_test_split_has_its_960_mentions() -> None:
+@pytest.mark.parametrize("split, abstracts, mentions", [
+    pytest.param("train", 593, 5145, marks=pytest.mark.slow), ("devel", 100, 787), ("test", 100, 960)])
+def test_ncbi_disease_reads_with_the_mention_counts_of_its_paper(split: str, abstracts: int, mentions: int) -> None:
     report = AlignmentReport()
-    sentences = list(read_brat(NCBI / "standoff" / "test", report=report))
-    assert (report.documents, report.spans_read, report.aligned, report.lost) == (100, 960, 960, 0)
-    assert sum(tag.startswith("B-") for s in sentences for tag in s["ner"]) == 960
+    sentences = list(read_brat(NCBI / "standoff" / split, report=report))
+    assert (report.documents, report.spans_read, report.aligned, report.lost) == (abstracts, mentions, mentions, 0)
+    assert sum(tag.startswith("B-") for s in sentences for tag in s["ner"]) == mentions
