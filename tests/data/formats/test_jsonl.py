@@ -82,3 +82,16 @@ def test_write_span_jsonl_writes_column_sentences_one_per_line(tmp_path: Path) -
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["text"] for r in rows] == ["U.N. official Ekeus", "Peter"]
     assert [(s["text"], s["label"]) for s in rows[0]["spans"]] == [("U.N.", "ORG"), ("Ekeus", "PER")]
+
+
+def test_brat_converts_to_span_jsonl_and_back(tmp_path: Path) -> None:
+    from seqlab.data.formats.brat import read_brat, write_brat
+
+    sentences = list(read_brat(FIXTURES / "formats" / "brat"))
+    write_span_jsonl(tmp_path / "x.jsonl", sentences)
+    via_jsonl = list(read_span_jsonl(tmp_path / "x.jsonl"))
+    write_brat(tmp_path / "back", via_jsonl)
+    again = list(read_brat(tmp_path / "back"))
+    for before, after in ((sentences, via_jsonl), (sentences, again)):
+        assert [(s.columns, s.extra["offsets"], s.extra["doc_id"], s.extra["text"]) for s in after] == \
+            [(s.columns, s.extra["offsets"], s.extra["doc_id"], s.extra["text"]) for s in before]
