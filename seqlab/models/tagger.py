@@ -47,14 +47,22 @@ class Tagger(nn.Module):
         """Best label ids, shape (B, T); 0 at padding."""
         return self.decoder.decode(self.emissions(batch), batch.mask)
 
-    def spelling_table(self, data: Encoded) -> torch.Tensor | None:
-        """Spelling vectors of every word type of ``data``, computed once per type for decoding
-        (shape: (n_types, C_dim)); None for a tagger without a character BiLSTM."""
+    @property
+    def spells(self) -> bool:
+        """Whether the tagger reads words' spelling (a character BiLSTM), whose vectors can be kept per type."""
+        return self.embedder.chars is not None
+
+    def spelling_table(self, data: Encoded, rows: torch.Tensor | None = None) -> torch.Tensor | None:
+        """Spelling vectors of the word types of ``data`` (all, or those at ``rows``), computed once per type for
+        decoding (shape: (n_types or len(rows), C_dim)); None for a tagger without a character BiLSTM."""
         chars = self.embedder.chars
         if chars is None:
             return None
         device = next(self.parameters()).device
-        return chars.encode_types(data.type_chars.to(device), data.type_char_lengths.to(device))
+        type_chars, lengths = data.type_chars, data.type_char_lengths
+        if rows is not None:
+            type_chars, lengths = type_chars[rows], lengths[rows]
+        return chars.encode_types(type_chars.to(device), lengths.to(device))
 
     def window_tables(self, data: Encoded, table: torch.Tensor | None, workspace: Workspace) -> WindowTables | None:
         """A windowed tagger's first window layer as per-type tables for decoding ``data`` (same scores,

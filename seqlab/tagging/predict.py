@@ -40,8 +40,7 @@ class SpellingCache:
     def table(self, model: Tagger, data: Encoded) -> torch.Tensor | None:
         """Spelling vectors of every word type of ``data`` (shape: (n_types, C_dim)); None without a
         character BiLSTM."""
-        chars = model.embedder.chars
-        if chars is None or len(data.type_strings) != data.type_chars.shape[0] or \
+        if not model.spells or len(data.type_strings) != data.type_chars.shape[0] or \
                 len(data.type_strings) > self.capacity:  # nothing to keep, or more words than it may keep
             return model.spelling_table(data)
         words = data.type_strings
@@ -49,10 +48,7 @@ class SpellingCache:
             self.slots = {}
         new = [i for i, word in enumerate(words) if word not in self.slots]
         if new:
-            device = next(model.parameters()).device
-            rows = torch.tensor(new)
-            vectors = chars.encode_types(data.type_chars[rows].to(device),
-                                         data.type_char_lengths[rows].to(device))  # shape: (new, C_dim)
+            vectors = model.spelling_table(data, torch.tensor(new))  # shape: (new, C_dim)
             self._keep([words[i] for i in new], vectors)
         return self.store[torch.tensor([self.slots[word] for word in words], device=self.store.device)]
 
