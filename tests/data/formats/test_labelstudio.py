@@ -42,7 +42,8 @@ def _task(value: object, text: str = "Paris") -> dict:
     ("[{\"data\": {\"text\": \"a\"}} {}]", r"x.json:1: expected ',' or ']' after a task"),
     ("[{\"data\": {\"text\": \"a\"}},", r"x.json:1: the list is not closed"),
     ("[\n{\"data\": {\"text\": \"a\"}},\n{\"data\": }]", r"x.json:3: not JSON"),
-    ([{"data": {"body": "a"}}], r"x.json:2: task 0: expected an object with data.text \(a string\); data has \['body'\]"),
+    ([{"data": {"body": "a"}}], r"x.json:2: task 0: expected an object with data.text \(a string\); data has "
+                                r"\['body'\]"),
     ([_task({"start": 0, "end": 5})], r"x.json:2: task 0 result 0: expected value.labels"),
     ([_task({"start": "0", "end": 5, "labels": ["LOC"]})], r"task 0 result 0 value.start: expected an integer"),
     ([], r"x.json: no tasks"),
