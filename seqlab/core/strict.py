@@ -44,8 +44,79 @@ def dropout_rate(key: str, value: float) -> None:
         raise ConfigError(f"{key}: expected a dropout rate in [0, 1), got {value}")
 
 
+#: The largest layer, embedding or window size a config may ask for (a 65,536-wide layer is already far past
+#: what these models use); beyond it, torch would fail to allocate with a traceback.
+MAX_SIZE = 1 << 16
+#: Seeds go to torch, numpy and random; numpy takes 0 to 2**32 - 1.
+MAX_SEED = 2**32 - 1
+#: The largest count (epochs, batch size, sentences, steps) a config may give: a C int, which torch takes.
+MAX_COUNT = 2**31 - 1
+#: The most CPU threads a run may ask torch for.
+MAX_THREADS = 1024
+
+
+def in_range(key: str, value: int, low: int, high: int, what: str = "a number") -> None:
+    """Refuse an integer ``value`` for ``key`` outside ``[low, high]``, saying what it is and the range."""
+    if not low <= value <= high:
+        raise ConfigError(f"{key}: expected {what} from {low} to {high}, got {value}")
+
+
+def size(key: str, value: int, *, low: int = 1) -> None:
+    """Refuse a layer, embedding or window size for ``key`` outside ``[low, MAX_SIZE]`` (``low=0``: 0 means none)."""
+    in_range(key, value, low, MAX_SIZE, "a size")
+
+
+def count(key: str, value: int, *, low: int = 1) -> None:
+    """Refuse a count for ``key`` (epochs, a batch size, sentences, steps) outside ``[low, MAX_COUNT]``."""
+    in_range(key, value, low, MAX_COUNT)
+
+
+def seed(key: str, value: int) -> None:
+    """Refuse a random seed for ``key`` outside ``[0, MAX_SEED]``."""
+    in_range(key, value, 0, MAX_SEED, "a seed")
+
+
+#: Bounds on a YAML config, checked before it is built: a config is a few hundred values, five levels deep.
+#: Aliases are allowed (``<<: *base`` merges), but a value is counted each time an alias repeats it, so a
+#: "billion laughs" document (aliases of aliases, each doubling the last) stops here, not gigabytes later.
+MAX_YAML_VALUES = 100_000
+MAX_YAML_DEPTH = 64
+_MAX_DIGITS = 100  # an integer literal longer than this is no config value (Python refuses 4,300 digits anyway)
+
+
+class YamlBoundsError(yaml.MarkedYAMLError):
+    """A YAML document that is nested too deep, repeats too much through aliases, or refers to itself."""
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML's safe loader, refusing a mapping that gives one key twice (PyYAML lets the last one win silently)."""
+    """YAML's safe loader (no ``!!python/...`` tags), refusing a mapping that gives one key twice (PyYAML lets the
+    last one win silently) and a document beyond :data:`MAX_YAML_DEPTH` or :data:`MAX_YAML_VALUES`."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        depth = self._depth + 1
+        if depth > MAX_YAML_DEPTH:
+            raise YamlBoundsError(None, None, f"nested deeper than {MAX_YAML_DEPTH} levels", self.peek_event().start_mark)
+        self._depth = depth
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth = depth - 1
+
+    def get_single_node(self) -> yaml.Node | None:
+        node = super().get_single_node()
+        if node is not None:
+            _expanded_size(node, {}, set())
+        return node
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        if len(node.value) > _MAX_DIGITS:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"an integer of {len(node.value)} digits is no config value", node.start_mark)
+        return super().construct_yaml_int(node)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         first: dict[Any, int] = {}
@@ -63,8 +134,38 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", _UniqueKeyLoader.construct_yaml_int)
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, tuple[int, int]], open_: set[int]) -> tuple[int, int]:
+    """``(values, depth)`` of ``node`` with every alias written out in full, each shared node counted once per
+    use but computed once; beyond the bounds, or an alias inside its own anchor, is a :class:`YamlBoundsError`."""
+    key = id(node)
+    if key in sizes:
+        return sizes[key]
+    if key in open_:
+        raise YamlBoundsError(None, None, "an alias refers to the value that holds it", node.start_mark)
+    children: list[yaml.Node] = []
+    if isinstance(node, yaml.SequenceNode):
+        children = node.value
+    elif isinstance(node, yaml.MappingNode):
+        children = [n for pair in node.value for n in pair]
+    open_.add(key)
+    values, depth = 1, 1
+    for child in children:
+        child_values, child_depth = _expanded_size(child, sizes, open_)
+        values, depth = values + child_values, max(depth, child_depth + 1)
+        if values > MAX_YAML_VALUES or depth > MAX_YAML_DEPTH:
+            bound = f"more than {MAX_YAML_VALUES} values" if values > MAX_YAML_VALUES else f"deeper than {MAX_YAML_DEPTH} levels"
+            raise YamlBoundsError(None, None, f"aliases expand it to {bound}", node.start_mark)
+    open_.discard(key)
+    sizes[key] = (values, depth)
+    return values, depth
+
+
 def load_yaml(text: str) -> Any:
-    """YAML text as Python data, by the safe loader, with a key given twice in one mapping an error."""
+    """YAML text as Python data, by the safe loader, with a key given twice in one mapping an error, and bounds
+    on nesting and on what aliases expand to (:data:`MAX_YAML_DEPTH`, :data:`MAX_YAML_VALUES`)."""
     return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 -- a SafeLoader subclass
 
 
@@ -82,7 +183,8 @@ def read_mapping(path: str | Path, what: str = "config file") -> dict[str, Any]:
         mark = getattr(err, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise ConfigError(f"{where}: not valid YAML: {problem}") from None
+        refused = "refused" if isinstance(err, YamlBoundsError) else "not valid YAML"
+        raise ConfigError(f"{where}: {refused}: {problem}") from None
     if not isinstance(tree, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level, got {type(tree).__name__}")
     return tree
@@ -102,9 +204,11 @@ def apply_override(tree: dict[str, Any], item: str, *, root: type) -> None:
     if not sep or not key:
         raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. model.hidden=256")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        value = load_yaml(raw) if raw.strip() else ""
+    except (YamlBoundsError, yaml.constructor.ConstructorError) as err:  # an alias bomb, a !!python/... tag
+        raise ConfigError(f"--set {key}: {err.problem}") from None
     except yaml.YAMLError:
-        value = raw
+        value = raw  # not YAML (``a: b: c``): the text as written
     parts = key.split(".")
     cls: Any = root
     node: Any = tree
@@ -196,6 +300,8 @@ def _convert(hint: Any, value: Any, key: str) -> Any:
         return float(value)  # YAML 1.1 reads 1e-3 (no dot) as a string
     if hint in (int, float, str, bool) and (type(value) is not hint):
         raise ConfigError(f"{key}: expected {hint.__name__}, got {type(value).__name__} {value!r}")
+    if hint is int and not -MAX_SEED <= value <= MAX_SEED:  # no config integer is larger; each schema bounds its own
+        raise ConfigError(f"{key}: expected an integer from {-MAX_SEED} to {MAX_SEED}, got {value}")
     return value
 
 

@@ -12,7 +12,7 @@ from typing import Sequence
 
 from seqlab.core.config import EmbeddingsConfig, TrainSettings, TransformerConfig, check_fine_tune
 from seqlab.core.errors import ConfigError
-from seqlab.core.strict import choice, dropout_rate, load_strict, positive
+from seqlab.core.strict import MAX_COUNT, MAX_SIZE, choice, count, dropout_rate, load_strict, seed, size
 
 TASK = "relation"
 
@@ -28,9 +28,11 @@ class RelationDataConfig:
     limit: int = 0  # > 0: keep only the first `limit` sentences of each of train, dev and test (a smoke run)
 
     def __post_init__(self) -> None:
-        positive("data.dev_size", self.dev_size)
-        if self.limit < 0:
-            raise ConfigError(f"data.limit: expected a number of sentences >= 0 (0: all), got {self.limit}")
+        count("data.dev_size", self.dev_size)
+        seed("data.dev_seed", self.dev_seed)
+        if not 0 <= self.limit <= MAX_COUNT:
+            raise ConfigError(f"data.limit: expected a number of sentences >= 0 (0: all) and at most {MAX_COUNT}, "
+                              f"got {self.limit}")
 
 
 @dataclass(frozen=True)
@@ -61,9 +63,10 @@ class RelationModelConfig:
 
     def __post_init__(self) -> None:
         for key in ("heads", "hidden", "position_dim", "max_length", "attention_dim"):
-            positive(f"model.{key}", getattr(self, key))
-        if self.latent_types < 0:
-            raise ConfigError(f"model.latent_types: expected 0 (LET off) or a positive K, got {self.latent_types}")
+            size(f"model.{key}", getattr(self, key))
+        if not 0 <= self.latent_types <= MAX_SIZE:
+            raise ConfigError(f"model.latent_types: expected 0 (LET off) or a positive K up to {MAX_SIZE}, "
+                              f"got {self.latent_types}")
         for key in ("dropout_embedding", "dropout_lstm", "dropout_attention"):
             dropout_rate(f"model.{key}", getattr(self, key))
 

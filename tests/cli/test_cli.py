@@ -213,6 +213,23 @@ def binary_yaml(tmp_path: Path) -> Path:
     return path
 
 
+LAUGHS = "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}' if i else 'ha'] * 9)}]\n" for i in range(9))
+
+
+def alias_bomb_yaml(tmp_path: Path) -> Path:
+    path = tmp_path / "laughs.yaml"
+    path.write_text(TINY.read_text(encoding="utf-8") + LAUGHS, encoding="utf-8")
+    return path
+
+
+def alias_bomb_model(tmp_path: Path) -> Path:
+    """A model folder whose config.yaml is a "billion laughs" document."""
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.yaml").write_text(LAUGHS, encoding="utf-8")
+    return model
+
+
 def unseen_type(tmp_path: Path) -> Path:
     path = tmp_path / "dev_foo.txt"
     path.write_text((NER / "dev.txt").read_text(encoding="utf-8").replace("I-PER", "I-FOO"), encoding="utf-8")
@@ -243,6 +260,26 @@ BAD_INPUTS = {
     "unknown key in the file": (
         lambda t, r: ["train", str(unknown_key_yaml(t)), "--output", str(t / "x")],
         r"trian: unknown key; did you mean 'train'\?"),
+    "an alias bomb in the config": (
+        lambda t, r: ["train", str(alias_bomb_yaml(t)), "--output", str(t / "x")],
+        r"laughs\.yaml:\d+:\d+: refused: aliases expand it to more than 100000 values"),
+    "an alias bomb in a --set value": (
+        lambda t, r: ["train", str(TINY), "--set", "model.hidden={" + LAUGHS.replace("\n", ", ")[:-2] + "}",
+                      "--output", str(t / "x")],
+        r"--set model\.hidden: aliases expand it to more than 100000 values"),
+    "an alias bomb in a model's config.yaml": (
+        lambda t, r: ["eval", str(alias_bomb_model(t)), str(NER / "dev.txt")],
+        r"model/config\.yaml:\d+:\d+: refused: aliases expand it"),
+    "a config nested 10,000 deep": (
+        lambda t, r: ["train", str(TINY), "--set", "model.hidden=" + "[" * 10_000 + "]" * 10_000,
+                      "--output", str(t / "x")],
+        r"--set model\.hidden: nested deeper than 64 levels"),
+    "a seed beyond 2**32 - 1": (
+        lambda t, r: ["train", str(TINY), "--set", f"train.seed={10**30}", "--output", str(t / "x")],
+        r"train\.seed: expected an integer from -4294967295 to 4294967295, got 10{30}"),
+    "a negative seed": (
+        lambda t, r: ["train", str(TINY), "--set", "train.seed=-1", "--output", str(t / "x")],
+        r"train\.seed: expected a seed from 0 to 4294967295, got -1"),
     "wrong type": (
         lambda t, r: ["train", str(TINY), "--set", "model.hidden=big", "--output", str(t / "x")],
         r"model\.hidden: expected int, got str 'big'"),

@@ -7,7 +7,8 @@ import pytest
 import yaml
 
 from seqlab.core.errors import ConfigError
-from seqlab.core.strict import choice, load_strict, positive, suggest, to_tree
+from seqlab.core.strict import (MAX_COUNT, MAX_SEED, MAX_SIZE, YamlBoundsError, choice, count, in_range, load_strict,
+                                load_yaml, positive, seed, size, suggest, to_tree)
 
 
 @dataclass(frozen=True)
@@ -112,3 +113,76 @@ def test_a_merge_key_may_be_overridden(tmp_path):
     from seqlab.core.strict import read_mapping
 
     assert read_mapping(path)["net"]["layers"][0] == {"size": 3, "kind": "conv"}
+
+
+# ---------------------------------------------------------------- bounds: alias bombs, nesting, tags, integers
+
+def _laughs(levels: int = 9) -> str:
+    """A "billion laughs" document: each anchor lists the one before nine times (9**levels values in all)."""
+    lines = ["l0: &l0 [ha, ha, ha, ha, ha, ha, ha, ha, ha]"]
+    lines += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("text, problem", [
+    (_laughs(), r"c\.yaml:\d+:\d+: refused: aliases expand it to more than 100000 values"),
+    ("net: " + "[" * 10_000 + "]" * 10_000 + "\n", r"c\.yaml:1:\d+: refused: nested deeper than 64 levels"),
+    ("".join(" " * i + "k:\n" for i in range(200)) + " " * 200 + "k: 1\n", r"refused: nested deeper than 64 levels"),
+    ("a: &a [1, *a]\n", r"c\.yaml:1:4: refused: an alias refers to the value that holds it"),
+    ("net: !!python/object/apply:os.system [echo hi]\n", r"c\.yaml:1:6: not valid YAML: could not determine a "
+                                                          r"constructor for the tag 'tag:yaml\.org,2002:python/"),
+    ("seed: " + "9" * 5000 + "\n", r"c\.yaml:1:7: not valid YAML: an integer of 5000 digits is no config value"),
+])
+def test_a_config_beyond_the_bounds_is_one_error_naming_the_file(tmp_path, text, problem):
+    with pytest.raises(ConfigError, match=problem):
+        load_strict(write(tmp_path, text), root=Root)
+
+
+def test_aliases_within_the_bounds_are_read(tmp_path):
+    assert len(load_yaml(_laughs(5))["l4"]) == 9  # 9**5 = 59,049 values written out
+    with pytest.raises(YamlBoundsError):
+        load_yaml(_laughs(6))  # 531,441
+
+
+@pytest.mark.parametrize("value, problem", [
+    ("[" * 1000 + "]" * 1000, r"--set net\.name: nested deeper than 64 levels"),
+    ("{a: &a [x, x, x, x, x, x, x, x, x, x], b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a], "
+     "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b], d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c], "
+     "e: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]}", r"--set net\.name: aliases expand it to more than 100000 values"),
+    ("!!python/object/apply:os.system [echo hi]", r"--set net\.name: could not determine a constructor for the tag"),
+])
+def test_a_set_value_beyond_the_bounds_is_an_error_not_a_string(tmp_path, value, problem):
+    with pytest.raises(ConfigError, match=problem):
+        load_strict(write(tmp_path, "seed: 1\n"), [f"net.name={value}"], root=Root)
+
+
+def test_a_set_value_that_is_not_yaml_is_still_the_text_as_written(tmp_path):
+    assert load_strict(write(tmp_path, "seed: 1\n"), ["net.name=a: b: c"], root=Root).net.name == "a: b: c"
+
+
+@pytest.mark.parametrize("value", [10**30, -(10**30), 2**32])
+def test_an_integer_no_config_holds_names_its_key(tmp_path, value):
+    with pytest.raises(ConfigError, match=rf"^seed: expected an integer from -4294967295 to 4294967295, got {value}$"):
+        load_strict(write(tmp_path, f"seed: {value}\n"), root=Root)
+
+
+@pytest.mark.parametrize("check, value, message", [
+    (lambda v: size("model.hidden", v), 2**31, "model.hidden: expected a size from 1 to 65536, got 2147483648"),
+    (lambda v: size("model.hidden", v), 0, "model.hidden: expected a size from 1 to 65536, got 0"),
+    (lambda v: size("model.output_hidden", v, low=0), -1, "model.output_hidden: expected a size from 0 to 65536, got -1"),
+    (lambda v: count("train.epochs", v), 2**31, "train.epochs: expected a number from 1 to 2147483647, got 2147483648"),
+    (lambda v: seed("train.seed", v), -1, "train.seed: expected a seed from 0 to 4294967295, got -1"),
+    (lambda v: seed("train.seed", v), 2**32, "train.seed: expected a seed from 0 to 4294967295, got 4294967296"),
+    (lambda v: in_range("k", v, 2, 3, "a width"), 4, "k: expected a width from 2 to 3, got 4"),
+])
+def test_range_checks_name_the_key_the_range_and_the_value(check, value, message):
+    with pytest.raises(ConfigError) as err:
+        check(value)
+    assert str(err.value) == message
+
+
+@pytest.mark.parametrize("check, value", [(lambda v: size("k", v), 1), (lambda v: size("k", v), MAX_SIZE),
+                                          (lambda v: size("k", v, low=0), 0), (lambda v: seed("k", v), 0),
+                                          (lambda v: seed("k", v), MAX_SEED), (lambda v: count("k", v), MAX_COUNT)])
+def test_range_checks_take_their_bounds(check, value):
+    check(value)
