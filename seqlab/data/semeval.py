@@ -77,11 +77,21 @@ class RelationExample:
         return " ".join(self.tokens[self.e2[0]: self.e2[1] + 1])
 
 
-def parse_marked(sentence: str, source: str = "<string>", line: int = 0) -> tuple[list[str], tuple[int, int], tuple[int, int]]:
-    """Tokens and inclusive entity spans of a sentence marked with ``<e1>…</e1>`` and ``<e2>…</e2>``.
+@dataclass(frozen=True)
+class MarkedSentence:
+    """A sentence with its four entity tags taken out: the plain text, and the character spans
+    ``[start, end)`` of the two nominals in it (what a relation JSONL line holds, :mod:`seqlab.data.relations`)."""
+
+    text: str
+    e1: tuple[int, int]
+    e2: tuple[int, int]
+
+
+def strip_tags(sentence: str, source: str = "<string>", line: int = 0) -> MarkedSentence:
+    """The text of a sentence marked with ``<e1>…</e1>`` and ``<e2>…</e2>``, and the nominals' character spans.
 
     The four tags must each appear once; ``<e1>…</e1>`` may come before or after ``<e2>…</e2>``
-    but the two may not overlap or be empty.
+    but the two may not overlap.
     """
     found = [(m.group(), m.start(), m.end()) for m in _TAG.finditer(sentence)]
     names = [tag for tag, _, _ in found]
@@ -94,27 +104,64 @@ def parse_marked(sentence: str, source: str = "<string>", line: int = 0) -> tupl
     if names != expected:
         raise DataFormatError(source, line, f"entity tags must be {' … '.join(expected)} in that order and not "
                               f"nested, but got {' … '.join(names)}")
-    tokens: list[str] = []
-    spans: dict[str, tuple[int, int]] = {}
-    cursor = 0
+    pieces: list[str] = []
+    offsets: dict[str, int] = {}
+    cursor = length = 0
     for tag, start, end in found:
-        tokens.extend(t.text for t in tokenize(sentence[cursor:start]))
-        if tag.startswith("</"):
-            name = tag[2:4]
-            if len(tokens) == spans[name][0]:
-                raise DataFormatError(source, line, f"entity <{name}> is empty in {_clip(sentence)!r}")
-            spans[name] = (spans[name][0], len(tokens) - 1)
-        else:
-            spans[tag[1:3]] = (len(tokens), -1)
+        pieces.append(sentence[cursor:start])
+        length += start - cursor
+        offsets[tag] = length
         cursor = end
-    tokens.extend(t.text for t in tokenize(sentence[cursor:]))
-    return tokens, spans["e1"], spans["e2"]
+    pieces.append(sentence[cursor:])
+    return MarkedSentence("".join(pieces), (offsets["<e1>"], offsets["</e1>"]), (offsets["<e2>"], offsets["</e2>"]))
+
+
+def tokenize_around(text: str, spans: Sequence[tuple[int, int]]) -> tuple[list[str], list[tuple[int, int]]]:
+    """Tokens of ``text`` as seqlab tokenizes raw text, with every edge of the character ``spans`` a token
+    boundary (each piece between edges is tokenized alone), and each span's tokens as ``[first, end)``.
+
+    A span that covers only whitespace gets ``first == end``. The one tokenization of a sentence with two
+    nominals, whether they were marked by tags (:func:`parse_marked`) or by offsets (a relation JSONL line).
+    """
+    cuts = sorted({0, len(text), *(edge for span in spans for edge in span)})
+    tokens: list[str] = []
+    at: dict[int, int] = {}
+    for start, end in zip(cuts, cuts[1:]):
+        at[start] = len(tokens)
+        tokens.extend(t.text for t in tokenize(text[start:end]))
+    at[len(text)] = len(tokens)
+    return tokens, [(at[start], at[end]) for start, end in spans]
+
+
+def parse_marked(sentence: str, source: str = "<string>", line: int = 0) -> tuple[list[str], tuple[int, int], tuple[int, int]]:
+    """Tokens and inclusive entity spans of a sentence marked with ``<e1>…</e1>`` and ``<e2>…</e2>``.
+
+    The four tags must each appear once; ``<e1>…</e1>`` may come before or after ``<e2>…</e2>``
+    but the two may not overlap or be empty.
+    """
+    return _tokens(strip_tags(sentence, source, line), sentence, source, line)
+
+
+def _tokens(marked: MarkedSentence, sentence: str, source: str, line: int
+            ) -> tuple[list[str], tuple[int, int], tuple[int, int]]:
+    tokens, (e1, e2) = tokenize_around(marked.text, (marked.e1, marked.e2))
+    for name, chars, (first, end) in sorted([("e1", marked.e1, e1), ("e2", marked.e2, e2)], key=lambda s: s[1]):
+        if first == end:
+            raise DataFormatError(source, line, f"entity <{name}> is empty in {_clip(sentence)!r}")
+    return tokens, (e1[0], e1[1] - 1), (e2[0], e2[1] - 1)
 
 
 def read_semeval(path: str | Path) -> list[RelationExample]:
     """Read a SemEval-2010 Task 8 file: labelled 4-line records, or sentence lines only."""
+    return [example for example, _ in read_marked_semeval(path)]
+
+
+def read_marked_semeval(path: str | Path) -> list[tuple[RelationExample, MarkedSentence]]:
+    """The examples of a SemEval-2010 Task 8 file, each with its sentence as plain text and character spans
+    (what :func:`seqlab.data.relations.semeval_to_jsonl` writes)."""
     path = require_file(path, "a SemEval-2010 Task 8 file")
     examples: list[RelationExample] = []
+    sentences: list[MarkedSentence] = []
     seen: dict[str, int] = {}
     pending: dict | None = None
     for number, text in _lines(path):
@@ -128,7 +175,8 @@ def read_semeval(path: str | Path) -> list[RelationExample]:
             if sid in seen:
                 raise DataFormatError(str(path), number, f"sentence id {sid} already used on line {seen[sid]}")
             seen[sid] = number
-            tokens, e1, e2 = parse_marked(match.group(2), str(path), number)
+            sentences.append(strip_tags(match.group(2), str(path), number))
+            tokens, e1, e2 = _tokens(sentences[-1], match.group(2), str(path), number)
             pending = {"id": sid, "tokens": tuple(tokens), "e1": e1, "e2": e2}
         elif pending is None:
             raise DataFormatError(str(path), number, f"expected a sentence line 'ID<TAB>\"sentence\"', got {_clip(text)!r}")
@@ -143,7 +191,7 @@ def read_semeval(path: str | Path) -> list[RelationExample]:
         examples.append(RelationExample(**pending))
     if not examples:
         raise SeqlabError(f"{path}: holds no SemEval-2010 Task 8 sentences")
-    return examples
+    return list(zip(examples, sentences))
 
 
 def parse_raw_lines(lines: Iterable[str], source: str = "<stdin>") -> Iterator[RelationExample]:
@@ -152,13 +200,18 @@ def parse_raw_lines(lines: Iterable[str], source: str = "<stdin>") -> Iterator[R
     A line without an id gets its line number as id; blank lines are skipped.
     """
     for number, raw in enumerate(lines, start=1):
-        text = raw.rstrip("\r\n")
-        if not text.strip():
-            continue
-        match = _SENTENCE.match(text)
-        sid, sentence = (match.group(1), match.group(2)) if match else (str(number), text)
-        tokens, e1, e2 = parse_marked(sentence, source, number)
-        yield RelationExample(sid, tuple(tokens), e1, e2)
+        if raw.strip():
+            yield parse_raw_line(raw, source, number)
+
+
+def parse_raw_line(line: str, source: str = "<stdin>", number: int = 0) -> RelationExample:
+    """One line of :func:`parse_raw_lines` (not blank): ``ID<TAB>"sentence"`` or the marked sentence, whose id
+    is then ``number``."""
+    text = line.rstrip("\r\n")
+    match = _SENTENCE.match(text)
+    sid, sentence = (match.group(1), match.group(2)) if match else (str(number), text)
+    tokens, e1, e2 = parse_marked(sentence, source, number)
+    return RelationExample(sid, tuple(tokens), e1, e2)
 
 
 def with_markers(example: RelationExample) -> RelationExample:
