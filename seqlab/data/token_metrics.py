@@ -9,46 +9,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from seqlab.data.metrics import check_same_shape
-
-
-def _percent(part: int, whole: int) -> float:
-    return 100.0 * part / whole if whole else 0.0
-
-
-@dataclass(frozen=True)
-class LabelCounts:
-    """One label's token counts: in the gold labels, in the predictions, and predicted correctly."""
-
-    gold: int = 0
-    predicted: int = 0
-    correct: int = 0
-
-    @property
-    def precision(self) -> float:
-        return _percent(self.correct, self.predicted)
-
-    @property
-    def recall(self) -> float:
-        return _percent(self.correct, self.gold)
-
-    @property
-    def f1(self) -> float:
-        p, r = self.precision, self.recall
-        return 2 * p * r / (p + r) if p + r else 0.0
+from seqlab.data.metrics import TypeCounts, check_same_shape
 
 
 @dataclass(frozen=True)
 class TokenReport:
-    """Token accuracy (percent) over ``tokens`` tokens, and every label's counts."""
+    """Token accuracy (percent) over ``tokens`` tokens, and every label's counts (``found``: predicted)."""
 
     tokens: int
     correct: int
-    per_label: dict[str, LabelCounts]
+    per_label: dict[str, TypeCounts]
 
     @property
     def accuracy(self) -> float:
-        return _percent(self.correct, self.tokens)
+        return 100.0 * self.correct / self.tokens if self.tokens else 0.0
 
 
 def token_accuracy(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> float:
@@ -72,7 +46,7 @@ def token_report(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -
                 correct += 1
                 right[g] = right.get(g, 0) + 1
     labels = sorted(set(gold_counts) | set(pred_counts))
-    per_label = {label: LabelCounts(gold_counts.get(label, 0), pred_counts.get(label, 0), right.get(label, 0))
+    per_label = {label: TypeCounts(gold_counts.get(label, 0), pred_counts.get(label, 0), right.get(label, 0))
                  for label in labels}
     return TokenReport(tokens, correct, per_label)
 
@@ -84,7 +58,7 @@ def format_token_report(report: TokenReport) -> str:
     width = max((len(label) for label in report.per_label), default=0)
     for label, c in report.per_label.items():
         lines.append(f"{label:>{width}}: precision: {c.precision:6.2f}%; recall: {c.recall:6.2f}%; "
-                     f"FB1: {c.f1:6.2f}  {c.gold} gold, {c.predicted} predicted")
+                     f"FB1: {c.f1:6.2f}  {c.gold} gold, {c.found} predicted")
     return "\n".join(lines) + "\n"
 
 
@@ -95,6 +69,6 @@ def token_report_to_dict(report: TokenReport) -> dict[str, Any]:
         "tokens": report.tokens,
         "correct": report.correct,
         "per_label": {label: {"precision": c.precision, "recall": c.recall, "f1": c.f1, "gold": c.gold,
-                              "predicted": c.predicted, "correct": c.correct}
+                              "predicted": c.found, "correct": c.correct}
                       for label, c in report.per_label.items()},
     }

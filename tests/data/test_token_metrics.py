@@ -15,7 +15,7 @@ def test_per_label_counts_and_text() -> None:
     report = token_report([["NN", "VB", "DT"]], [["NN", "NN", "DT"]])
     assert (report.tokens, report.correct) == (3, 2)
     nn, vb = report.per_label["NN"], report.per_label["VB"]
-    assert (nn.gold, nn.predicted, nn.correct) == (1, 2, 1)
+    assert (nn.gold, nn.found, nn.correct) == (1, 2, 1)
     assert nn.precision == pytest.approx(50.0) and nn.recall == pytest.approx(100.0)
     assert vb.f1 == 0.0
     text = format_token_report(report)
