@@ -21,6 +21,7 @@ from seqlab.cli._util import (add_backend_option, add_device_option, add_threads
                               model_device, positive_int, use_threads)
 from seqlab.core.paths import require_file
 from seqlab.core.errors import SeqlabError
+from seqlab.data.config import FORMATS as DATA_FORMATS, file_format
 from seqlab.data.labelling import SCHEME_NAMES
 from seqlab.tagging.document import FORMATS, Document, render
 
@@ -76,19 +77,26 @@ def _eval_tagging(model: Any, args: argparse.Namespace, default: Path) -> str:
     """``seqlab eval`` of a tagger: conlleval's report; the token/gold/pred file at ``default``.pred.txt."""
     if args.post_viterbi:
         model.use_post_viterbi()
+    from seqlab.data.label_map import parse_label_map
+    from seqlab.tagging.gold import check_shared_types, read_gold
+
     output = Path(args.output) if args.output else default.with_name(default.name + ".pred.txt")
     columns = args.columns.split(",") if args.columns else None
-    result = model.evaluate(args.file, output=output, batch_size=args.batch_size, scheme=args.scheme,
-                            columns=columns)
+    label_map = parse_label_map(args.label_map) if args.label_map else None
+    gold = read_gold(model.config.data, args.file, columns=columns, fmt=args.format, label_map=label_map)
+    check_shared_types(gold, model.types, model.labelling.has_spans)
+    result = model.evaluate(gold, output=output, batch_size=args.batch_size, scheme=args.scheme)
     return result.report_text + f"predictions written to {output}\n"
 
 
 def _eval_relation(model: Any, args: argparse.Namespace, default: Path) -> str:
     """``seqlab eval`` of a relation model: the official SemEval scorer's report; answers at
     ``default``.answers.txt."""
-    if args.post_viterbi or args.columns:
-        raise SeqlabError(f"{'--post-viterbi' if args.post_viterbi else '--columns'} applies to taggers, "
-                          "not to relation classifiers")
+    given = [flag for flag, value in (("--post-viterbi", args.post_viterbi), ("--columns", args.columns),
+                                      ("--label-map", args.label_map), ("--format", args.format != "auto")) if value]
+    if given:
+        raise SeqlabError(f"{given[0]} applies to taggers, not to relation classifiers")
+    require_file(args.file)
     answers = Path(args.output) if args.output else default.with_name(default.name + ".answers.txt")
     result = model.evaluate(args.file, answers=answers, batch_size=args.batch_size)
     return result.report + f"answers written to {answers}\n"
@@ -100,7 +108,8 @@ EVALUATORS: dict[str, Callable[[Any, argparse.Namespace, Path], str]] = {
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    require_file(args.file)
+    if file_format(args.file, getattr(args, "format", "auto")) != "brat":  # a brat folder is a gold "file" too
+        require_file(args.file)
     use_threads(args.threads)
     model = load_model(args.model_dir, device=model_device(args.device))
     where = Path(args.model_dir) if Path(args.model_dir).is_dir() else Path.cwd()  # a model file: here
@@ -109,9 +118,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    e = sub.add_parser("eval", help="score a trained model on a labelled CoNLL file (SemEval file for relation runs)")
     e.add_argument("model_dir")
-    e.add_argument("file")
+    e = sub.add_parser("eval", help="score a trained model on a labelled file: CoNLL, CoNLL-U, a brat folder, span "
+                                    "or HF JSONL, a Label Studio export (SemEval file for relation runs)")
+    e.add_argument("file", help="the gold file (a brat folder for --format brat)")
+    e.add_argument("--format", choices=DATA_FORMATS, default="auto",
+                   help="the gold file's format (default auto: by extension and content, as data.format)")
+    e.add_argument("--label-map", metavar="OLD=NEW,...",
+                   help="rename the gold file's types to the model's (person=PER,corporation=ORG; old= drops a "
+                        "type), or a YAML/JSON file of the mapping; added to the model's own data.label_map")
     e.add_argument("--output", help="where to write token/gold/pred columns (default MODEL_DIR/eval/FILE.pred.txt, "
                                     "or ./eval/ for a model file)")
     e.add_argument("--batch-size", type=positive_int, default=100)

@@ -16,6 +16,7 @@ from seqlab.core.strict import choice
 from seqlab.data.conll import SKIP, named_columns
 from seqlab.data.conllu import CONLLU_FIELDS
 from seqlab.data.formats.registry import LAYOUT, READERS, SPAN_FORMATS, detect_format
+from seqlab.data.label_map import check_data_label_map
 from seqlab.data.labelling import SCHEME_NAMES, SpanLabelling, TokenLabelling, labelling
 
 FORMATS = ("auto", "conll", "conllu", *READERS)
@@ -52,10 +53,12 @@ class DataConfig:
     file_scheme: str | None = None  # scheme of the files' tags (null: iob1; iob2 for span formats; token labels)
     tag_scheme: str = "bilou"  # scheme trained with (Ghaddar & Langlais 2018: BILOU); token: POS-style labels
     limit: int = 0  # > 0: read only the first `limit` sentences of each of train, dev and test (a smoke run)
+    label_map: dict[str, str | None] | None = None  # old type -> new type, or null (O) to drop it, as files are read
 
     def __post_init__(self) -> None:
         choice("data.format", self.format, FORMATS)
         choice("data.tag_scheme", self.tag_scheme, SCHEME_NAMES)
+        object.__setattr__(self, "label_map", check_data_label_map(self.label_map, self.tag_scheme))
         if self.file_scheme is not None:
             choice("data.file_scheme", self.file_scheme, SCHEME_NAMES)
         elif self.tag_scheme != "token" and file_format(self.train, self.format) in SPAN_FORMATS:

@@ -57,10 +57,40 @@ class ColumnSentence:
 
 def split_fields(line: str) -> list[str]:
     """The fields of a line: split on tabs when it has any (so a token may be a space, a no-break space or
-    hold one, as in TAB-separated files), else on any run of whitespace."""
+    hold one, as in TAB-separated files), else on any run of whitespace. A TAB-separated line that opens with a
+    TAB has an empty first field (``<TAB>O``: an empty token, as some public Twitter files hold)."""
     if "\t" in line:
-        return [f.strip(" ") or f for f in line.split("\t") if f]  # a field of spaces only is a token
+        fields = [f.strip(" ") or f for f in line.split("\t") if f]  # a field of spaces only is a token
+        return [""] + fields if fields and line.startswith("\t") else fields
     return line.split()
+
+
+def written_fields(line: str) -> list[str]:
+    """The fields of a TAB-separated line exactly as written (spaces at their edges kept), as :func:`split_fields`
+    counts them; what a token is written back as (:func:`column_separator`)."""
+    fields = [f for f in line.split("\t") if f]
+    return [""] + fields if fields and line.startswith("\t") else fields
+
+
+def is_plain_field(value: str) -> bool:
+    """Whether ``value`` survives a space-separated line as it is: not empty, no whitespace, printable."""
+    return bool(value) and value.isprintable() and not any(c.isspace() for c in value)
+
+
+_LINE_BREAKS = str.maketrans({"\t": " ", "\n": " ", "\r": " ", "\v": " ", "\f": " ", "\x1c": " ", "\x1d": " ",
+                              "\x1e": " ", "\x85": " ", "\u2028": " ", "\u2029": " "})
+
+
+def as_field(value: str) -> str:
+    """``value`` as one field of a TAB-separated line: a TAB or line break in it (a token read from JSON may hold
+    one) becomes a space; anything else is kept as it is."""
+    return value.translate(_LINE_BREAKS)
+
+
+def column_separator(rows: Iterable[Iterable[str]]) -> str:
+    """``" "`` when every value of ``rows`` is a plain field (:func:`is_plain_field`), else ``"\\t"``: an empty,
+    whitespace or unprintable token is written TAB-separated, so it reads back as the same one field."""
+    return " " if all(is_plain_field(v) for row in rows for v in row) else "\t"
 
 
 def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -95,21 +125,24 @@ def read_conll(
     names = named_columns(columns)
     needed = len(names) if min_columns is None else min_columns
     rows: list[list[str]] = []
+    written: dict[int, list[str]] = {}  # row -> its fields as written, where spaces at their edges were cut
     first_line = 0
     doc_start = False
     for number, text in numbered_lines(path):
         fields = split_fields(text)
         if not fields:
             if rows:
-                yield _sentence(rows, names, str(path), first_line, doc_start)
-                rows, doc_start = [], False
+                yield _sentence(rows, names, str(path), first_line, doc_start, written)
+                rows, doc_start, written = [], False, {}
             continue
         if fields[0] == DOCSTART:
             if rows:
-                yield _sentence(rows, names, str(path), first_line, doc_start)
-                rows = []
+                yield _sentence(rows, names, str(path), first_line, doc_start, written)
+                rows, written = [], {}
             doc_start = True
             continue
+        if "\t" in text and " " in text and written_fields(text) != fields:
+            written[len(rows)] = written_fields(text)[: len(names)]
         if len(fields) < needed or (min_columns is None and len(fields) != needed):
             raise DataFormatError(
                 str(path), number, f"expected {needed} columns {list(names)}, found {len(fields)}: {text!r}"
@@ -118,13 +151,22 @@ def read_conll(
             first_line = number
         rows.append(fields[: len(names)])
     if rows:
-        yield _sentence(rows, names, str(path), first_line, doc_start)
+        yield _sentence(rows, names, str(path), first_line, doc_start, written)
 
 
-def _sentence(rows: list[list[str]], names: tuple[str, ...], path: str, line: int, doc_start: bool) -> ColumnSentence:
+def _sentence(rows: list[list[str]], names: tuple[str, ...], path: str, line: int, doc_start: bool,
+              written: dict[int, list[str]] | None = None) -> ColumnSentence:
+    """The sentence of ``rows``; where some fields were written with spaces at their edges (``written``),
+    ``extra["written"]`` holds those columns as written (``{column: values}``)."""
     cols = {name: tuple(row[i] if i < len(row) else "" for row in rows) for i, name in enumerate(names)
             if name != SKIP}
-    return ColumnSentence(cols, path=path, line=line, doc_start=doc_start)
+    extra: dict[str, object] = {}
+    if written:
+        as_written = [written.get(k, row) for k, row in enumerate(rows)]
+        extra["written"] = {name: tuple(row[i] if i < len(row) else "" for row in as_written)
+                            for i, name in enumerate(names) if name != SKIP and any(
+                                len(row) > i and row[i] != cols[name][k] for k, row in enumerate(as_written))}
+    return ColumnSentence(cols, path=path, line=line, doc_start=doc_start, extra=extra)
 
 
 def format_sentence(rows: Iterable[Sequence[str]], sep: str = " ") -> str:

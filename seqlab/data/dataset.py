@@ -14,6 +14,7 @@ from seqlab.data.config import DataConfig, file_format
 from seqlab.data.conll import DOCSTART, SKIP, ColumnSentence, named_columns, numbered_lines, read_conll, split_fields
 from seqlab.data.conllu import read_conllu
 from seqlab.data.formats.registry import LAYOUT, READERS
+from seqlab.data.label_map import mapper
 from seqlab.data.schemes import split_tag
 
 
@@ -27,6 +28,7 @@ class Split:
     file_tags: list[list[str]]
     tags: list[list[str]]
     columns: dict[str, list[list[str]]] = field(default_factory=dict)  # the other data columns (pos, chunk, ...)
+    written: dict[int, list[str]] = field(default_factory=dict)  # sentence -> tokens as written, where spaces cut
 
     @property
     def num_tokens(self) -> int:
@@ -41,10 +43,12 @@ def read_split(config: DataConfig, name: str, path: str | Path | None = None) ->
         path = resolve_data_path(value, key=f"data.{name}")
     path = Path(path)
     tokens, file_tags, tags = [], [], []
+    written: dict[int, list[str]] = {}
     others = [c for c in config.columns if c not in (config.word_column, config.tag_column, SKIP)]
     columns: dict[str, list[list[str]]] = {c: [] for c in others}
     limit = config.limit if name in ("train", "dev", "test") else 0
     labelling = config.labelling
+    relabel = mapper(config.label_map, labelling)  # data.label_map: types renamed or dropped
     for sentence in read_sentences(path, config):
         if limit and len(tokens) == limit:
             break
@@ -54,6 +58,10 @@ def read_split(config: DataConfig, name: str, path: str | Path | None = None) ->
                 labelling.check_tag(label)
             except SeqlabError as err:  # an error without a position; add one
                 raise DataFormatError(str(path), _token_line(sentence, offset), str(err)) from None
+        labels = relabel(labels) if relabel else labels
+        as_written = sentence.extra.get("written")  # tokens with spaces at their edges (a TAB file): as written
+        if isinstance(as_written, dict) and config.word_column in as_written:
+            written[len(tokens)] = list(as_written[config.word_column])
         tokens.append(list(sentence[config.word_column]))
         file_tags.append(list(labels))
         tags.append(labelling.training_labels(labels))
@@ -62,7 +70,9 @@ def read_split(config: DataConfig, name: str, path: str | Path | None = None) ->
     if not tokens:
         where = f"data.{name}: {path}" if name in ("train", "dev", "test") else str(path)
         raise SeqlabError(f"{where}: no sentences (the file is empty, or holds only blank and -DOCSTART- lines)")
-    return Split(name, path, tokens, file_tags, tags, columns)
+    if relabel and name == "train" and not limit:
+        relabel.warn_unmet(f"data.train: {path}")
+    return Split(name, path, tokens, file_tags, tags, columns, written)
 
 
 def read_sentences(path: Path, config: DataConfig) -> Iterator[ColumnSentence]:
@@ -89,8 +99,12 @@ def _is_tag(value: str) -> bool:
         return False
 
 
-def file_layout(config: DataConfig, path: str | Path, columns: Sequence[str] | None = None) -> DataConfig:
-    """``config`` with its columns fitted to a labelled file laid out otherwise than the training files.
+def file_layout(config: DataConfig, path: str | Path, columns: Sequence[str] | None = None,
+                fmt: str = "auto") -> DataConfig:
+    """``config`` with its format and columns fitted to a labelled file laid out otherwise than the training files.
+
+    ``fmt`` is the file's format (``auto``: detected, :func:`seqlab.data.config.file_format`), whatever the format
+    of the training files: a model trained on a brat folder reads a CoNLL file as CoNLL.
 
     ``columns`` names the file's columns in the model's terms (``config.word_column``, ``config.tag_column``,
     a column the model reads, ``_`` for one to skip). Without it, a file of another width is read as
@@ -99,17 +113,18 @@ def file_layout(config: DataConfig, path: str | Path, columns: Sequence[str] | N
     does not hold tags while its first does (``TAG token``) is refused with a message naming the fix.
     """
     path = Path(path)
-    model_format, given = file_format(config.train, config.format), file_format(path)
+    model_format, given = file_format(config.train, config.format), file_format(path, fmt)
     if "conllu" in (model_format, given):
         if given != model_format:
             raise SeqlabError(f"{path}: a {given} file, but the model was trained on {model_format} files; "
                               f"give it a {model_format} file")
-        return config
+        return dataclasses.replace(config, format=given)
     if given in READERS:  # brat, jsonl, labelstudio, hf: always the columns word and ner
         if columns is not None:
             raise SeqlabError(f"{path}: a {given} file has the columns {list(LAYOUT[0])}; columns are named for "
                               "CoNLL files only")
-        return dataclasses.replace(config, columns=LAYOUT[0])
+        return dataclasses.replace(config, columns=LAYOUT[0], format=given)
+    config = dataclasses.replace(config, format=given)  # conll, whatever the training files were
     if columns is not None:
         return _named_layout(config, path, columns)
     width, number, first = 0, 0, []

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from seqlab.data.batching import Encoded
-from seqlab.data.conll import write_conll
+from seqlab.data.conll import as_field, column_separator, write_conll
 from seqlab.data.dataset import Split
 from seqlab.data.labelling import Evaluation, Labelling
 from seqlab.tagging.predict import Predictor
@@ -19,19 +19,15 @@ def evaluate_split(predictor: Predictor, data: Encoded, split: Split, *, labelli
                    predictions: Path | None = None) -> Evaluation:
     """Decode ``split`` (encoded as ``data``), write the labels in ``file_scheme`` (default: the labelling's),
     score them against the file's gold labels, and with ``predictions`` write ``token gold pred`` lines there
-    (atomically)."""
+    (atomically), each token as the file has it: space-separated, or TAB-separated when a token is empty, holds
+    whitespace or is unprintable (:func:`seqlab.data.conll.column_separator`), so the lines join back to the
+    input's and ``seqlab score conll`` reads them."""
     results = predictor(data, batch_size=batch_size)
     scheme = file_scheme or labelling.file_scheme
     pred = [labelling.output_labels(r.labels, [c[:3] for c in r.spans], scheme) for r in results]
     evaluation = labelling.score(split.file_tags, pred)
-    if predictions is not None:
-        write_conll(predictions, ([(_one_field(w), g, p) for w, g, p in zip(*row)]
-                                  for row in zip(split.tokens, split.file_tags, pred)))
+    if predictions is not None:  # tokens exactly as the file has them; TAB-separated when one is not a plain field
+        words = [split.written.get(k, tokens) for k, tokens in enumerate(split.tokens)]
+        write_conll(predictions, ([(as_field(w), g, p) for w, g, p in zip(*row)]
+                                  for row in zip(words, split.file_tags, pred)), sep=column_separator(words))
     return evaluation
-
-
-def _one_field(token: str) -> str:
-    """``token`` as one space-separated field: whitespace in it (a TAB-separated file's token may be a space
-    or hold one) becomes ``_``, so that conlleval and ``seqlab score`` read the predictions file's columns."""
-    return token if token.isprintable() and not any(c.isspace() for c in token) else \
-        "".join("_" if c.isspace() or not c.isprintable() else c for c in token)

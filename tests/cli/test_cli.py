@@ -1,10 +1,12 @@
 """Tests for the ``seqlab`` command: each verb through ``main([...])``, and bad input as exit 2 without traceback."""
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import json
 import logging
+import os
 import re
 import shutil
 import subprocess
@@ -15,6 +17,7 @@ import pytest
 import torch
 
 from seqlab.cli import main
+from seqlab.data.conll import split_fields
 from seqlab.tagging.config import load_config
 from tests.conftest import forget_new_log_handlers
 
@@ -426,10 +429,12 @@ def test_eval_reads_public_layouts_in_the_gold_files_scheme(run_dir, tmp_path, c
         assert main(["eval", str(run_dir), str(path), "--output", str(out), *extra]) == 0, name
         report = capsys.readouterr().out.splitlines()
         assert report[2:-1] == original, name
-        predicted = [row[2] for s in read_columns(out) for row in s]
+        rows = [split_fields(line) for line in out.read_text(encoding="utf-8").splitlines() if line]
+        predicted = [row[2] for row in rows]
         assert not any(a == "O" and b.startswith("I-") for a, b in zip(["O", *predicted], predicted)), name  # IOB2
-        assert all(len(row) == 3 for s in read_columns(out) for row in s), name  # a space token stays one field
+        assert all(len(row) == 3 for row in rows), name  # a space token stays one field (TAB-separated, as read)
     assert main(["score", "conll", str(tmp_path / "whitespace_tokens.pred")]) == 0
+    assert "\u00a0\tO\t" in (tmp_path / "whitespace_tokens.pred").read_text(encoding="utf-8")  # written as read
 
 
 def test_eval_names_the_fix_for_a_tag_first_file_and_for_bad_column_names(run_dir, tmp_path, capsys):
@@ -495,16 +500,95 @@ def test_a_folder_where_a_file_is_expected_is_named_as_a_folder(verb, run_dir, t
     assert single_error_line(capsys.readouterr().err) == f"seqlab: error: {tmp_path}: a folder, not a file"
 
 
-def test_the_progress_bar_does_not_flood_a_log_that_is_not_a_terminal(tmp_path, capsys, caplog):
+def test_a_log_that_is_not_a_terminal_gets_progress_lines_not_a_bar(tmp_path, capsys, caplog, monkeypatch):
+    from seqlab.core import trainer
+
     with contextlib.redirect_stdout(io.StringIO()):
         assert main(["train", str(TINY), "--set", "train.epochs=2", "--set", "train.batch_size=1",
-                     "--set", "train.threads=1", "--output", str(tmp_path / "run")]) == 0
-    err = capsys.readouterr().err
-    assert re.search(r"epoch 1: .*; at most \d+ min left \(1 of 2 epochs done\)", caplog.text)
-    draws = re.findall(r"epoch (\d)/2", err)
-    assert draws and len(draws) <= 2 * 2, err  # per epoch: the first draw and at most the closing one
-    assert "loss=" not in err  # the postfix waits for tqdm's own interval (30 s off a terminal)
+                     "--output", str(tmp_path / "run")]) == 0
+    assert "epoch 1/2" not in capsys.readouterr().err  # no bar drawn with carriage returns
+    assert re.search(r"epoch 1: .*; about \d+ s left \(1 of 2 epochs done\)", caplog.text)
+    assert not re.search(r"epoch 1/2: \d+%", caplog.text)  # an epoch shorter than a minute: no progress line
+    caplog.clear()
+    monkeypatch.setattr(trainer, "PROGRESS_EVERY_SECONDS", 0.0)  # a line whenever the bar would be drawn
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["train", str(TINY), "--set", "train.epochs=2", "--set", "train.batch_size=1",
+                     "--output", str(tmp_path / "run2")]) == 0
+    lines = re.findall(r"epoch 1/2: (\d+)% \((\d) of 5 sentences\), loss [\d.]+, \d+ sent/s; about \d+ s left",
+                       caplog.text)
+    assert lines and lines[0][:2] == ("20", "1")  # the first one after one sentence: the time left already
 
+
+
+def _parsers(p: argparse.ArgumentParser, name: str = "seqlab") -> list[tuple[str, argparse.ArgumentParser]]:
+    found = [(name, p)]
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for verb, sub in action.choices.items():
+                found += _parsers(sub, f"{name} {verb}")
+    return found
+
+
+def test_every_positional_argument_has_a_help_text():
+    from seqlab.cli import parser
+
+    missing = [f"{name} {a.dest}" for name, p in _parsers(parser()) for a in p._actions
+               if not a.option_strings and not isinstance(a, argparse._SubParsersAction) and not a.help]
+    assert missing == []
+
+
+@pytest.mark.parametrize("verb, shown", [
+    (["tag"], ["--format {conll,jsonl,inline", "default: conll", "--batch-size BATCH_SIZE", "default: 100"]),
+    (["serve"], ["--port PORT", "default: 8080", "(default: 1000000)"]),
+    (["eval"], ["model_dir", "a run directory, a .seqlab file or an installed model's name"]),
+    (["inspect"], ["a .seqlab model file"]),
+    (["score", "conll"], ["columns 'token ... gold pred'"]),
+])
+def test_help_says_what_each_argument_is_and_its_default(verb, shown, capsys):
+    with pytest.raises(SystemExit):
+        main([*verb, "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    for text in shown:
+        assert text in out, out
+    assert "(default: None)" not in out and "(default: False)" not in out
+
+
+@pytest.mark.parametrize("port", ["70000", "-1"])
+def test_a_port_out_of_range_is_an_argument_error(port, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["serve", "model", "--port", port])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument --port: expected a port from 0 to 65535 (0: any free one), got {port}" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("stream, argv, name", [
+    ("stdin", ["tag", "RUN"], "standard input"),
+    ("stdout", ["tag", "RUN", str(NER / "dev.txt")], "standard output"),
+])
+def test_a_closed_standard_stream_is_one_error_line(stream, argv, name, run_dir, monkeypatch, capsys):
+    monkeypatch.setattr(sys, stream, None)  # how Python starts with `<&-` or `>&-`
+    assert main([str(run_dir) if a == "RUN" else a for a in argv]) == 2
+    assert single_error_line(capsys.readouterr().err) == (
+        f"seqlab: error: {name}: closed when seqlab started (redirect it instead: < FILE, > FILE, > /dev/null)")
+
+
+def test_a_closed_standard_output_from_the_shell_is_one_error_line(run_dir):
+    done = subprocess.run(["bash", "-c", f"{sys.executable} -m seqlab tag {run_dir} {NER / 'dev.txt'} >&-"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert single_error_line(done.stderr).startswith("seqlab: error: standard output: closed when seqlab started")
+
+
+def test_two_training_processes_log_each_message_once(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "seqlab", "train", str(TINY), "--nproc", "2", *FAST, "--quiet",
+                           "--output", str(tmp_path / "run")], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "SEQLAB_DATA": str(NER), "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [line.split(" ", 1)[1] for line in done.stderr.splitlines() if re.match(r"\d\d:\d\d:\d\d (INFO|WARN)", line)]
+    assert any("pretrained vectors for" in line for line in lines)
+    assert len(lines) == len(set(lines)), "\n".join(lines)
 
 
 def test_the_command_line_starts_without_torch():

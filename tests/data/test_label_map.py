@@ -1,0 +1,119 @@
+"""Label maps: parsing (pairs and files), checks, span-wise mapping in every scheme, data.label_map when reading."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from seqlab.core.errors import ConfigError
+from seqlab.data.dataset import read_split
+from seqlab.data.label_map import LabelMapper, check_label_map, describe, merged, parse_label_map
+from seqlab.data.labelling import SpanLabelling, TokenLabelling
+from seqlab.data.schemes import spans
+from seqlab.tagging.config import DataConfig
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+BRAT = FIXTURES / "formats" / "brat"
+NCBI = Path(__file__).parents[3] / "shared" / "data" / "ncbi_disease"
+
+
+def test_pairs_parse_with_drops_and_spaces() -> None:
+    assert parse_label_map("person=PER, corporation=ORG,group=,product=O") == {
+        "person": "PER", "corporation": "ORG", "group": None, "product": None}
+
+
+@pytest.mark.parametrize("suffix, text", [(".yaml", "person: PER\ngroup: null\n"),
+                                          (".json", '{"person": "PER", "group": null}')])
+def test_a_yaml_or_json_file_is_read(tmp_path: Path, suffix: str, text: str) -> None:
+    path = tmp_path / f"map{suffix}"
+    path.write_text(text, encoding="utf-8")
+    assert parse_label_map(str(path)) == {"person": "PER", "group": None}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("person", "expected old=new pairs"),
+    ("=PER", "expected old=new pairs"),
+    ("a=B,a=C", "'a' is mapped twice"),
+    ("a=two words", "without whitespace"),
+    (",", "expected old=new pairs, got ','"),
+    ("missing.yaml", "does not exist"),
+])
+def test_bad_label_maps_are_one_line_errors(text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as err:
+        parse_label_map(text)
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("mapping, message", [
+    (["a", "b"], "expected a mapping"),
+    ({"a": 3}, "data.label_map.a: expected a type name"),
+    ({"": "B"}, "a key: expected a type name"),
+])
+def test_check_names_the_entry(mapping: object, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        check_label_map(mapping)
+
+
+def test_token_labels_are_renamed_but_not_dropped() -> None:
+    assert LabelMapper({"PROPN": "NOUN"}, TokenLabelling())(["PROPN", "VERB"]) == ("NOUN", "VERB")
+    with pytest.raises(ConfigError, match="cannot be dropped"):
+        check_label_map({"PROPN": None}, token_labels=True)
+    assert check_label_map({"X": "O"}, token_labels=True) == {"X": "O"}  # O is a label like any other here
+
+
+@pytest.mark.parametrize("scheme, tags, expected", [
+    ("iob1", ["I-A", "I-B", "O"], ["I-X", "B-X", "O"]),  # two entities stay two
+    ("iob2", ["B-A", "I-A", "B-B", "O", "B-C"], ["B-X", "I-X", "B-X", "O", "B-C"]),
+    ("bilou", ["B-A", "L-A", "U-B", "U-D"], ["B-X", "L-X", "U-X", "O"]),
+    ("iob2", ["B-D", "I-D", "O"], ["O", "O", "O"]),
+    ("iob2", ["B-C", "O"], ["B-C", "O"]),
+    ("iob1", ["B-A", "I-A", "O", "I-B"], ["B-X", "I-X", "O", "I-X"]),  # prefixes kept where they read the same
+    ("iob1", ["I-C", "I-A"], ["I-C", "I-X"]),
+])
+def test_spans_are_mapped_as_spans(scheme: str, tags: list[str], expected: list[str]) -> None:
+    mapper = LabelMapper({"A": "X", "B": "X", "D": None}, SpanLabelling("bilou", scheme))
+    assert list(mapper(tags)) == expected
+    assert len(spans(expected)) == len([c for c in spans(tags) if c[0] != "D"])
+
+
+def test_prefixes_are_kept_in_the_files_scheme() -> None:
+    """A gold file in IOB2 read by a model trained on IOB1 files keeps its B- tags (its scheme is detected)."""
+    assert LabelMapper({"person": "PER"}, SpanLabelling("bilou", "iob1"))(["B-person", "O"]) == ("B-PER", "O")
+
+
+def test_unmet_types_are_named() -> None:
+    mapper = LabelMapper({"A": "X", "Typo": "X"}, SpanLabelling("bilou", "iob2"))
+    mapper(["B-A"])
+    assert mapper.unmet() == ["Typo"]
+
+
+def test_describe_and_merge() -> None:
+    assert describe({"a": "B", "c": None}) == "a=B,c="
+    assert merged({"a": "B", "c": "D"}, {"c": "E"}) == {"a": "B", "c": "E"}
+    assert merged(None, {}) is None
+
+
+def test_data_label_map_applies_when_a_brat_folder_is_read(caplog) -> None:
+    config = DataConfig(train=str(BRAT), dev=str(BRAT), label_map={"Gene": None, "Disease": "Illness", "Nope": "X"})
+    with caplog.at_level(logging.WARNING, logger="seqlab"):
+        split = read_split(config, "train")
+    types = {kind for tags in split.file_tags for kind, _, _ in spans(tags)}
+    assert types == {"Illness"}
+    assert any("Nope" in r.getMessage() for r in caplog.records)  # a type the files do not hold is named
+    assert {kind for tags in split.tags for kind, _, _ in spans(tags)} == {"Illness"}
+
+
+def test_data_label_map_is_checked_with_the_config() -> None:
+    with pytest.raises(ConfigError, match="data.label_map.Gene"):
+        DataConfig(train=str(BRAT), dev=str(BRAT), label_map={"Gene": ["x"]})
+
+
+@pytest.mark.skipif(not NCBI.is_dir(), reason="the NCBI disease corpus is not in ../shared/data/ncbi_disease")
+def test_ncbi_four_mention_types_become_disease() -> None:
+    four = {"SpecificDisease": "Disease", "DiseaseClass": "Disease", "Modifier": "Disease",
+            "CompositeMention": "Disease"}
+    test = str(NCBI / "standoff" / "test")
+    split = read_split(DataConfig(train=test, dev=test, label_map=four), "train")
+    chunks = [kind for tags in split.file_tags for kind, _, _ in spans(tags)]
+    assert len(chunks) == 960 and set(chunks) == {"Disease"}
