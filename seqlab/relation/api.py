@@ -2,6 +2,7 @@
 
     rel = seqlab.load("runs/semeval10_ea")
     rel.classify("The <e1>fire</e1> was caused by <e2>smoke</e2>.")   # Relation(label='Cause-Effect(e2,e1)', ...)
+    rel.classify('{"text": "Ann works for Acme.", "h": {"pos": [0, 3]}, "t": {"pos": [14, 18]}}')  # a JSON line
 """
 from __future__ import annotations
 
@@ -17,20 +18,21 @@ from seqlab.core.device import resolve_device
 from seqlab.core.errors import SeqlabError
 from seqlab.core.loaded import DEFAULT_BACKEND, check_kind, model_metadata
 from seqlab.core.schema import encode_relation
-from seqlab.data.semeval import RelationExample, parse_raw_lines, read_semeval
+from seqlab.data.relations import check_labels, parse_input_lines, read_relations, relation_format
+from seqlab.data.semeval import RelationExample
 from seqlab.data.vocab import Vocab, load_vocabs
 from seqlab.models.relation import RelationClassifier
 from seqlab.relation.build import build_model, encode, model_inputs
 from seqlab.relation.config import RelationConfig, load_relation_config
 from seqlab.relation.predict import evaluate_examples, predict_probabilities
-from seqlab.relation.score import SemEvalResult
+from seqlab.relation.label_score import RelationResult, relation_scorer
 from seqlab.modules.transformer import recorded_encoder
 
 
 @dataclass(frozen=True)
 class Relation:
-    """The relation between a sentence's two marked nominals: the most probable directed label, its
-    probability, every label's probability, and the nominals as written."""
+    """The relation between a sentence's two marked nominals (head ``e1``, tail ``e2``): the most probable
+    label, its probability, every label's probability, and the nominals as written."""
 
     id: str
     label: str
@@ -49,7 +51,7 @@ class RelationModel:
     """A trained relation classifier (entity-aware attention BiLSTM, Lee et al. 2019), in eval mode."""
 
     task = "relation"
-    inputs = ("sentences",)  # what :meth:`predict` takes: sentences with marked nominals
+    inputs = ("sentences",)  # what :meth:`predict` takes: sentences with marked nominals, or relation JSON lines
 
     def __init__(self, config: RelationConfig, vocabs: dict[str, Vocab], model: RelationClassifier, *,
                  backend: str = DEFAULT_BACKEND) -> None:
@@ -72,18 +74,19 @@ class RelationModel:
 
     @property
     def labels(self) -> list[str]:
-        """The directed relations the model tells apart (and ``Other``)."""
+        """The labels the model tells apart: SemEval's 19 directed ones, or those of its JSONL training data."""
         return self.vocabs["labels"].itos
 
     def classify(self, sentence: str) -> Relation:
-        """Classify one sentence whose nominals are marked ``<e1>…</e1>`` and ``<e2>…</e2>``."""
+        """Classify one sentence whose nominals are marked ``<e1>…</e1>`` and ``<e2>…</e2>``, or given as a
+        relation JSON line (``{"text": ..., "h": {"pos": ...}, "t": {"pos": ...}}``, :mod:`seqlab.data.relations`)."""
         return next(self.classify_many([sentence]))
 
     def classify_many(self, lines: Iterable[str], *, batch_size: int = 200, source: str = "<input>"
                       ) -> Iterator[Relation]:
-        """Classify marked sentences, one per line (``ID<TAB>"sentence"`` or the sentence alone), as a stream
-        of ``batch_size`` at a time; a malformed line is an error naming ``source`` and its line."""
-        examples = parse_raw_lines(lines, source)
+        """Classify marked sentences, one per line (``ID<TAB>"sentence"``, the sentence alone, or a relation JSON
+        line), as a stream of ``batch_size`` at a time; a malformed line is an error naming ``source`` and its line."""
+        examples = parse_input_lines(lines, source)
         while chunk := model_inputs(list(itertools.islice(examples, batch_size)), self.config.model):
             yield from self._classify(chunk, batch_size)
 
@@ -95,17 +98,24 @@ class RelationModel:
             yield Relation(example.id, self.labels[best], row[best], example.e1_text, example.e2_text,
                            dict(zip(self.labels, row)))
 
-    def evaluate(self, path: str | Path, *, answers: str | Path | None = None, batch_size: int = 200
-                 ) -> SemEvalResult:
-        """The official SemEval-2010 Task 8 score on a labelled file (e.g. TEST_FILE_FULL.TXT); with ``answers``,
-        the answer file is written there. ``result.report`` is the official scorer's report."""
-        examples = model_inputs(read_semeval(path), self.config.model)
+    def evaluate(self, path: str | Path, *, answers: str | Path | None = None, batch_size: int = 200,
+                 format: str = "auto") -> RelationResult:
+        """Score the model on a labelled file; with ``answers``, the ``id<TAB>label`` answer file is written there.
+
+        A SemEval-2010 Task 8 file (e.g. TEST_FILE_FULL.TXT) gets the official score (``result.official_f1``), a
+        relation JSONL file the macro-F1 over its labels, leaving out the config's ``data.negative_label``
+        (``result.macro_f1``); ``format`` (``semeval``, ``jsonl``, or ``auto``: by the file) says which the file
+        is. ``result.score`` is the figure either way, ``result.report`` the report ``seqlab eval`` prints."""
+        fmt = relation_format(path, format)
+        examples = model_inputs(read_relations(path, fmt), self.config.model)
         if any(e.label is None for e in examples):
             raise SeqlabError(f"{path}: has sentences without labels; evaluation needs a labelled file "
                               f"(e.g. TEST_FILE_FULL.TXT); classify labels unlabelled ones")
+        check_labels(examples, self.labels, str(path))
         return evaluate_examples(self.model, encode(examples, self.vocabs), self.labels,
                                  batch_size=batch_size, device=self.device,
-                                 answers=Path(answers) if answers else None)
+                                 answers=Path(answers) if answers else None,
+                                 score=relation_scorer(fmt, self.config.data.negative_label))
 
     # ------------------------------------------------------------ the loaded-model protocol (seqlab.core.loaded)
 

@@ -13,21 +13,34 @@ from typing import Sequence
 from seqlab.core.config import EmbeddingsConfig, TrainSettings, TransformerConfig, check_fine_tune
 from seqlab.core.errors import ConfigError
 from seqlab.core.strict import MAX_COUNT, MAX_SIZE, choice, count, dropout_rate, load_strict, seed, size
+from seqlab.data.relations import FORMATS
 
 TASK = "relation"
 
 
 @dataclass(frozen=True)
 class RelationDataConfig:
-    """SemEval-2010 Task 8 files; dev is ``dev_size`` training sentences sampled with ``dev_seed``."""
+    """SemEval-2010 Task 8 files or relation JSON lines (:mod:`seqlab.data.relations`); dev is ``dev_size``
+    training sentences sampled with ``dev_seed``.
+
+    ``format``: ``semeval``, ``jsonl``, or ``auto`` (``jsonl`` for a ``.jsonl``/``.json`` file or one whose first
+    character is ``{``). SemEval files are scored by the official measure; JSON lines by macro-F1 over their own
+    labels, leaving out ``negative_label`` (``Other``, ``no_relation``; null: none) when it is given
+    (:mod:`seqlab.relation.label_score`).
+    """
 
     train: str
     test: str | None = None
     dev_size: int = 800
     dev_seed: int = 1  # fixed apart from train.seed, so every seed selects on the same dev split
     limit: int = 0  # > 0: keep only the first `limit` sentences of each of train, dev and test (a smoke run)
+    format: str = "auto"  # semeval, jsonl, or auto: by extension and first character
+    negative_label: str | None = None  # JSON lines: the "no relation" label, left out of the macro-F1
 
     def __post_init__(self) -> None:
+        choice("data.format", self.format, FORMATS)
+        if self.negative_label is not None and not self.negative_label.strip():
+            raise ConfigError("data.negative_label: expected a label (such as Other) or null, got an empty string")
         count("data.dev_size", self.dev_size)
         seed("data.dev_seed", self.dev_seed)
         if not 0 <= self.limit <= MAX_COUNT:

@@ -1,6 +1,6 @@
 """Looking inside a trained relation classifier, as in Lee, Seo & Choi (2019) §5.
 
-``explain_file`` writes, for a SemEval-format file:
+``explain_file`` writes, for a SemEval-format file or relation JSON lines (:mod:`seqlab.data.relations`):
 
 - ``attention.html``: per sentence, the entity-aware attention over the tokens (Fig. 3 of the
   paper) and the self-attention matrix averaged over heads, as colour-scaled HTML tables;
@@ -24,7 +24,8 @@ import numpy as np
 import torch
 
 from seqlab.core.atomic import atomic_open
-from seqlab.data.semeval import RelationExample, read_semeval
+from seqlab.data.relations import read_relations
+from seqlab.data.semeval import RelationExample
 from seqlab.relation.build import batches, encode, model_inputs
 
 if TYPE_CHECKING:
@@ -151,7 +152,7 @@ def explain_file(model: "RelationModel | str | Path", path: str | Path, out_dir:
 
     run = model if isinstance(model, RelationModel) else RelationModel.load(model, "cpu")
     run_dir = model if not isinstance(model, RelationModel) else "the model"
-    examples = model_inputs(read_semeval(path), run.config.model)
+    examples = model_inputs(read_relations(path), run.config.model)
     info = collect(run.model, examples, run.vocabs)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = [out_dir / "attention.html"]

@@ -1,4 +1,5 @@
-"""Relation classification with a model: batched label probabilities, and official scoring of a split."""
+"""Relation classification with a model: batched label probabilities, and scoring of a split (the official
+SemEval-2010 Task 8 measure, or macro-F1 over the data's own labels: :mod:`seqlab.relation.label_score`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,7 +10,8 @@ from seqlab.data.semeval import write_answers
 from seqlab.core.errors import SeqlabError
 from seqlab.models.relation import RelationClassifier
 from seqlab.relation.build import RelationData, batches
-from seqlab.relation.score import SemEvalResult, score_answers
+from seqlab.relation.label_score import RelationResult, Scorer
+from seqlab.relation.score import score_answers
 
 
 @torch.no_grad()
@@ -26,9 +28,10 @@ def predict_probabilities(model: RelationClassifier, data: RelationData, *, batc
 
 
 def evaluate_examples(model: RelationClassifier, data: RelationData, labels: list[str], *, batch_size: int = 200,
-                      device: torch.device | str = "cpu", answers: Path | None = None) -> SemEvalResult:
-    """Predict the labelled sentences of ``data``, optionally write an answer file, and score with the
-    official measure against their gold labels."""
+                      device: torch.device | str = "cpu", answers: Path | None = None,
+                      score: Scorer = score_answers) -> RelationResult:
+    """Predict the labelled sentences of ``data``, optionally write an answer file, and score them against
+    their gold labels with ``score`` (the official SemEval measure unless another is given)."""
     probs = predict_probabilities(model, data, batch_size=batch_size, device=device)
     predicted = [labels[i] for i in probs.argmax(dim=-1).tolist()]
     if answers is not None:
@@ -37,4 +40,4 @@ def evaluate_examples(model: RelationClassifier, data: RelationData, labels: lis
     if any(g < 0 for g in gold):
         raise SeqlabError("cannot score: some sentences have no gold label")
     key = {sid: labels[g] for sid, g in zip(data.ids, gold)}
-    return score_answers(dict(zip(data.ids, predicted)), key)
+    return score(dict(zip(data.ids, predicted)), key)

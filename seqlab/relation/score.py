@@ -55,6 +55,12 @@ class SemEvalResult:
     accuracy: float
     relations: dict[str, RelationScore] = field(default_factory=dict)
     report: str = ""
+    measure = "official macro-F1"
+
+    @property
+    def score(self) -> float:
+        """The model-selection figure: the official macro-F1."""
+        return self.official_f1
 
     def to_dict(self) -> dict[str, object]:
         return {"official_macro_f1": self.official_f1, "macro_precision": self.macro_precision,

@@ -1,6 +1,7 @@
 """Relation configs: shipped files load, defaults follow Lee et al. (2019) §4, strict keys and types."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -87,3 +88,15 @@ def test_a_negative_data_limit_is_refused(tmp_path):
     (tmp_path / "c.yaml").write_text("task: relation\ndata: {train: t.txt}\n")
     with pytest.raises(ConfigError, match=r"data.limit: expected a number of sentences >= 0"):
         load_relation_config(tmp_path / "c.yaml", ["data.limit=-1"])
+
+
+@pytest.mark.parametrize("override, message", [
+    ("data.format=json", "data.format: expected one of ['auto', 'semeval', 'jsonl'], got 'json'; did you mean 'jsonl'?"),
+    ("data.negative_label=' '", "data.negative_label: expected a label (such as Other) or null"),
+])
+def test_data_format_and_negative_label_are_checked(tmp_path, override, message):
+    (tmp_path / "c.yaml").write_text("task: relation\ndata: {train: t.jsonl, negative_label: no_relation}\n")
+    config = load_relation_config(tmp_path / "c.yaml")
+    assert (config.data.format, config.data.negative_label) == ("auto", "no_relation")
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_relation_config(tmp_path / "c.yaml", [override])
