@@ -2,7 +2,7 @@
 
 ``seqlab package RUN --out NAME.seqlab`` writes a zip archive of
 
-* ``manifest.json``: format and version, seqlab's version, the task, the sha256 of every other member,
+* ``manifest.json``: format and version, seqlab's version, the task, the sha256 and size of every other member,
   the training data and the run's scores;
 * ``config.yaml`` (feature paths rewritten to members of the file), ``vocabs.json``, ``features.json``;
 * ``encoder.json``: which pretrained transformer the model reads (path and weights' sha256); the encoder itself
@@ -11,35 +11,42 @@
 * ``files/<i>/...``: every file a token feature reads at load time (Brown paths, word vectors, an LS folder),
   pruned to the words the model needs (:mod:`seqlab.tagging.prune`; ``--full-features`` keeps them whole).
 
-Loading checks the format and every checksum before anything is read, so a truncated, altered or foreign
-file is refused with one line naming what failed; the verified members are unpacked once into
-``$SEQLAB_CACHE/models/<sha256 of the file>/`` (a temporary folder when the cache is off), which is then an
-ordinary run directory: the next load of the same file reads from there.
+Loading trusts nothing in the file: :mod:`seqlab.apps.model_file` checks member names, sizes, every checksum and
+the contents before anything is used, and refuses a file that fails in one line naming the member. The checked
+members are unpacked into ``$SEQLAB_CACHE/models/<sha256 of the file>/``, an ordinary run directory whose
+feature paths point inside it; the next load of the same file uses that copy only when every file in it still
+matches the model file, and unpacks it again otherwise. With the cache off the copy is temporary and removed
+once the model is loaded (:func:`unpacked`).
 """
 from __future__ import annotations
 
+import atexit
+import copy
 import hashlib
 import json
+import logging
 import os
 import shutil
+import stat
 import tempfile
 import zipfile
 import zlib
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
 import yaml
 
+from seqlab.apps.model_file import (CHUNK, FORMAT, FORMAT_VERSION, MANIFEST, MAX_RATIO, RATIO_FLOOR, ModelFile,
+                                    check_model_file, config_tree, feature_entries, open_model_file, stream)
 from seqlab.core import rundir
 from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import SeqlabError
 from seqlab.data.vocab import load_vocabs
 
-FORMAT = "seqlab-model"
-FORMAT_VERSION = 1
-MANIFEST = "manifest.json"
 SUFFIX = ".seqlab"
 _RUN_MEMBERS = (rundir.CONFIG, rundir.VOCABS, rundir.FEATURES, rundir.WEIGHTS, rundir.ENCODER)
+log = logging.getLogger("seqlab")
 
 
 def _sha256(data: bytes) -> str:
@@ -116,7 +123,8 @@ def _manifest(run_dir: Path, members: dict[str, bytes]) -> dict[str, Any]:
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "seqlab_version": __version__,
             "task": tree.get("task", DEFAULT_TASK), "training_data": tree.get("data", {}),
             "scores": scores, "measure": metrics.get("measure"), "best_epoch": metrics.get("best_epoch"),
-            "members": {name: _sha256(data) for name, data in sorted(members.items())}}
+            "members": {name: _sha256(data) for name, data in sorted(members.items())},
+            "sizes": {name: len(data) for name, data in sorted(members.items())}}
 
 
 def package(run_dir: str | Path, out: str | Path, *, prune: bool = True) -> dict[str, Any]:
@@ -134,75 +142,183 @@ def package(run_dir: str | Path, out: str | Path, *, prune: bool = True) -> dict
     with atomic_open(out, "wb") as handle, zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(MANIFEST, json.dumps(manifest, indent=2))
         for name, data in sorted(members.items()):
-            zf.writestr(name, data)
+            _deflate(zf, name, data)
     return manifest
 
 
+def _deflate(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
+    """Write one member deflated, or stored when deflate would shrink it past what loading accepts
+    (:data:`~seqlab.apps.model_file.MAX_RATIO`; a table of zeros deflates about 1,000 times)."""
+    method = zipfile.ZIP_DEFLATED
+    if len(data) > RATIO_FLOOR:
+        packer = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15)
+        if len(data) > MAX_RATIO * (len(packer.compress(data)) + len(packer.flush())):
+            method = zipfile.ZIP_STORED
+    zf.writestr(name, data, compress_type=method)
+
+
 def read_manifest(path: str | Path) -> dict[str, Any]:
-    """The manifest of a ``.seqlab`` file, after checking its format, version and every member's checksum."""
+    """The manifest of a ``.seqlab`` file, after every check of :mod:`seqlab.apps.model_file` (names, sizes,
+    every member's checksum, contents)."""
     path = Path(path)
+    with _reading(path) as zf:
+        return check_model_file(zf, path)[0].manifest
+
+
+@contextmanager
+def _reading(path: Path) -> Iterator[zipfile.ZipFile]:
+    """The model file open as a zip archive; what the zip module raises on a damaged file is one line naming it."""
+    if not path.is_file():
+        raise SeqlabError(f"{path}: no such model file" if not path.exists() else
+                          f"{path}: not a regular file; a model file is a .seqlab file")
     try:
         with zipfile.ZipFile(path) as zf:
-            return _verified(zf, path)
-    except (zipfile.BadZipFile, EOFError, zlib.error) as err:  # zlib: a damaged compressed member
+            yield zf
+    except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError) as err:
         raise SeqlabError(f"{path}: not a seqlab model file, or a truncated one ({err})") from None
     except OSError as err:
         raise SeqlabError(f"{path}: cannot be read: {err.strerror or err}") from None
 
 
-def _verified(zf: zipfile.ZipFile, path: Path) -> dict[str, Any]:
-    if MANIFEST not in zf.namelist():
-        raise SeqlabError(f"{path}: not a seqlab model file (no {MANIFEST})")
+def _file_sha256(path: Path) -> str:
+    sha = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(CHUNK):
+            sha.update(chunk)
+    return sha.hexdigest()
+
+
+def _localised(tree: dict[str, Any], target: Path) -> bytes:
+    """config.yaml as the unpacked folder holds it: each feature path (a member) made absolute inside ``target``."""
+    for feature in feature_entries(tree, str(target)):
+        if feature.get("path"):
+            feature["path"] = str(target / feature["path"])
+    return yaml.safe_dump(tree, sort_keys=False).encode("utf-8")
+
+
+def _expected(model: ModelFile, tree: dict[str, Any], target: Path) -> dict[str, tuple[int, str]]:
+    """(size, sha256) of every file an unpacked copy of ``model`` at ``target`` holds."""
+    config = _localised(copy.deepcopy(tree), target)
+    out = {name: (model.sizes[name], digest) for name, digest in model.manifest["members"].items()}
+    out[rundir.CONFIG] = (len(config), _sha256(config))
+    out[MANIFEST] = (len(model.manifest_bytes), _sha256(model.manifest_bytes))
+    return out
+
+
+def _cache_problem(target: Path, expected: dict[str, tuple[int, str]]) -> str | None:
+    """What is wrong with the unpacked copy at ``target`` (a file missing, altered, extra, or a link), or None."""
+    seen = set()
+    for folder, dirs, files in os.walk(target):
+        for entry in dirs + files:
+            full = Path(folder) / entry
+            name = full.relative_to(target).as_posix()
+            if full.is_symlink() or (entry in files and not stat.S_ISREG(full.lstat().st_mode)):
+                return f"holds {name}, which is not a regular file"
+            if entry in files:
+                if name not in expected:
+                    return f"holds {name}, which the model file does not"
+                seen.add(name)
+    for name, (size, digest) in sorted(expected.items()):
+        if name not in seen:
+            return f"lacks {name}"
+        if (target / name).stat().st_size != size or _file_sha256(target / name) != digest:
+            return f"has {name} altered"
+    return None
+
+
+def _unpack_into(zf: zipfile.ZipFile, path: Path, staging: Path, target: Path) -> dict[str, tuple[int, str]]:
+    """Check the model file and write its members into ``staging`` (to become ``target``), read-only; returns
+    what the copy must hold."""
+    model, tree = check_model_file(zf, path, staging)
+    expected = _expected(model, tree, target)
+    (staging / rundir.CONFIG).unlink()
+    for name, data in ((rundir.CONFIG, _localised(tree, target)), (MANIFEST, model.manifest_bytes)):
+        (staging / name).write_bytes(data)
+    for name in expected:
+        (staging / name).chmod(0o444)
+    return expected
+
+
+def _install(staging: Path, target: Path, expected: dict[str, tuple[int, str]]) -> None:
+    """Move ``staging`` to ``target`` atomically; a copy there already is kept when sound (another process
+    unpacked it first), else set aside and removed."""
     try:
-        manifest = json.loads(zf.read(MANIFEST))
-    except ValueError as err:
-        raise SeqlabError(f"{path}: {MANIFEST} is not valid JSON ({err})") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise SeqlabError(f"{path}: not a seqlab model file ({MANIFEST} does not say format {FORMAT!r})")
-    if manifest.get("format_version") != FORMAT_VERSION:
-        raise SeqlabError(f"{path}: model file format version {manifest.get('format_version')!r}; this seqlab "
-                          f"reads version {FORMAT_VERSION} (made by seqlab {manifest.get('seqlab_version')})")
-    listed = manifest.get("members") or {}
-    for name in sorted(set(zf.namelist()) - {MANIFEST} - set(listed)):
-        raise SeqlabError(f"{path}: member {name!r} is not in the manifest (the file was altered)")
-    for name, digest in listed.items():
-        if name not in zf.namelist():
-            raise SeqlabError(f"{path}: member {name!r} is missing (the file was altered or truncated)")
-        if _sha256(zf.read(name)) != digest:
-            raise SeqlabError(f"{path}: member {name!r} fails its sha256 check (the file was altered or corrupted)")
-    return manifest
+        os.replace(staging, target)  # atomic: another process sees the whole folder or none
+        return
+    except OSError:
+        if not target.is_dir():
+            raise
+    if _cache_problem(target, expected) is None:
+        shutil.rmtree(staging, ignore_errors=True)
+        return
+    stale = Path(tempfile.mkdtemp(prefix=".stale-", dir=target.parent))
+    os.replace(target, stale / target.name)
+    os.replace(staging, target)
+    shutil.rmtree(stale, ignore_errors=True)
+
+
+#: Unpacked copies in the temporary folder (the cache off): removed by :func:`unpacked`, or at exit.
+_TEMPORARY: set[Path] = set()
+
+
+def _remove_temporary(target: Path) -> None:
+    if target in _TEMPORARY:
+        _TEMPORARY.discard(target)
+        shutil.rmtree(target, ignore_errors=True)
+
+
+atexit.register(lambda: [_remove_temporary(target) for target in list(_TEMPORARY)])
 
 
 def unpack(path: str | Path) -> Path:
-    """Verify a ``.seqlab`` file and unpack it into a run directory (cached by the file's sha256); returns it."""
+    """Check a ``.seqlab`` file and unpack it into a run directory; returns it. With the cache on, the copy in
+    ``$SEQLAB_CACHE/models/<sha256 of the file>/`` is used when every file in it still matches the model file
+    (size and sha256; a copy altered, with a file missing or added, is unpacked again); with the cache off, a
+    new temporary folder, removed at exit (:func:`unpacked` removes it as soon as the model is loaded)."""
     from features.vector_cache import cache_root
 
     path = Path(path)
-    if not path.is_file():
-        raise SeqlabError(f"{path}: no such model file")
-    data = path.read_bytes()
     root = cache_root()
-    target = (root / "models" / _sha256(data)) if root is not None else Path(tempfile.mkdtemp(prefix="seqlab-model-"))
-    if (target / rundir.CONFIG).is_file():
-        return target
-    read_manifest(path)
-    if root is not None:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=target.parent if root is not None else None))
-    try:
-        with zipfile.ZipFile(path) as zf:
-            zf.extractall(staging)
-        tree = yaml.safe_load((staging / rundir.CONFIG).read_text(encoding="utf-8"))
-        for feature in (tree.get("model") or {}).get("features") or ():
-            if feature.get("path"):
-                feature["path"] = str(target / feature["path"])  # absolute: read from the unpacked copy
-        (staging / rundir.CONFIG).write_text(yaml.safe_dump(tree, sort_keys=False), encoding="utf-8")
+    with _reading(path) as zf:
         if root is None:
-            shutil.rmtree(target)
-        os.replace(staging, target)  # atomic: another process either sees the whole folder or none
-    except OSError as err:
-        shutil.rmtree(staging, ignore_errors=True)
-        if (target / rundir.CONFIG).is_file():  # another process unpacked it first
+            target = Path(tempfile.mkdtemp(prefix="seqlab-model-"))
+            _TEMPORARY.add(target)
+            try:
+                _unpack_into(zf, path, target, target)
+            except BaseException as err:
+                _remove_temporary(target)
+                if isinstance(err, OSError):
+                    raise SeqlabError(f"{path}: cannot unpack into {target}: {err.strerror or err}") from None
+                raise
             return target
-        raise SeqlabError(f"{path}: cannot unpack into {target}: {err.strerror or err}") from None
+        target = root / "models" / _file_sha256(path)
+        if target.is_dir():
+            model = open_model_file(zf, path)
+            raw = b"".join(stream(zf, model.entries[rundir.CONFIG], rundir.CONFIG, str(path)))
+            problem = _cache_problem(target, _expected(model, config_tree(raw, str(path)), target))
+            if problem is None:
+                return target
+            log.warning("%s: its unpacked copy %s %s; unpacking it again", path, target, problem)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=target.parent))
+        except OSError as err:
+            raise SeqlabError(f"{path}: cannot unpack into {target}: {err.strerror or err}") from None
+        try:
+            _install(staging, target, _unpack_into(zf, path, staging, target))
+        except OSError as err:
+            raise SeqlabError(f"{path}: cannot unpack into {target}: {err.strerror or err}") from None
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+@contextmanager
+def unpacked(path: str | Path) -> Iterator[Path]:
+    """:func:`unpack` for as long as a model loads: a temporary copy (the cache off) is removed afterwards
+    (a loaded model holds what it read in memory)."""
+    target = unpack(path)
+    try:
+        yield target
+    finally:
+        _remove_temporary(target)

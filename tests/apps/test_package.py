@@ -7,6 +7,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 import seqlab
 from seqlab.cli import main
@@ -180,3 +181,54 @@ def test_a_truncated_weights_file_is_refused_before_packaging(model_file, tmp_pa
     (damaged / "model.pt").write_bytes(weights[: len(weights) // 3])
     with pytest.raises(SeqlabError, match="model.pt: cannot load weights"):
         package(damaged, tmp_path / "out.seqlab")
+
+
+def _cached(tmp_path: Path) -> Path:
+    (copy,) = (tmp_path / "cache" / "models").iterdir()
+    return copy
+
+
+@pytest.mark.parametrize("tamper, problem", [
+    ("swap labels", "has vocabs.json altered"),
+    ("extra member", "holds encoder.json, which the model file does not"),
+    ("link out", "holds files/0/brown_paths.txt, which is not a regular file"),
+    ("removed", "lacks model.pt"),
+])
+def test_an_altered_cached_copy_is_unpacked_again(model_file, tmp_path, monkeypatch, caplog, tamper, problem):
+    _, path = model_file
+    monkeypatch.setenv("SEQLAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("SEQLAB_DATA", str(tmp_path / "nothing here"))
+    expected = seqlab.load(path, "cpu").tag(TEXT).to_dict()
+    copy = _cached(tmp_path)
+    assert all(str(copy) in f["path"] for f in yaml.safe_load((copy / "config.yaml").read_text())["model"]["features"])
+    target = copy / {"swap labels": "vocabs.json", "extra member": "encoder.json", "removed": "model.pt",
+                     "link out": "files/0/brown_paths.txt"}[tamper]
+    if target.exists():
+        target.chmod(0o644)  # unpacked read-only
+    if tamper == "swap labels":
+        text = target.read_text()
+        target.write_text(text.replace('"B-PER"', '"B-X"').replace('"B-LOC"', '"B-PER"').replace('"B-X"', '"B-LOC"'))
+    elif tamper == "extra member":
+        target.write_text('{"path": "/somewhere/else", "sha256": "0"}')
+    elif tamper == "link out":
+        outside = tmp_path / "outside.txt"
+        outside.write_bytes(target.read_bytes())
+        target.unlink()
+        target.symlink_to(outside)
+    else:
+        target.unlink()
+    assert seqlab.load(path, "cpu").tag(TEXT).to_dict() == expected
+    assert problem in caplog.text and "unpacking it again" in caplog.text
+    assert _cached(tmp_path) == copy and not (copy / "encoder.json").exists() and not target.is_symlink()
+
+
+def test_with_the_cache_off_no_unpacked_copy_is_left_behind(model_file, tmp_path, monkeypatch):
+    import tempfile
+
+    _, path = model_file
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("SEQLAB_CACHE", "off")
+    seqlab.load(path, "cpu").tag(TEXT)
+    with pytest.raises(SeqlabError):
+        seqlab.load(tmp_path / "missing.seqlab", "cpu")
+    assert list(tmp_path.iterdir()) == []
