@@ -1,18 +1,21 @@
 """``seqlab tag`` (raw text → labels) and ``seqlab eval`` (a labelled file → the field's report).
 
 Both are thin layers over :func:`seqlab.load`: ``tag`` streams ``SequenceTagger.tag_many`` into one of
-three formats, ``eval`` prints ``evaluate``'s report (conlleval's, or the official SemEval scorer's).
+these formats, ``eval`` prints ``evaluate``'s report (conlleval's, or the official SemEval scorer's).
 
 * ``conll``: ``token label`` lines, a blank line after each sentence;
 * ``jsonl``: one JSON object per sentence, as :mod:`seqlab.core.schema` writes it: its line number, tokens,
   offsets, labels and spans (text, label, character offsets into the input line, confidence, token offsets);
-* ``inline``: each input line with entities marked ``[LABEL words]``.
+* ``inline``: each input line with entities marked ``[LABEL words]``;
+* ``conllu``: CoNLL-U sentences (:mod:`seqlab.data.formats.conllu_writer`);
+* ``brat``: the whole input as one brat document, ``NAME.txt`` (the input) and ``NAME.ann`` in ``--output``.
 """
 from __future__ import annotations
 
 import argparse
 import gc
 import itertools
+import logging
 import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable, TextIO
@@ -25,13 +28,46 @@ from seqlab.data.config import FORMATS as DATA_FORMATS, file_format
 from seqlab.data.labelling import SCHEME_NAMES
 from seqlab.tagging.document import FORMATS, Document, render
 
+log = logging.getLogger("seqlab")
 
-def write_documents(documents: Iterable[Document], out: TextIO, fmt: str, numbers: Iterable[int] | None = None) -> None:
+
+def write_documents(documents: Iterable[Document], out: TextIO, fmt: str, numbers: Iterable[int] | None = None, *,
+                    token_labels: bool = False) -> None:
     """Write tagged documents (one per input line; ``numbers``: their line numbers, 1, 2, ... by default) in
-    ``fmt`` (:func:`seqlab.tagging.document.render`), one write and a flush per document."""
+    ``fmt`` (:func:`seqlab.tagging.document.render`; ``token_labels``: a POS tagger's, for CoNLL-U's UPOS), one
+    write and a flush per document."""
     for numbered in zip(numbers if numbers is not None else itertools.count(1), documents):
-        out.write(render([numbered], fmt))
+        out.write(render([numbered], fmt, token_labels=token_labels))
         out.flush()
+
+
+def write_brat(documents: Iterable[Document], lines: list[str], folder: Path, name: str) -> int:
+    """Write the tagged ``lines`` (each with its line ending) as one brat document ``name``: ``folder/name.txt``,
+    the lines as read, and ``folder/name.ann``, the spans at their offsets into it; returns how many spans."""
+    from itertools import accumulate
+
+    from seqlab.data.formats.align import CharSpan, SpanDocument
+    from seqlab.data.formats.brat import write_brat_documents
+
+    starts = accumulate((len(line) for line in lines), initial=0)
+    spans = tuple(CharSpan(start + span.start, start + span.end, span.label)
+                  for start, doc in zip(starts, documents) for span in doc.spans)
+    write_brat_documents(folder, [SpanDocument(name, "".join(lines), spans)])
+    return len(spans)
+
+
+def _brat_output(args: argparse.Namespace) -> None:
+    """Refuse options that ``--format brat`` (one document, written to a folder) and the others cannot take."""
+    if args.format != "brat":
+        if args.output:
+            raise SeqlabError(f"--output applies to --format brat (a folder); --format {args.format} is written to "
+                              "standard output")
+        return
+    if not args.output:
+        raise SeqlabError("--format brat writes a folder of .txt and .ann files: give it with --output DIR")
+    if args.workers > 1 or args.shard:
+        raise SeqlabError(f"--format brat writes the whole input as one document; leave out "
+                          f"{'--workers' if args.workers > 1 else '--shard'}")
 
 
 def _is_model(name: str) -> bool:
@@ -49,6 +85,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
     model, file = args.model, args.file
     if file is None and model is not None and not _is_model(model):  # `seqlab tag FILE`: the installed model
         model, file = None, model
+    _brat_output(args)
     lines, _ = input_lines(file)
     index, count = parse_shard(args.shard) if args.shard else (0, 1)
     interactive = file in (None, "-") and sys.stdin.isatty()  # a person typing: answer each line at once
@@ -67,9 +104,19 @@ def cmd_tag(args: argparse.Namespace) -> int:
     use_threads(args.threads)
     tagger = load_model(model, "tagging", "tag", args.backend, device)
     gc.freeze()  # the modules and model just loaded stay alive: full collections while tagging need not scan them
+    if args.format == "brat":
+        if not tagger.labelling.has_spans:
+            raise SeqlabError("--format brat writes spans, and this model predicts token labels; use --format "
+                              "conllu or conll")
+        text = list(lines)
+        name = "stdin" if file in (None, "-") else Path(file).stem
+        found = write_brat(tagger.tag_many(text, **options), text, Path(args.output), name)
+        log.info("wrote %s and %s: %d spans", Path(args.output) / f"{name}.txt", f"{name}.ann", found)
+        return 0
     numbered_a, numbered_b = itertools.tee(shard(lines, index, count))
     texts = (line for _, line in numbered_a)
-    write_documents(tagger.tag_many(texts, **options), sys.stdout, args.format, (number for number, _ in numbered_b))
+    write_documents(tagger.tag_many(texts, **options), sys.stdout, args.format, (number for number, _ in numbered_b),
+                    token_labels=not tagger.labelling.has_spans)
     return 0
 
 
@@ -149,7 +196,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     g.add_argument("model", nargs="?", help="a run directory, a .seqlab file or an installed model's name "
                                             "(default: en-ner-conll03)")
     g.add_argument("file", nargs="?", help="text file, or - / nothing for standard input")
-    g.add_argument("--format", choices=FORMATS, default="conll")
+    g.add_argument("--format", choices=(*FORMATS, "brat"), default="conll",
+                   help="conll, jsonl (the JSON output schema), inline, conllu (labels in MISC NER=, a POS "
+                        "tagger's in UPOS), or brat (the input as one document, NAME.txt and NAME.ann in --output)")
+    g.add_argument("--output", metavar="DIR", help="--format brat: the folder to write the document to")
     g.add_argument("--batch-size", type=positive_int, default=100)
     g.add_argument("--workers", type=positive_int, default=1,
                    help="worker processes, one torch thread each; output stays in input order")

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from seqlab.core.schema import encode_document, encode_line, encode_sentence
+from seqlab.data.formats.conllu_writer import conllu_sentence
 
-FORMATS = ("conll", "jsonl", "inline")
+FORMATS = ("conll", "jsonl", "inline", "conllu")
 
 
 @dataclass(frozen=True)
@@ -68,14 +69,18 @@ class Document:
         return encode_document(self)
 
 
-def render(numbered: Iterable[tuple[int, Document]], fmt: str) -> str:
-    """Documents as ``seqlab tag`` writes them, each with its input line number (``jsonl`` records it):
+def render(numbered: Iterable[tuple[int, Document]], fmt: str, *, token_labels: bool = False) -> str:
+    """Documents as ``seqlab tag`` writes them, each with its input line number (``jsonl`` and ``conllu`` record
+    it):
 
     * ``conll``: ``token label`` lines, a blank line after each sentence;
     * ``jsonl``: one JSON object per sentence, :func:`seqlab.core.schema.encode_line`: its input line number,
       tokens, offsets, labels and spans (text, label, character offsets into the input line, confidence, token
       offsets);
-    * ``inline``: each input line with entities marked ``[LABEL words]``."""
+    * ``inline``: each input line with entities marked ``[LABEL words]``;
+    * ``conllu``: CoNLL-U, ``# sent_id = LINE-K`` (the K-th sentence of input line LINE) and ``# text``, the
+      labels in UPOS when they are ``token_labels`` (a POS tagger's), else ``NER=label`` in MISC
+      (:func:`seqlab.data.formats.conllu_writer.conllu_sentence`)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown output format {fmt!r}; expected one of {FORMATS}")
     parts: list[str] = []
@@ -84,6 +89,9 @@ def render(numbered: Iterable[tuple[int, Document]], fmt: str) -> str:
             parts.append(doc.inline() + "\n")
         elif fmt == "conll":
             parts.extend("\n".join(map(" ".join, zip(s.tokens, s.labels))) + "\n\n" for s in doc.sentences)
+        elif fmt == "conllu":
+            parts.extend(conllu_sentence(s.tokens, s.labels, s.offsets, doc.text, f"{number}-{k}",
+                                         token_labels=token_labels) for k, s in enumerate(doc.sentences, start=1))
         else:
             parts.extend(json.dumps(encode_line(number, s), ensure_ascii=False) + "\n" for s in doc.sentences)
     return "".join(parts)

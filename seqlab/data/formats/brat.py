@@ -121,10 +121,16 @@ def write_brat(folder: str | os.PathLike[str], sentences: Iterable[ColumnSentenc
     """Write sentences as brat documents, ``<doc_id>.txt`` and ``<doc_id>.ann`` (T lines numbered from T1), each
     file atomically; returns how many documents. Sentences are grouped as
     :func:`seqlab.data.formats.align.documents_of` says; a document id is made a safe file name."""
+    return write_brat_documents(folder, documents_of(sentences, word_column=word_column, tag_column=tag_column))
+
+
+def write_brat_documents(folder: str | os.PathLike[str], documents: Iterable[SpanDocument]) -> int:
+    """Write documents with character spans as brat ``<id>.txt`` and ``<id>.ann`` pairs (each file atomically;
+    an id made a safe file name, two ids that would share one refused); returns how many documents."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     written: dict[str, str] = {}
-    for doc in documents_of(sentences, word_column=word_column, tag_column=tag_column):
+    for doc in documents:
         name = _UNSAFE.sub("_", doc.ident).lstrip(".") or "doc"
         if name in written:
             raise SeqlabError(f"{folder}: documents {written[name]!r} and {doc.ident!r} would both be written "
