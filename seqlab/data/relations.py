@@ -191,7 +191,8 @@ def _span(value: dict[str, Any], key: str, limit: int, unit: str, source: str, l
         role = "head" if key == "h" else "tail"
         raise DataFormatError(source, line, f"missing key '{key}' (the {role} entity, {{\"pos\": [start, end]}})")
     if not isinstance(entity, dict) or "pos" not in entity:
-        raise DataFormatError(source, line, f"'{key}': expected an object with 'pos': [start, end], got {_show(entity)}")
+        raise DataFormatError(source, line, f"'{key}': expected an object with 'pos': [start, end], "
+                              f"got {_show(entity)}")
     pos = entity["pos"]
     if not (isinstance(pos, list) and len(pos) == 2
             and all(isinstance(p, int) and not isinstance(p, bool) for p in pos)):

@@ -30,6 +30,7 @@ KINDS = {  # kind: (config, data folder, overrides)
     "windowed_tagger": (CHUNK / "window.yaml", CHUNK, [WINDOW_FEATURES, "train.epochs=3"]),
     "pos_tagger": (POS / "tiny.yaml", POS, []),  # token labels (data.tag_scheme: token), read from CoNLL-U
     "relation_classifier": (SEMEVAL / "tiny.yaml", SEMEVAL, []),
+    "relation_jsonl": (FIXTURES / "relations" / "tiny.yaml", FIXTURES / "relations", []),  # own labels, JSON lines
     "bilstm_crf_transformer": (NER / "tiny.yaml", NER, ["model.transformer={path: TINY_BERT, layers: [-1, -2]}",
                                                        "train.epochs=2", "train.threads=1"]),
     "bilstm_crf_transformer_fine_tuned": (NER / "tiny.yaml", NER, [
@@ -40,7 +41,7 @@ KINDS = {  # kind: (config, data folder, overrides)
         "model.transformer={path: TINY_BERT, layers: [-1], pooling: first, fine_tune: true, lr: 0.001, warmup: 2}",
         "train.optimizer=adam", "train.lr=0.001"]),  # AdaDelta would leave the encoder all but frozen (refused)
 }
-RELATION_KINDS = ("relation_classifier", "relation_transformer", "relation_transformer_fine_tuned")
+RELATION_KINDS = ("relation_classifier", "relation_jsonl", "relation_transformer", "relation_transformer_fine_tuned")
 TEXTS = ["EU rejects German call to boycott British lamb. Peter Blackburn said so.",
          "Confidence in the pound is widely expected to take another sharp dive.", ""]
 SENTENCES = (SEMEVAL / "unlabelled.txt").read_text(encoding="utf-8").splitlines()
@@ -88,7 +89,8 @@ def _test_file(kind: str) -> Path:
     return {"bilstm_crf": NER / "dev.txt", "bilstm_crf_transformer": NER / "dev.txt",
             "bilstm_crf_transformer_fine_tuned": NER / "dev.txt", "softmax_tagger": NER / "dev.txt", "windowed_tagger": CHUNK / "test.txt",
             "pos_tagger": POS / "dev.conllu",
-            "relation_classifier": SEMEVAL / "test.txt", "relation_transformer": SEMEVAL / "test.txt",
+            "relation_classifier": SEMEVAL / "test.txt", "relation_jsonl": FIXTURES / "relations" / "test.jsonl",
+            "relation_transformer": SEMEVAL / "test.txt",
             "relation_transformer_fine_tuned": SEMEVAL / "test.txt"}[kind]
 
 
