@@ -117,3 +117,15 @@ def test_ncbi_four_mention_types_become_disease() -> None:
     split = read_split(DataConfig(train=test, dev=test, label_map=four), "train")
     chunks = [kind for tags in split.file_tags for kind, _, _ in spans(tags)]
     assert len(chunks) == 960 and set(chunks) == {"Disease"}
+
+
+@pytest.mark.skipif(not NCBI.is_dir(), reason="the NCBI disease corpus is not in ../shared/data/ncbi_disease")
+def test_the_ncbi_config_reads_its_brat_splits_as_one_disease_type(monkeypatch) -> None:
+    from seqlab.tagging.config import load_config
+
+    monkeypatch.setenv("SEQLAB_DATA", str(NCBI.parent))
+    config = load_config(Path(__file__).parents[2] / "configs" / "ncbi_disease.yaml")
+    split = read_split(config.data, "dev")
+    chunks = [kind for tags in split.file_tags for kind, _, _ in spans(tags)]
+    assert len(chunks) == 787 and set(chunks) == {"Disease"}  # devel's mentions (PROVENANCE.md)
+    assert {kind for tags in split.tags for kind, _, _ in spans(tags)} == {"Disease"}
