@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
+from seqlab.core.loaded import DEFAULT_BACKEND
 from seqlab.core.version import __version__
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ _LAZY = {  # torch is imported on first use, so `import seqlab` stays cheap
 
 
 def load(path: str | Path | None = None, device: "str | torch.device" = "auto", *,
-         backend: str = "torch") -> "Union[SequenceTagger, RelationModel]":
+         backend: str = DEFAULT_BACKEND) -> "Union[SequenceTagger, RelationModel]":
     """A trained model: a run directory ``seqlab train`` wrote (``--output``), a ``.seqlab`` file
     (``seqlab package``), or an installed model's short name; with no argument, the English NER model
     installed with seqlab (``en-ner-conll03``). Returns a :class:`SequenceTagger` for a tagging model, a

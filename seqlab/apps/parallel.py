@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from seqlab.core.errors import SeqlabError
+from seqlab.core.loaded import DEFAULT_BACKEND
 from seqlab.tagging.document import render
 
 _MODEL: Any = None  # a worker's model: (name, backend) until its first chunk loads it, then the model
@@ -39,7 +40,7 @@ def shard(lines: Iterable[str], index: int, count: int) -> Iterator[tuple[int, s
             yield number, line
 
 
-def _start(model: str | None, backend: str = "torch") -> None:
+def _start(model: str | None, backend: str = DEFAULT_BACKEND) -> None:
     """A worker's initializer: one torch thread, and which model to load on its first chunk (a failure there
     comes back as that chunk's error; one in an initializer would make the pool start workers forever)."""
     import torch
@@ -53,13 +54,11 @@ def _tagger() -> Any:
     global _MODEL
     if isinstance(_MODEL, tuple):
         from seqlab.apps.loader import load
-        from seqlab.tagging.api import SequenceTagger
 
         model, backend = _MODEL
         loaded = load(model, "cpu", backend=backend)
-        if not isinstance(loaded, SequenceTagger):
-            raise SeqlabError(f"{model}: seqlab tag needs a tagging run directory, and this one holds a "
-                              f"{type(loaded).__name__}")
+        if loaded.task != "tagging":
+            raise SeqlabError(f"{model}: seqlab tag needs a tagging model, and this one is a {loaded.task} model")
         _MODEL = loaded
         gc.freeze()  # as in one process: the modules and model just loaded are not scanned by every collection
     return _MODEL
@@ -72,7 +71,7 @@ def _tag_and_render(numbered: list[tuple[int, str]], options: dict[str, Any], fm
 
 
 def render_in_workers(model: str | Path | None, numbered: Iterable[tuple[int, str]], *, workers: int, fmt: str,
-                      options: dict[str, Any] | None = None, chunk: int = 2048, backend: str = "torch") -> Iterator[str]:
+                      options: dict[str, Any] | None = None, chunk: int = 2048, backend: str = DEFAULT_BACKEND) -> Iterator[str]:
     """Tag the lines of (line number, line) pairs in ``workers`` processes (each loading ``model`` with
     ``backend``), ``chunk`` lines a task, each calling ``tag_many(**options)`` (batch_size, scheme, confidences)
     and rendering the chunk's documents in ``fmt`` (:func:`seqlab.tagging.document.render`): what

@@ -98,7 +98,6 @@ def tag_dataset(dataset: Any, model: str | Path | None = None, *, text_column: s
     here once first, so a bad path or a relation model fails at once, not in every actor."""
     ray = _ray()
     from seqlab.apps.loader import load
-    from seqlab.tagging.api import SequenceTagger
 
     for name, value in (("actors", actors), ("lines_per_call", lines_per_call), ("batch_size", batch_size)):
         if value < 1:
@@ -111,8 +110,9 @@ def tag_dataset(dataset: Any, model: str | Path | None = None, *, text_column: s
                           f"{', '.join(schema.names)}); say which with text_column=")
     if model is not None and Path(model).exists():
         model = Path(model).resolve()  # actors may start in another working directory
-    if not isinstance(load(model, "cpu"), SequenceTagger):
-        raise SeqlabError(f"tag_dataset: {model} is not a tagging model")
+    task = load(model, "cpu").task
+    if task != "tagging":
+        raise SeqlabError(f"tag_dataset: {model} is a {task} model, not a tagging model")
     options = {"batch_size": batch_size, "scheme": scheme, "confidences": confidences}
     return dataset.map_batches(
         _Tagger, batch_format="pyarrow", batch_size=lines_per_call, num_cpus=1,
