@@ -8,27 +8,63 @@
 from __future__ import annotations
 
 import argparse
+import copy
 import errno
+import io
 import logging
 import os
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
 from features.base import FeatureError
-from seqlab.cli import export, features, package, relation, score, serve, tag, train
+from seqlab.cli import convert, export, features, package, relation, score, serve, tag, train
 from seqlab.core.errors import SeqlabError
+from seqlab.core.progress import Interrupted, signal_of
 from seqlab.apps.summarize import add_parser as add_summarize_parser
 from seqlab.apps.sweep import add_parser as add_sweep_parser
 
 log = logging.getLogger("seqlab")
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's help, with each option's default shown where its help does not already say it."""
+
+    def _format_action(self, action: argparse.Action) -> str:
+        if not action.help and _shows_default(action):
+            action = copy.copy(action)
+            action.help = "default: %(default)s"
+        return super()._format_action(action)
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if _shows_default(action) and "default" not in text:
+            text += " (default: %(default)s)"
+        return text
+
+
+def _shows_default(action: argparse.Action) -> bool:
+    """Whether an option has a default worth saying: not None, a flag's False, an empty list or a suppressed one."""
+    default = action.default
+    return (bool(action.option_strings) and default is not None and not isinstance(default, bool)
+            and default is not argparse.SUPPRESS and default not in ([], ""))
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose help, and its sub-commands' (their parsers are made of its class), shows the
+    options' defaults."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="seqlab", description="Sequence labelling: train, evaluate, tag, score.")
+    p = _Parser(prog="seqlab", description="Sequence labelling: train, evaluate, tag, score.")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = p.add_subparsers(dest="command", required=True)
     train.add_parser(sub)
     tag.add_parsers(sub)
+    convert.add_parser(sub)
     score_formats = score.add_parsers(sub)
     relation.add_parsers(sub, score_formats)  # classify, explain, score semeval
     features.add_parser(sub)
@@ -49,17 +85,22 @@ def setup_logging(verbose: bool) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    _stand_in_for_closed_streams()
+    p = parser()
+    args = p.parse_args(argv)
+    if getattr(args, "port", None) is not None and not 0 <= args.port <= 65535:
+        p.error(f"argument --port: expected a port from 0 to 65535 (0: any free one), got {args.port}")
     setup_logging(args.verbose)
     try:
         return args.func(args)
     except (SeqlabError, FeatureError) as err:  # FeatureError: bad input found by features/ (a vector file)
         print(f"seqlab: error: {_rank()}{err}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        hint = " (a training run can be continued with --resume)" if args.command == "train" else ""
-        print(f"\nseqlab: interrupted{hint}", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM during training: what was lost and how to go on
+        if not (os.environ.get(train.LAUNCHED) or os.environ.get("RANK", "0") != "0"):  # one process speaks
+            text = str(err) if isinstance(err, Interrupted) else "interrupted"
+            print(f"\nseqlab: {text}", file=sys.stderr)
+        return 128 + signal_of(err)
     except BrokenPipeError:
         _silence_stdout()
         return 0
@@ -84,6 +125,47 @@ def os_error_text(err: OSError) -> str:
     if err.errno == errno.ENOSPC:
         reason += "; nothing was half-written: files are written whole or not at all"
     return f"{where}: {reason}"
+
+
+class _ClosedStream(io.TextIOBase):
+    """Stands in for a standard stream that seqlab was started without (``<&-``, ``>&-``; Python makes it None):
+    reading or writing it is an ``OSError`` naming it, one error line instead of a traceback. Standard error, the
+    one place left to say anything, takes writes and drops them."""
+
+    def __init__(self, name: str, *, drop_writes: bool = False) -> None:
+        super().__init__()
+        self.stream_name, self.drop_writes = name, drop_writes
+
+    def _closed(self) -> OSError:
+        return OSError(errno.EBADF, "closed when seqlab started (redirect it instead: < FILE, > FILE, > /dev/null)",
+                       self.stream_name)
+
+    def isatty(self) -> bool:
+        return False
+
+    def read(self, size: int | None = -1) -> str:
+        raise self._closed()
+
+    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
+        raise self._closed()
+
+    def write(self, text: str) -> int:
+        if self.drop_writes:
+            return len(text)
+        raise self._closed()
+
+    def fileno(self) -> int:
+        raise self._closed()
+
+
+def _stand_in_for_closed_streams() -> None:
+    """Give each standard stream seqlab was started without a :class:`_ClosedStream`."""
+    if sys.stdin is None:
+        sys.stdin = _ClosedStream("standard input")
+    if sys.stdout is None:
+        sys.stdout = _ClosedStream("standard output")
+    if sys.stderr is None:
+        sys.stderr = _ClosedStream("standard error", drop_writes=True)
 
 
 def _silence_stdout() -> None:

@@ -352,7 +352,7 @@ def add_parser(subparsers: Any) -> None:
 
     s = verb("show", help="a word's neighbours in a Brown paths file or a vector file")
     s.add_argument("file", help="paths file (bitstring<TAB>word<TAB>count) or word vectors (word2vec/Turian)")
-    s.add_argument("word")
+    s.add_argument("word", help="the word whose neighbours are listed")
     s.add_argument("--k", type=int, default=10, help="how many neighbours")
     s.set_defaults(func=cmd_show)
 

@@ -121,4 +121,4 @@ def add_parser(verbs: Any, formatter: type[argparse.HelpFormatter]) -> None:
     s.set_defaults(func=cmd_show)
     s.add_argument("--top", type=int, default=10, help="how many types")
     s.add_argument("file", metavar="DIR", help="LS artefact folder")
-    s.add_argument("word", nargs="+")
+    s.add_argument("word", nargs="+", help="the words whose most similar types are listed")

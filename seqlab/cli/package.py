@@ -33,5 +33,5 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "of the model's vocabulary and data files")
     p.set_defaults(func=cmd_package)
     i = sub.add_parser("inspect", help="check a .seqlab model file and print its manifest")
-    i.add_argument("model")
+    i.add_argument("model", help="a .seqlab model file")
     i.set_defaults(func=cmd_inspect)

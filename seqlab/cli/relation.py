@@ -54,7 +54,7 @@ def add_parsers(sub: argparse._SubParsersAction, score_sub: argparse._SubParsers
     ss.set_defaults(func=score)
 
     c = sub.add_parser("classify", help="classify sentences marked with <e1>..</e1> and <e2>..</e2>")
-    c.add_argument("model_dir")
+    c.add_argument("model_dir", help="a relation classifier: its run directory, .seqlab file or installed name")
     c.add_argument("file", nargs="?", help="one sentence per line ('ID<TAB>\"sentence\"' or the sentence); - for stdin")
     c.add_argument("--format", choices=("tsv", "jsonl"), default="tsv",
                    help="tsv: id, label, confidence; jsonl: id, label, confidence, e1, e2, probabilities")
@@ -63,7 +63,7 @@ def add_parsers(sub: argparse._SubParsersAction, score_sub: argparse._SubParsers
     c.set_defaults(func=classify)
 
     x = sub.add_parser("explain", help="relation runs: attention heat maps, latent entity types (paper §5)")
-    x.add_argument("model_dir")
+    x.add_argument("model_dir", help="a relation classifier: its run directory, .seqlab file or installed name")
     x.add_argument("file", help="a SemEval-format file (e.g. TEST_FILE_FULL.TXT)")
     x.add_argument("--out", required=True, help="folder for attention.html, latent_types.md, latent_types_tsne.svg")
     x.add_argument("--sentences", type=positive_int, default=20, help="sentences shown in the heat maps")

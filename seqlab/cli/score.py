@@ -56,7 +56,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
     s = sub.add_parser("score", help="score an existing prediction file")
     s_sub = s.add_subparsers(dest="format", required=True)
     sc = s_sub.add_parser("conll", help="conlleval drop-in: columns 'token ... gold pred'")
-    sc.add_argument("file")
+    sc.add_argument("file", help="columns 'token ... gold pred', a blank line between sentences (conlleval's input)")
     sc.set_defaults(func=cmd_score)
 
     c = sub.add_parser("compare", help="paired significance tests of two systems on the same test set")

@@ -167,7 +167,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     e = sub.add_parser("eval", help="score a trained model on a labelled file: CoNLL, CoNLL-U, a brat folder, span "
                                     "or HF JSONL, a Label Studio export (SemEval file for relation runs)")
-    e.add_argument("model_dir")
+    e.add_argument("model_dir", help="a run directory, a .seqlab file or an installed model's name")
     e.add_argument("file", help="the gold file (a brat folder for --format brat)")
     e.add_argument("--format", choices=DATA_FORMATS, default="auto",
                    help="the gold file's format (default auto: by extension and content, as data.format)")

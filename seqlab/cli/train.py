@@ -11,9 +11,12 @@ from typing import Any
 
 from seqlab.cli._util import positive_int
 from seqlab.core.errors import SeqlabError
+from seqlab.core.progress import Interrupted, lost
 from seqlab.core.strict import dump_config
 
 log = logging.getLogger("seqlab")
+#: Set in the processes that ``seqlab train --nproc N`` starts: the launching process alone reports an interrupt.
+LAUNCHED = "SEQLAB_LAUNCHED_BY_NPROC"
 
 #: Keys a resumed run may change with --set: where it runs, not what it trains (a checkpoint moves between
 #: CPU and GPU, or a run gets the cores another job has left).
@@ -28,15 +31,17 @@ def default_output(config_path: str) -> Path:
     return Path("runs") / f"{Path(config_path).stem}-{datetime.now():%Y%m%d-%H%M%S}"
 
 
-def launch(nproc: int, argv: list[str]) -> int:
+def launch(nproc: int, argv: list[str], out_dir: Path) -> int:
     """Run ``seqlab train`` with ``argv`` in ``nproc`` processes on this machine, through torchrun (in this
-    process, so that a failed rank is reported in one line naming it rather than as torchrun's traceback)."""
+    process, so that a failed rank is reported in one line naming it rather than as torchrun's traceback, and an
+    interrupt once, saying how to resume the run in ``out_dir``)."""
     from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.run import parse_args, run
 
     command = ["--standalone", "--nproc_per_node", str(nproc), "-m", "seqlab", "train", *argv]
     log.info("launching %d training processes: torchrun %s", nproc, " ".join(command))
+    os.environ[LAUNCHED] = "1"  # inherited by the processes torchrun starts
     try:
         run(parse_args(command))
     except ChildFailedError as err:  # torchrun has stopped the other ranks
@@ -45,8 +50,10 @@ def launch(nproc: int, argv: list[str]) -> int:
                else f"exited with status {failure.exitcode}")
         raise SeqlabError(f"training process rank {rank} of {nproc} {how} (pid {failure.pid}); torchrun stopped "
                           f"the others") from None
-    except SignalException:  # Ctrl-C or a SIGTERM: torchrun has stopped the ranks; say so as for one process
-        raise KeyboardInterrupt from None
+    except SignalException as err:  # Ctrl-C or a SIGTERM: torchrun has stopped the ranks; say so as for one process
+        raise Interrupted(lost(out_dir, int(err.sigval)), int(err.sigval)) from None
+    finally:
+        del os.environ[LAUNCHED]
     return 0
 
 
@@ -56,10 +63,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     from seqlab.apps.tasks import read_config, train
 
     if args.nproc > 1 and "WORLD_SIZE" not in os.environ:
+        if args.config and not args.output and not args.resume:  # one name for all ranks, and for a resume hint
+            args.output = str(default_output(args.config))
         argv = [a for a in ([args.config] if args.config else []) if a]
         argv += [x for item in args.set for x in ("--set", item)]
         argv += [x for key in ("output", "resume") if getattr(args, key) for x in (f"--{key}", getattr(args, key))]
-        return launch(args.nproc, argv + (["--quiet"] if args.quiet else []))
+        return launch(args.nproc, argv + (["--quiet"] if args.quiet else []), Path(args.resume or args.output or "."))
 
     if args.resume:
         run_dir = Path(args.resume)

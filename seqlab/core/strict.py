@@ -99,7 +99,8 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
         depth = self._depth + 1
         if depth > MAX_YAML_DEPTH:
-            raise YamlBoundsError(None, None, f"nested deeper than {MAX_YAML_DEPTH} levels", self.peek_event().start_mark)
+            raise YamlBoundsError(None, None, f"nested deeper than {MAX_YAML_DEPTH} levels",
+                                  self.peek_event().start_mark)
         self._depth = depth
         try:
             return super().compose_node(parent, index)
@@ -156,7 +157,8 @@ def _expanded_size(node: yaml.Node, sizes: dict[int, tuple[int, int]], open_: se
         child_values, child_depth = _expanded_size(child, sizes, open_)
         values, depth = values + child_values, max(depth, child_depth + 1)
         if values > MAX_YAML_VALUES or depth > MAX_YAML_DEPTH:
-            bound = f"more than {MAX_YAML_VALUES} values" if values > MAX_YAML_VALUES else f"deeper than {MAX_YAML_DEPTH} levels"
+            bound = (f"more than {MAX_YAML_VALUES} values" if values > MAX_YAML_VALUES
+                     else f"deeper than {MAX_YAML_DEPTH} levels")
             raise YamlBoundsError(None, None, f"aliases expand it to {bound}", node.start_mark)
     open_.discard(key)
     sizes[key] = (values, depth)

@@ -24,6 +24,7 @@ from seqlab.core import rundir
 from seqlab.core.device import resolve_device
 from seqlab.core.errors import SeqlabError
 from seqlab.core.optim import build_optimizer, warm_up
+from seqlab.core.progress import Interrupted, Pace, duration, lost, signal_of, sigterm_interrupts
 from seqlab.core.strict import dump_config
 from seqlab.core.distributed import World, broadcast_float, data_parallel, init_world, rank_device
 from seqlab.core.distributed import peers_lost, shutdown
@@ -33,6 +34,9 @@ log = logging.getLogger("seqlab.train")
 
 #: Builds a task from its config: ``prepare(config, run_dir_or_None, device)`` (a run directory when resuming).
 Prepare = Callable[[Any, "Path | None", torch.device], Task]
+#: Off a terminal (a log file, a job's output) there is no progress bar: a line says how far the epoch is and how
+#: long the run has left, at most this often, besides each epoch's own line at its end.
+PROGRESS_EVERY_SECONDS = 60.0
 
 
 def optimizer_step(loss: torch.Tensor, optimizer: torch.optim.Optimizer, params: list[nn.Parameter],
@@ -104,6 +108,8 @@ class Trainer:
         self.generator = torch.Generator().manual_seed(t.seed)
         self.state: dict[str, Any] = {"epoch": 0, "best_score": -1.0, "best_epoch": 0, "bad_epochs": 0, "history": [],
                                       "world_size": self.world.size}
+        self.pace = Pace(t.epochs)
+        self.scoring = False  # every epoch is over: the best model is being scored on dev and test
 
     # ------------------------------------------------------------ checkpoints
 
@@ -123,13 +129,14 @@ class Trainer:
                               f"{self.world.size}; resume it with {saved} (the batches each step sees depend on it)")
         log.info("resumed after epoch %d (best dev %s %.2f at epoch %d)", self.state["epoch"], self.task.measure,
                  self.state["best_score"], self.state["best_epoch"])
+        self.pace = Pace(self.config.train.epochs, self.state["history"])
 
     # ------------------------------------------------------------ epochs
 
     def _bar(self, epoch: int) -> tqdm:
         total = self.task.split_sizes()["train"] // self.world.size
         return tqdm(total=total, unit="sent", desc=f"epoch {epoch}/{self.config.train.epochs}",
-                    disable=not self.progress, leave=False, mininterval=0.5 if sys.stderr.isatty() else 30.0)
+                    disable=not (self.progress and sys.stderr.isatty()), leave=False, mininterval=0.5)
 
     def train_epoch(self, epoch: int) -> dict[str, float]:
         t = self.config.train
@@ -139,6 +146,8 @@ class Trainer:
         synced = (self.touched_rows.seconds, self.touched_rows.steps) if self.touched_rows is not None else None
         params = [p for p in self.model.parameters() if p.requires_grad]
         steps = math.ceil(self.task.split_sizes()["train"] / t.batch_size / self.world.size)
+        share = max(self.task.split_sizes()["train"] // self.world.size, 1)  # this rank's sentences per epoch
+        next_line = start + PROGRESS_EVERY_SECONDS if self.progress and bar.disable else math.inf
         for step, batch in enumerate(self.task.training_batches(self.generator, self.world.shard)):
             out = self.step(batch, params, f"epoch {epoch}, step {step}")
             if self.averaged is not None:
@@ -147,10 +156,17 @@ class Trainer:
             seen, tokens = seen + out.sentences, tokens + out.tokens
             bar.update(out.sentences)
             if step % 20 == 0 or step == steps - 1:
+                now = time.perf_counter()
+                left = self.pace.seconds_left(epoch, min(seen / share, 1.0), now - start)
                 last = self.state["history"][-1]["dev_score"] if self.state["history"] else float("nan")
                 bar.set_postfix(loss=f"{total / seen:.3f}", lr=f"{self.optimizer.param_groups[0]['lr']:.5f}",
-                                last_dev=f"{last:.2f}", refresh=False)  # drawn at tqdm's own pace: a log
-                # that is not a terminal gets a line every 30 s, not one per 20 steps
+                                last_dev=f"{last:.2f}", run_left=duration(left) if left is not None else "?",
+                                refresh=False)  # drawn at tqdm's own pace
+                if now >= next_line:
+                    log.info("epoch %d/%d: %.0f%% (%d of %d sentences), loss %.4f, %.0f sent/s; %s", epoch, t.epochs,
+                             100 * min(seen / share, 1.0), seen, share, total / seen, seen / (now - start),
+                             self.pace.left(epoch, min(seen / share, 1.0), now - start))
+                    next_line = now + PROGRESS_EVERY_SECONDS
         bar.close()
         elapsed = time.perf_counter() - start
         stats = {"loss": total / max(seen, 1), "train_seconds": elapsed, "sentences_per_second": seen / elapsed,
@@ -175,6 +191,19 @@ class Trainer:
         return self.model if self.averaged is None else self.averaged.module
 
     def fit(self) -> dict[str, Any]:
+        """Train until ``train.epochs`` or early stopping, then :meth:`finish`. SIGINT or SIGTERM on the way (see
+        :func:`train`) ends it with an :class:`Interrupted` that says what was lost and how to resume."""
+        try:
+            return self._fit()
+        except KeyboardInterrupt as err:
+            if isinstance(err, Interrupted):
+                raise
+            signum = signal_of(err)
+            epoch = self.state["epoch"]
+            raise Interrupted(lost(self.out_dir, signum, running=epoch + 1, epochs=self.config.train.epochs,
+                                   saved_epoch=epoch, scoring=self.scoring), signum) from None
+
+    def _fit(self) -> dict[str, Any]:
         t = self.config.train
         while self.state["epoch"] < t.epochs and self.state["bad_epochs"] < t.patience:
             epoch = self.state["epoch"] + 1
@@ -187,6 +216,7 @@ class Trainer:
             stats.update(epoch=epoch, dev_score=score, dev_seconds=time.perf_counter() - start,
                          lr=self.optimizer.param_groups[0]["lr"])
             improved = record_epoch(self.state, epoch, score, stats)
+            self.pace.epoch_done(stats["train_seconds"], stats["dev_seconds"])
             if self.world.main:
                 if improved:
                     rundir.save_weights(self.out_dir, self.scored_model)
@@ -196,16 +226,14 @@ class Trainer:
                      stats["train_seconds"], stats["lr"], self._time_left(epoch))
         if self.state["bad_epochs"] >= t.patience:
             log.info("early stopping: no dev %s gain for %d epochs", self.task.measure, t.patience)
+        self.scoring = True
         return self.finish() if self.world.main else {}
 
     def _time_left(self, epoch: int) -> str:
-        """``; at most N min left (E of M epochs done)``: the epochs so far, timed, times those to go."""
-        left = self.config.train.epochs - epoch
-        if left <= 0:
+        """``; about N min left (E of M epochs done)``, at the pace of the last epochs (:class:`Pace`)."""
+        if epoch >= self.config.train.epochs:
             return ""
-        seconds = [h["train_seconds"] + h["dev_seconds"] for h in self.state["history"]]
-        minutes = left * sum(seconds) / max(len(seconds), 1) / 60
-        return f"; at most {minutes:.0f} min left ({epoch} of {self.config.train.epochs} epochs done)"
+        return f"; {self.pace.left(epoch)} ({epoch} of {self.config.train.epochs} epochs done)"
 
     def finish(self) -> dict[str, Any]:
         """Reload the best weights, score dev and test once, write their predictions and metrics.json."""
@@ -243,21 +271,28 @@ def train(prepare: Prepare, config: Any, out_dir: str | Path, *, resume: bool = 
     rundir.check_output(out_dir, resume)
     world = init_world(resolve_device(config.train.device))
     try:
-        with peers_lost(world):
+        with peers_lost(world), sigterm_interrupts():
             if not world.main:
                 return _train_other_rank(prepare, config, out_dir, resume, world)
             return _train_main(prepare, config, out_dir, resume, progress, world)
+    except KeyboardInterrupt as err:  # before the epochs began (Trainer.fit says more once they have)
+        if isinstance(err, Interrupted):
+            raise
+        raise Interrupted(lost(out_dir, signal_of(err)), signal_of(err)) from None
     finally:
         shutdown(world)
 
 
 def _train_other_rank(prepare: Prepare, config: Any, out_dir: Path, resume: bool, world: World) -> dict[str, Any]:
-    """A rank other than 0 trains its share and writes nothing (its log says only warnings)."""
-    logging.getLogger("seqlab").setLevel(logging.WARNING)
-    trainer = Trainer(prepare, config, out_dir, resume=resume, progress=False, world=world)
-    if resume:
-        trainer.load_checkpoint()
-    return trainer.fit()
+    """A rank other than 0 trains its share and writes nothing, and logs only errors: rank 0 says the rest, once."""
+    logging.disable(logging.WARNING)  # every logger: features/ logs the vectors it loads under its own names
+    try:
+        trainer = Trainer(prepare, config, out_dir, resume=resume, progress=False, world=world)
+        if resume:
+            trainer.load_checkpoint()
+        return trainer.fit()
+    finally:
+        logging.disable(logging.NOTSET)
 
 
 def _train_main(prepare: Prepare, config: Any, out_dir: Path, resume: bool, progress: bool,

@@ -305,3 +305,56 @@ def test_a_training_killed_mid_run_resumes_to_the_uninterrupted_result(tmp_path)
     assert [e["loss"] for e in a["history"]] == [e["loss"] for e in b["history"]]
     wa, wb = rundir.load_weights(whole), rundir.load_weights(killed)
     assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+# ---------------------------------------------------------------- Ctrl-C and SIGTERM
+
+def _interrupt_in_epoch(monkeypatch, epoch: int) -> None:
+    """Ctrl-C during the training of ``epoch``."""
+    from seqlab.core.trainer import Trainer
+
+    real = Trainer.train_epoch
+
+    def train_epoch(self: Trainer, number: int) -> dict:
+        if number == epoch:
+            raise KeyboardInterrupt
+        return real(self, number)
+
+    monkeypatch.setattr(Trainer, "train_epoch", train_epoch)
+
+
+def test_an_interrupt_after_a_saved_epoch_says_how_to_resume(tmp_path, monkeypatch, capsys):
+    run = tmp_path / "run"
+    _interrupt_in_epoch(monkeypatch, 2)
+    assert main(["train", str(TINY), "--set", "train.epochs=3", "--quiet", "--output", str(run)]) == 130
+    assert capsys.readouterr().err.strip() == (
+        f"seqlab: interrupted by SIGINT in epoch 2 of 3: its partial epoch is lost; the run is saved after epoch 1; "
+        f"seqlab train --resume {run} continues it")
+    monkeypatch.undo()
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["train", "--resume", str(run), "--quiet"]) == 0
+    assert json.loads((run / "metrics.json").read_text())["epochs"] == 3
+
+
+def test_an_interrupt_before_an_epoch_was_saved_says_to_start_again(tmp_path, monkeypatch, capsys):
+    run = tmp_path / "run"
+    _interrupt_in_epoch(monkeypatch, 1)
+    assert main(["train", str(TINY), *FAST, "--output", str(run)]) == 130
+    assert capsys.readouterr().err.strip() == ("seqlab: interrupted by SIGINT in epoch 1 of 1, before an epoch was "
+                                               "saved: nothing to resume; run the same command again")
+
+
+def test_sigterm_during_training_is_one_line_saying_how_to_resume(tmp_path):
+    run = tmp_path / "run"
+    process = _train_process(run, str(TINY), "--set", "train.epochs=100000", "--set", "train.patience=100000",
+                             "--output", str(run))
+    deadline = time.monotonic() + 120
+    while not (run / rundir.CHECKPOINT).exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.terminate()  # SIGTERM, as `kill` and job schedulers send it
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 128 + 15, err
+    assert "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("seqlab: interrupted by SIGTERM in epoch ") and ": its partial epoch is lost" in last
+    assert last.endswith(f"seqlab train --resume {run} continues it")
