@@ -13,8 +13,10 @@ Endpoints:
   ``{"relations": [...]}``.
 
 A bad request gets a 4xx answer ``{"error": "..."}`` naming the field, never a traceback: 400 for a body that is
-not JSON, 413 for a body over ``max_bytes``, 422 for a field of the wrong shape or a request over ``max_tokens``
-tokens (for raw text: its whitespace-separated words). Concurrent requests are micro-batched
+not JSON, 413 for a body over ``max_bytes``, 422 for a field of the wrong shape, a string that is not valid Unicode
+(a lone surrogate) or a request over ``max_tokens`` tokens (for raw text: the tokens the tokenizer makes of it).
+Every request is checked alone before it is batched, and a batch that fails anyway is run again request by
+request, so one client's bad request fails only its own. Concurrent requests are micro-batched
 (:class:`MicroBatcher`): the requests that arrive within ``batch_wait`` seconds (up to ``max_batch`` texts), or
 while the model is busy, go together to one worker thread, which runs the model once on all of them and answers
 each with its own part; the event loop only parses, validates and encodes, and never waits on the model. On

@@ -7,6 +7,7 @@ import json
 import logging
 from typing import Any, Callable
 
+from seqlab.apps.json_limits import MAX_JSON_DEPTH, too_deep
 from seqlab.core.errors import SeqlabError
 from seqlab.serve.service import PATHS, BadRequest, ModelService
 
@@ -37,7 +38,11 @@ def _dumps(payload: dict[str, Any]) -> bytes:
 
 
 def _loads(raw: bytes) -> Any:
-    """The parsed JSON body; a body orjson refuses is parsed again by ``json`` for its error message."""
+    """The parsed JSON body, once a linear scan has found it nested at most :data:`MAX_JSON_DEPTH` deep (a request
+    is 3 deep; ``json`` recurses into a RecursionError on 100,000); a body orjson refuses is parsed again by
+    ``json`` for its error message (or its lone surrogates, which the service refuses naming the field)."""
+    if too_deep(raw):
+        raise BadRequest(400, f"the body: JSON nested deeper than {MAX_JSON_DEPTH} levels")
     if orjson is not None:
         try:
             return orjson.loads(raw)

@@ -36,10 +36,10 @@ class MicroBatcher:
     alternates a batch of the one request that came in last with a batch of all the others: at concurrency 32,
     batches of 1 and 31.) Once such a wait runs out (clients that do not come back at once: independent
     senders keeping the model saturated), requests go to the worker as with ``wait`` 0 (the moment it is free),
-    until, when it becomes free, three quarters of the clients expected wait already. The worker calls ``run(kind, items)`` once per kind
-    of request in the batch and answers all of them with one wake-up of the event loop, each with its own
-    slice. A :class:`SeqlabError` from a batch of several requests is retried request by request, so that one
-    bad request does not fail the others."""
+    until, when it becomes free, three quarters of the clients expected wait already. The worker calls
+    ``run(kind, items)`` once per kind of request in the batch and answers all of them with one wake-up of the
+    event loop, each with its own slice. A batch of several requests that fails (a :class:`SeqlabError` or any other exception) is run again
+    request by request, so that one bad request does not fail the others."""
 
     def __init__(self, run: Callable[[str, list[Any]], list[Any]], *, wait: float = 0.005, max_items: int = 256
                  ) -> None:
@@ -136,13 +136,12 @@ class MicroBatcher:
     def _run_group(self, kind: str, jobs: list[_Job]) -> list[_Answer]:
         try:
             results = self.run(kind, [item for job in jobs for item in job.items])
-        except SeqlabError as err:
+        except Exception as err:  # the worker goes on
             if len(jobs) > 1:  # find the request at fault: each alone
                 return [answer for job in jobs for answer in self._run_group(kind, [job])]
+            if not isinstance(err, SeqlabError):  # not the request's fault: the log says why
+                log.exception("the model failed on a batch of %d requests", len(jobs))
             return [(jobs[0], None, err)]
-        except Exception as err:  # every waiting request learns of it; the worker goes on
-            log.exception("the model failed on a batch of %d requests", len(jobs))
-            return [(job, None, err) for job in jobs]
         out, start = [], 0
         for job in jobs:
             out.append((job, results[start: start + len(job.items)], None))

@@ -2,11 +2,14 @@
 it parses and checks a request's fields and answers with the JSON of :mod:`seqlab.core.schema`."""
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+from features.tokenize import count_tokens
 from seqlab.core.errors import SeqlabError
 from seqlab.core.loaded import LoadedModel
 from seqlab.serve.batcher import MicroBatcher
+from seqlab.tagging.inputs import check_text
 
 MAX_BYTES = 1_000_000
 MAX_TOKENS = 20_000
@@ -30,13 +33,33 @@ class BadRequest(Exception):
         self.status = status
 
 
+def _text(value: Any, field: str) -> str:
+    """A request's string, checked alone before it is batched with others': valid Unicode (no lone surrogate)."""
+    if not isinstance(value, str):
+        raise BadRequest(422, f"{field}: expected a string, got {type(value).__name__}")
+    try:
+        return check_text(value, field)
+    except SeqlabError as err:
+        raise BadRequest(422, str(err)) from None
+
+
 def _strings(value: Any, field: str) -> list[str]:
     if not isinstance(value, list):
         raise BadRequest(422, f"{field}: expected a list of strings, got {type(value).__name__}")
-    for i, item in enumerate(value):
-        if not isinstance(item, str):
-            raise BadRequest(422, f"{field}[{i}]: expected a string, got {type(item).__name__}")
-    return value
+    return [_text(item, f"{field}[{i}]") for i, item in enumerate(value)]
+
+
+def cheap_tokens(texts: list[str], limit: int) -> int | None:
+    """A number of tokens for ``texts`` that shows whether the tokenizer's count exceeds ``limit`` without
+    tokenizing: their whitespace-separated words when those exceed it already (each is a token or more), or
+    when their characters do not (no token is shorter than a character); None when only counting can tell."""
+    words = sum(len(text.split()) for text in texts)
+    return words if words > limit or sum(map(len, texts)) <= limit else None
+
+
+def raw_tokens(texts: list[str]) -> int:
+    """How many tokens the tokenizer makes of ``texts`` (:func:`features.tokenize.count_tokens`, linear)."""
+    return sum(count_tokens(text) for text in texts)
 
 
 class ModelService:
@@ -73,6 +96,8 @@ class ModelService:
         if not isinstance(body, dict):
             raise BadRequest(422, f"the body: expected a JSON object, got {type(body).__name__}")
         field, kind, items, tokens = self._parse(body)
+        if tokens is None:  # over max_tokens characters: count the tokens in a thread, not on the event loop
+            tokens = await asyncio.get_running_loop().run_in_executor(None, raw_tokens, items)
         if tokens > self.max_tokens:
             raise BadRequest(422, f"{field}: {tokens} tokens in this request; at most {self.max_tokens}")
         try:
@@ -81,8 +106,9 @@ class ModelService:
             raise BadRequest(422, str(err)) from None
         return {ANSWERS[kind]: results}
 
-    def _parse(self, body: dict[str, Any]) -> tuple[str, str, list[Any], int]:
-        """The request's field, kind, items and token count (raw text: whitespace-separated words)."""
+    def _parse(self, body: dict[str, Any]) -> tuple[str, str, list[Any], int | None]:
+        """The request's field, kind, items (each string checked alone) and token count (raw text: the tokens
+        the tokenizer makes, or a cheaper bound, :func:`cheap_tokens`; None: count them)."""
         expected = [f'"{field}"' for field in self.fields]
         given = [key for key in body if f'"{key}"' in expected]
         unknown = [key for key in body if f'"{key}"' not in expected]
@@ -91,9 +117,8 @@ class ModelService:
             raise BadRequest(422, f"expected one of the fields {', '.join(expected)}; got {what}")
         key = given[0]
         if key == "text":
-            if not isinstance(body[key], str):
-                raise BadRequest(422, f"text: expected a string, got {type(body[key]).__name__}")
-            return key, FIELDS[key], [body[key]], len(body[key].split())
+            items = [_text(body[key], key)]
+            return key, FIELDS[key], items, cheap_tokens(items, self.max_tokens)
         if key == "tokens":
             value = body[key]
             if not isinstance(value, list):
@@ -105,4 +130,4 @@ class ModelService:
                     raise BadRequest(422, f"tokens[{i}]: an empty sentence")
             return key, FIELDS[key], value, sum(len(s) for s in value)
         items = _strings(body[key], key)
-        return key, FIELDS[key], items, sum(len(t.split()) for t in items)
+        return key, FIELDS[key], items, cheap_tokens(items, self.max_tokens)

@@ -66,6 +66,10 @@ def test_pre_tokenized_sentences_are_tagged_as_given(tagger):
     ("POST", "/tag", b'{"text": "a", "texts": ["b"]}', 422, "got 2 of them"),
     ("POST", "/tag", b'{"text": "' + b"x " * 60 + b'"}', 422, "text: 60 tokens in this request; at most 50"),
     ("POST", "/tag", b'{"tokens": [' + b'["x"],' * 50 + b'["x"]]}', 422, "tokens: 51 tokens"),
+    ("POST", "/tag", b'{"text": "' + b"a," * 40 + b'"}', 422, "text: 80 tokens in this request; at most 50"),
+    ("POST", "/tag", b'{"texts": ["ok", "ab\\ud800"]}', 422, "texts[1]: character 3 is a lone surrogate"),
+    ("POST", "/tag", b'{"tokens": [["ok", "\\udfff"]]}', 422, "tokens[0][1]: character 1 is a lone surrogate"),
+    ("POST", "/tag", b'{"text": ' + b"[" * 3000 + b"]" * 3000 + b"}", 400, "JSON nested deeper than 64 levels"),
     ("POST", "/classify", b'{"sentences": []}', 404, "answers POST /tag"),
     ("POST", "/tag", b'{"text": "' + b"x" * 20_000 + b'"}', 413, "the body: 20012 bytes; at most 10000"),
     ("GET", "/tag", None, 405, "GET /tag: this service answers"),
@@ -123,6 +127,40 @@ def test_concurrent_requests_are_batched_and_each_gets_its_own_answer(tagger):
         assert span_rows(body["documents"][0]["spans"]) == span_rows(tagger.tag(text).spans)
 
 
+def test_under_concurrent_load_bad_requests_fail_alone_and_every_good_one_gets_its_own_answer(tagger, caplog):
+    """48 clients at once, micro-batched: one in six sends a lone surrogate (refused before batching, 422), and
+    one text makes the model itself fail (its batch is run again request by request: only it gets a 500)."""
+    tag_many = tagger.tag_many
+
+    def failing_on_boom(texts, **options):
+        if any("BOOM" in text for text in texts):
+            raise RuntimeError("the model failed")
+        return tag_many(texts, **options)
+
+    texts = [f"Peter Blackburn visited Brussels {i} times." if i % 3 else f"EU rejects German call {i}."
+             for i in range(48)]
+    bodies = [b'{"text": "bad \\ud800 text"}' if i % 6 == 5 else json.dumps({"text": t}).encode()
+              for i, t in enumerate(texts)]
+    bodies[7] = json.dumps({"text": "BOOM goes the model"}).encode()
+    alone = {t: tagger.tag(t).to_dict() for t in texts}
+    tagger.tag_many = failing_on_boom
+    server, url = serve(tagger, batch_wait=0.05)
+    try:
+        with ThreadPoolExecutor(16) as pool:
+            answers = list(pool.map(lambda b: post(url + "/tag", b), bodies))
+    finally:
+        server.shutdown()
+        del tagger.tag_many
+    for i, (text, (status, body)) in enumerate(zip(texts, answers)):
+        if i == 7:
+            assert status == 500 and body == {"error": "internal error: RuntimeError"}
+        elif i % 6 == 5:
+            assert status == 422 and "text: character 5 is a lone surrogate" in body["error"], body
+        else:
+            assert status == 200 and body["documents"] == [alone[text]], (i, status, body)
+    assert "the model failed on a batch of 1 requests" in caplog.text
+
+
 def test_a_model_error_fails_only_its_batch_and_the_service_goes_on(tagger, caplog):
     tag_many, calls = tagger.tag_many, []
 
@@ -154,6 +192,8 @@ def test_without_orjson_the_standard_library_gives_the_same_json(monkeypatch):
     assert app._loads('{"text": "Zürich"}'.encode()) == {"text": "Zürich"}
     with pytest.raises(app.BadRequest, match="not UTF-8 JSON: Expecting property name"):
         app._loads(b"{not json")
+    with pytest.raises(app.BadRequest, match="the body: JSON nested deeper than 64 levels"):
+        app._loads(b'{"text": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")  # json alone: a RecursionError
 
 
 def test_a_missing_extra_fails_with_an_install_hint(tagger, monkeypatch):

@@ -59,3 +59,25 @@ def test_the_batcher_keeps_a_model_saturated_by_independent_senders_busy():
     # it may wait for clients to come back at first, not on and on: batches of 28 with a 0.25 s wait each were
     # the way before
     assert len(runs) > 10 and max(idle[len(idle) // 2:]) < 0.2, idle
+
+
+def test_a_batch_that_fails_is_run_again_request_by_request_so_only_the_culprit_fails():
+    calls = []
+
+    def run(kind, items):
+        calls.append(list(items))
+        if "bad" in items:
+            raise RuntimeError("the model failed")  # not a SeqlabError: retried alone all the same
+        return [item.upper() for item in items]
+
+    async def main() -> list:
+        return await asyncio.gather(*[batcher.submit("texts", [item]) for item in ("a", "bad", "c")],
+                                    return_exceptions=True)
+
+    batcher = MicroBatcher(run, wait=0.1)
+    try:
+        answers = asyncio.run(main())
+    finally:
+        batcher.close(timeout=10)
+    assert answers[0] == ["A"] and answers[2] == ["C"] and isinstance(answers[1], RuntimeError)
+    assert calls[0] == ["a", "bad", "c"] and sorted(map(tuple, calls[1:])) == [("a",), ("bad",), ("c",)]
