@@ -7,8 +7,8 @@ CoNLL's ``PER``. Types it does not name are kept.
 Span labels are mapped as spans: a sentence's tags are read into chunks (in any scheme, conlleval's rules),
 the chunks' types renamed or dropped, each tag keeping its prefix; where that would join two adjacent entities
 whose types map to one type (IOB1 ``I-A I-B`` with ``A`` and ``B`` both mapped to ``X``), the chunks are
-written in the file's scheme instead (``I-X B-X``), so entities stay as many as they were. Token labels (POS tags) are renamed one by one; they cannot be
-dropped, since every token needs a label.
+written in the file's scheme instead (``I-X B-X``), so entities stay as many as they were. Token labels (POS
+tags) are renamed one by one; they cannot be dropped, since every token needs a label.
 """
 from __future__ import annotations
 

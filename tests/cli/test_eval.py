@@ -58,7 +58,8 @@ def test_format_and_label_map_refused_for_a_missing_file(tmp_path, capsys) -> No
     assert "none.txt" in capsys.readouterr().err
 
 
-ODD = ("EU\tB-ORG\n\tO\nrejects\tO\n \tO\nGerman \tB-MISC\n\u00a0\tO\ncall\ue000\tO\n\nPeter\tB-PER\nBlackburn\tI-PER\n")
+ODD = ("EU\tB-ORG\n\tO\nrejects\tO\n \tO\nGerman \tB-MISC\n\u00a0\tO\ncall\ue000\tO\n\n"
+       "Peter\tB-PER\nBlackburn\tI-PER\n")
 
 
 def test_empty_and_odd_tokens_are_read_and_written_back_exactly(tmp_path, capsys) -> None:

@@ -109,11 +109,12 @@ def brat_documents(path: str | os.PathLike[str], report: AlignmentReport, *, dis
 def read_brat(path: str | os.PathLike[str], *, strict: bool = False, discontinuous: str = "cover",
               report: AlignmentReport | None = None) -> Iterator[ColumnSentence]:
     """Stream the sentences of a brat folder (or one document), tagged IOB2 in the columns ``word`` and
-    ``ner``; the report (counts and problems) is logged at the end."""
-    report = report if report is not None else AlignmentReport()
+    ``ner``; the report (counts and problems) is logged at the end, unless the caller passes its own ``report``."""
+    own, report = report is None, report if report is not None else AlignmentReport()
     yield from align_documents(brat_documents(path, report, discontinuous=discontinuous, strict=strict),
                                report, strict=strict)
-    report.log(str(path))
+    if own:  # a caller that passes its report reads it (seqlab convert prints it)
+        report.log(str(path))
 
 
 def write_brat(folder: str | os.PathLike[str], sentences: Iterable[ColumnSentence], *,

@@ -5,6 +5,7 @@ given (``labels``), or found beside the file, first of: ``<stem>.labels.txt`` or
 line), or ``dataset_info.json`` (``features.ner_tags.feature.names``, as ``datasets`` writes it). An integer
 outside the list, a tag that is neither, or token and tag lists of different lengths are errors naming the file
 and line. Sentences have the columns ``word`` and ``ner``; ``extra`` holds ``id`` and ``lines``.
+:func:`write_hf_jsonl` writes sentences in the same shape, tags as strings.
 """
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
+from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import DataFormatError, SeqlabError
 from seqlab.data.conll import ColumnSentence
 from seqlab.data.formats.align import TAG, WORD
@@ -101,3 +103,16 @@ def read_hf_jsonl(path: str | os.PathLike[str], *, labels: Sequence[str] | None 
             empty += 1
     if empty:
         logging.getLogger("seqlab").info("%s: %d empty sentences skipped", path, empty)
+
+
+def write_hf_jsonl(path: str | os.PathLike[str], sentences: Iterable[ColumnSentence], *, word_column: str = WORD,
+                   tag_column: str = TAG) -> int:
+    """Write sentences as Hugging Face-style JSONL, ``{"id", "tokens", "ner_tags"}`` per line with the tags as
+    label strings (what :func:`read_hf_jsonl` reads back), atomically; returns how many sentences."""
+    count = 0
+    with atomic_open(path) as out:
+        for count, sentence in enumerate(sentences, start=1):
+            ident = sentence.extra.get("id") or sentence.extra.get("sent_id") or count - 1
+            out.write(json.dumps({"id": ident, "tokens": list(sentence[word_column]),
+                                  "ner_tags": list(sentence[tag_column])}, ensure_ascii=False) + "\n")
+    return count

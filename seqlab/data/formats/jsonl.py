@@ -78,10 +78,11 @@ def span_documents(path: str | os.PathLike[str], report: AlignmentReport) -> Ite
 def read_span_jsonl(path: str | os.PathLike[str], *, strict: bool = False,
                     report: AlignmentReport | None = None) -> Iterator[ColumnSentence]:
     """Stream the sentences of a span JSONL file, tagged IOB2 in the columns ``word`` and ``ner``; the
-    report (counts and problems) is logged at the end."""
-    report = report if report is not None else AlignmentReport()
+    report (counts and problems) is logged at the end, unless the caller passes its own ``report``."""
+    own, report = report is None, report if report is not None else AlignmentReport()
     yield from align_documents(span_documents(path, report), report, strict=strict)
-    report.log(str(path))
+    if own:  # a caller that passes its report reads it (seqlab convert prints it)
+        report.log(str(path))
 
 
 def write_span_jsonl(path: str | os.PathLike[str], sentences: Iterable[ColumnSentence], *,

@@ -105,7 +105,8 @@ def label_studio_documents(path: str | os.PathLike[str], report: AlignmentReport
 def read_label_studio(path: str | os.PathLike[str], *, strict: bool = False, text_key: str = "text",
                       report: AlignmentReport | None = None) -> Iterator[ColumnSentence]:
     """Stream the sentences of a Label Studio JSON export, tagged IOB2 in the columns ``word`` and ``ner``;
-    the report (counts and problems) is logged at the end."""
-    report = report if report is not None else AlignmentReport()
+    the report (counts and problems) is logged at the end, unless the caller passes its own ``report``."""
+    own, report = report is None, report if report is not None else AlignmentReport()
     yield from align_documents(label_studio_documents(path, report, text_key=text_key), report, strict=strict)
-    report.log(str(path))
+    if own:  # a caller that passes its report reads it (seqlab convert prints it)
+        report.log(str(path))
