@@ -2,7 +2,8 @@
 
 One token per line, columns separated by spaces or tabs, sentences separated by
 blank lines, and ``-DOCSTART-`` lines marking document boundaries (CoNLL-2000,
-CoNLL-2003, OntoNotes in CoNLL form). Columns are named by the caller, e.g.
+CoNLL-2003, OntoNotes in CoNLL form); a line whose first field is ``-X-`` ends a sentence and is no token,
+as conlleval (and ``seqlab score conll``) reads it. Columns are named by the caller, e.g.
 ``("word", "pos", "chunk", "ner")``; a column named ``_`` is skipped (``data.columns: [word, _, _, ner]``
 in a config, ``seqlab eval --columns word,_,_,ner``).
 """
@@ -18,6 +19,7 @@ from seqlab.core.paths import require_file
 from seqlab.core.errors import DataFormatError, SeqlabError
 
 DOCSTART = "-DOCSTART-"
+BOUNDARY = "-X-"  # conlleval's sentence boundary: a line whose first field this is is no token
 UTF8_BOM = b"\xef\xbb\xbf"
 SKIP = "_"  # the name of a column that is read past
 
@@ -130,7 +132,7 @@ def read_conll(
     doc_start = False
     for number, text in numbered_lines(path):
         fields = split_fields(text)
-        if not fields:
+        if not fields or fields[0] == BOUNDARY:
             if rows:
                 yield _sentence(rows, names, str(path), first_line, doc_start, written)
                 rows, doc_start, written = [], False, {}

@@ -29,5 +29,6 @@ def evaluate_split(predictor: Predictor, data: Encoded, split: Split, *, labelli
     if predictions is not None:  # tokens exactly as the file has them; TAB-separated when one is not a plain field
         words = [split.written.get(k, tokens) for k, tokens in enumerate(split.tokens)]
         write_conll(predictions, ([(as_field(w), g, p) for w, g, p in zip(*row)]
-                                  for row in zip(words, split.file_tags, pred)), sep=column_separator(words))
+                                  for row in zip(words, split.file_tags, pred)),
+                    sep=column_separator([*words, *split.file_tags, *pred]))  # a label may hold a space too
     return evaluation

@@ -29,6 +29,12 @@ def test_reads_sentences_docstart_and_mixed_separators(tmp_path):
     assert [s.line for s in sents] == [3, 8, 12]
 
 
+def test_a_line_opening_with_the_conlleval_boundary_ends_a_sentence_and_is_no_token(tmp_path):
+    path = tmp_path / "a.txt"
+    path.write_text("EU NNP I-NP I-ORG\n-X- -X- O O\nrejects VBZ I-VP O\n")  # as conlleval reads it
+    assert [list(s["word"]) for s in read_conll(path, COLUMNS)] == [["EU"], ["rejects"]]
+
+
 def test_reader_is_a_generator(tmp_path):
     path = tmp_path / "a.txt"
     path.write_text(TEXT)
