@@ -5,22 +5,90 @@ parent of ``seqlab tag --workers``, starts in a fraction of a second.
 """
 from __future__ import annotations
 
+import difflib
+import zipfile
 from pathlib import Path
+from typing import Any
 
 from seqlab.core.errors import SeqlabError
 
 #: Models installed with the package, by short name (files in seqlab/resources/models/).
 MODELS = {"en-ner-conll03": "en-ner-conll03.seqlab"}
 DEFAULT_MODEL = "en-ner-conll03"
+#: What a model file does not record about an installed model: what it is, and its tagging speed where a
+#: benchmark measured it (RESULTS.md).
+ABOUT = {
+    "en-ner-conll03": {
+        "description": "English NER (PER, LOC, ORG, MISC), BiLSTM-CRF with GloVe 6B 50d, char BiLSTM and "
+                       "capitalization (configs/conll03_glove.yaml, seed 1); news-domain English",
+        "speed": "58,763 tokens/s on one CPU thread (seqlab tag, 50,000 Wikipedia lines, 562 MB peak; "
+                 "benchmarks.tag_memory)",
+    },
+}
+
+
+def nearest_model(name: str) -> str | None:
+    """The installed model's name that ``name`` looks like a misspelling of, or None."""
+    near = difflib.get_close_matches(name, list(MODELS), n=1, cutoff=0.75)
+    return near[0] if near else None
+
+
+def check_model_name(name: str | Path) -> None:
+    """Refuse ``name`` when it is no file or folder here but close to an installed model's name (``en-ner-conll``):
+    a one-line error suggesting that name, rather than reading it as a path that is not there."""
+    text = str(name)
+    if text in MODELS or Path(text).exists():
+        return
+    near = nearest_model(text)
+    if near is not None:
+        raise SeqlabError(f"{text}: no such model; did you mean the installed model {near!r}? (installed: "
+                          f"{', '.join(sorted(MODELS))}; `seqlab models` lists them; or give a run directory or a "
+                          ".seqlab file)")
 
 
 def model_path(name: str | Path | None) -> Path:
     """Where a model is: a run directory, a ``.seqlab`` file, or the installed model of a short name
-    (None: the default English NER model)."""
+    (None: the default English NER model); a misspelt installed name is refused (:func:`check_model_name`)."""
     if name is None or str(name) in MODELS:
         installed = Path(__file__).parents[1] / "resources" / "models" / MODELS[str(name or DEFAULT_MODEL)]
         if not installed.is_file():
             raise SeqlabError(f"the installed model {name or DEFAULT_MODEL!r} is missing from {installed.parent} "
                               "(reinstall seqlab)")
         return installed
+    check_model_name(name)
     return Path(name)
+
+
+def model_card(name: str) -> dict[str, Any]:
+    """What ``seqlab models`` says of the installed model ``name``: its file and size, task, labels, training
+    data, scores, speed (where measured) and requirements, read from its checked manifest and members."""
+    import json
+
+    import yaml
+
+    from seqlab.apps.package import read_manifest
+    from seqlab.data.labelling import labelling
+
+    path = model_path(name)
+    manifest = read_manifest(path)  # every member's checksum verified first
+    with zipfile.ZipFile(path) as zf:
+        members = set(zf.namelist())
+        tags = (json.loads(zf.read("vocabs.json")).get("tags") or {}).get("itos") or []
+        config = yaml.safe_load(zf.read("config.yaml")) or {}
+        encoder = json.loads(zf.read("encoder.json")) if "encoder.json" in members else None
+    data = manifest.get("training_data") or {}
+    labels = sorted(labelling(data.get("tag_scheme", "bilou"), data.get("file_scheme")).classes(tags))
+    needs = ["torch"] + (["transformers", f"the encoder {encoder.get('name') or encoder.get('path')}"]
+                         if isinstance(encoder, dict) else [])
+    model = config.get("model") or {}
+    return {
+        "name": name, "file": str(path), "bytes": path.stat().st_size, "task": manifest.get("task"),
+        "description": ABOUT.get(name, {}).get("description", ""), "labels": labels,
+        "architecture": f"{model.get('encoder', 'bilstm')}-{model.get('decoder', 'crf')}",
+        "training_data": {split: data.get(split) for split in ("train", "dev", "test") if data.get(split)},
+        "scores": manifest.get("scores") or {}, "measure": manifest.get("measure") or "F1",
+        "speed": ABOUT.get(name, {}).get("speed"),
+        "requires": {"seqlab": f"model file format {manifest.get('format_version')} (made by seqlab "
+                               f"{manifest.get('seqlab_version')})", "packages": needs,
+                     "data": "none: feature files are inside the model file"},
+    }

@@ -1,4 +1,6 @@
-"""``seqlab package RUN --out NAME.seqlab``: a trained model as one portable file (:mod:`seqlab.apps.package`)."""
+"""``seqlab package RUN --out NAME.seqlab``: a trained model as one portable file (:mod:`seqlab.apps.package`);
+``seqlab inspect`` prints a model file's manifest, ``seqlab models`` the installed models
+(:mod:`seqlab.apps.installed`)."""
 from __future__ import annotations
 
 import argparse
@@ -18,9 +20,34 @@ def cmd_package(args: argparse.Namespace) -> int:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
+    from seqlab.apps.installed import model_path
     from seqlab.apps.package import read_manifest
 
-    print(json.dumps(read_manifest(args.model), indent=2))
+    print(json.dumps(read_manifest(model_path(args.model)), indent=2))
+    return 0
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    """``seqlab models``: every installed model, as text or (``--json``) one JSON list."""
+    from seqlab.apps.installed import MODELS, model_card
+
+    cards = [model_card(name) for name in sorted(MODELS)]
+    if args.json:
+        print(json.dumps(cards, indent=2))
+        return 0
+    for card in cards:
+        scores = ", ".join(f"{split} {card['measure']} {value:.2f}" for split, value in card["scores"].items()
+                           if value is not None)
+        data = ", ".join(f"{split} {path}" for split, path in card["training_data"].items())
+        needs = card["requires"]
+        print(f"{card['name']}  ({card['task']}, {card['architecture']}, {card['bytes'] / 1e6:.1f} MB)\n"
+              f"  {card['description']}\n"
+              f"  labels:        {' '.join(card['labels'])}\n"
+              f"  training data: {data}\n"
+              f"  scores:        {scores or 'not recorded'}\n"
+              f"  speed:         {card['speed'] or 'not recorded'}\n"
+              f"  requires:      {', '.join(needs['packages'])}; {needs['seqlab']}; data: {needs['data']}\n"
+              f"  file:          {card['file']}\n")
     return 0
 
 
@@ -33,5 +60,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "of the model's vocabulary and data files")
     p.set_defaults(func=cmd_package)
     i = sub.add_parser("inspect", help="check a .seqlab model file and print its manifest")
-    i.add_argument("model", help="a .seqlab model file")
+    i.add_argument("model", help="a .seqlab model file, or an installed model's name")
     i.set_defaults(func=cmd_inspect)
+    m = sub.add_parser("models", help="list the installed models: task, labels, size, training data, scores, "
+                                      "speed, requirements")
+    m.add_argument("--json", action="store_true", help="one JSON list instead of the text")
+    m.set_defaults(func=cmd_models)

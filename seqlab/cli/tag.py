@@ -82,8 +82,11 @@ def cmd_tag(args: argparse.Namespace) -> int:
     from seqlab.tagging.config import POOL_BATCHES
     from seqlab.apps.parallel import parse_shard, render_in_workers, shard
 
+    from seqlab.apps.installed import check_model_name
+
     model, file = args.model, args.file
     if file is None and model is not None and not _is_model(model):  # `seqlab tag FILE`: the installed model
+        check_model_name(model)  # unless it is a misspelt model name (en-ner-conll), not a missing file
         model, file = None, model
     _brat_output(args)
     lines, _ = input_lines(file)
