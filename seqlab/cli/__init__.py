@@ -1,9 +1,9 @@
 """The ``seqlab`` command: one module per verb group, each a thin layer over importable functions.
 
-``train`` (:mod:`.train`), ``tag`` and ``eval`` (:mod:`.tag`), ``score`` and ``compare`` (:mod:`.score`),
-``classify``, ``explain`` and ``score semeval`` (:mod:`.relation`), ``features`` (:mod:`.features`),
-``package`` and ``inspect`` (:mod:`.package`), ``export`` (:mod:`.export`), ``serve`` (:mod:`.serve`),
-``sweep`` and ``summarize``.
+``train`` (:mod:`.train`), ``tag`` and ``eval`` (:mod:`.tag`), ``convert`` (:mod:`.convert`), ``score`` and
+``compare`` (:mod:`.score`), ``classify``, ``explain`` and ``score semeval`` (:mod:`.relation`), ``features``
+(:mod:`.features`), ``package``, ``inspect`` and ``models`` (:mod:`.package`), ``export`` (:mod:`.export`),
+``serve`` (:mod:`.serve`), ``sweep`` and ``summarize``.
 """
 from __future__ import annotations
 

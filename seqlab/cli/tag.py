@@ -158,7 +158,7 @@ EVALUATORS: dict[str, Callable[[Any, argparse.Namespace, Path], str]] = {
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    if file_format(args.file, getattr(args, "format", "auto")) != "brat":  # a brat folder is a gold "file" too
+    if file_format(args.file, args.format) != "brat":  # a brat folder is a gold "file" too
         require_file(args.file)
     use_threads(args.threads)
     model = load_model(args.model_dir, device=model_device(args.device))
