@@ -15,7 +15,9 @@ Kinds (see :mod:`probes.inputs`): labelled CoNLL files x (eval of a run director
 train, train with the file as dev); raw text x (tag conll, tag jsonl with a check of every span's offsets,
 features brown, features cw); SemEval files x (relation train, relation eval); config errors; damaged
 model files x (tag, eval, inspect, export); kill -9 at several points then ``--resume``; SIGINT; a full
-disk (a 3 MB tmpfs, when this process may mount one); two writers on one run directory or model file.
+disk (a 3 MB tmpfs, when this process may mount one); two writers on one run directory or model file; forged
+model files, a tampered model cache, ``seqlab serve`` under bad and concurrent requests and eval edge cases
+(:mod:`probes.hostile`, whose probes can also end ``security``).
 A tiny tagger and a tiny relation model are trained once per sweep. Prints one JSON object: probes,
 outcome counts, skipped probes with the reason, and each failure with its stderr tail.
 """
@@ -35,6 +37,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Callable  # noqa: E402
 
+from probes.hostile import cache_probes, eval_probes, model_file_probes, serve_probes  # noqa: E402
 from probes.inputs import NER, SEMEVAL, labelled_kinds, materialise, raw_kinds, semeval_kinds  # noqa: E402
 from probes.runner import (PRELOADED, Result, Sweep, check_conll_tokens, check_eval, check_file,  # noqa: E402
                            check_jsonl, check_run, check_score_perfect, classify, finish, fork_run, real_run,
@@ -472,7 +475,10 @@ def main() -> None:
             ("raw", lambda: raw_probes(sw, args.model, root_user)), ("semeval", lambda: semeval_probes(sw, relation)),
             ("config", lambda: config_probes(sw)), ("models", lambda: model_probes(sw, tagger, packaged, relation)),
             ("interrupt", lambda: interrupt_probes(sw)), ("writers", lambda: writer_probes(sw, tagger, packaged)),
-            ("disk full", lambda: disk_full_probes(sw, tagger, packaged, not args.no_tmpfs and root_user))]
+            ("disk full", lambda: disk_full_probes(sw, tagger, packaged, not args.no_tmpfs and root_user)),
+            ("forged model files", lambda: model_file_probes(sw, packaged)),
+            ("cache", lambda: cache_probes(sw, packaged)),
+            ("serve", lambda: serve_probes(sw, packaged)), ("eval edges", lambda: eval_probes(sw, tagger, packaged))]
         for name, group in groups:
             begun = time.monotonic()
             group()

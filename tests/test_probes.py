@@ -42,3 +42,35 @@ def test_the_sweep_starts_as_a_module_from_the_repository_root():
     done = subprocess.run([sys.executable, "-m", "probes.sweep", "--help"], cwd=ROOT, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0 and done.stdout.startswith("usage:") and "--no-tmpfs" in done.stdout, done.stderr
+
+
+def test_forged_model_files_are_self_consistent_so_only_the_loaders_own_checks_refuse_them(tmp_path):
+    import hashlib
+    import json
+    import zipfile
+
+    from probes import hostile
+
+    source = tmp_path / "m.seqlab"
+    with zipfile.ZipFile(source, "w") as zf:
+        zf.writestr("manifest.json", json.dumps({"format": "seqlab-model", "members": {}}))
+        zf.writestr("config.yaml", "model: {features: []}\n")
+        zf.writestr("vocabs.json", '{"tags": {"itos": ["O"]}}')
+    forged = hostile.forge(source, tmp_path / "f.seqlab", hostile._feature("/dev/zero"))
+    with zipfile.ZipFile(forged) as zf:
+        manifest = json.loads(zf.read("manifest.json"))
+        members = {name: zf.read(name) for name in zf.namelist() if name != "manifest.json"}
+    assert manifest["members"] == {name: hashlib.sha256(data).hexdigest() for name, data in members.items()}
+    assert manifest["sizes"] == {name: len(data) for name, data in members.items()}
+    assert b"/dev/zero" in members["config.yaml"]
+
+
+@pytest.mark.parametrize("status, answer, outcome", [
+    (200, {"documents": []}, "ok"), (422, {"error": "text: bad"}, "clear-error"),
+    (500, {"error": "internal error: RuntimeError"}, "traceback"), (0, None, "unclear-error"),
+    (422, {"error": "two\nlines"}, "unclear-error"),
+])
+def test_serve_answers_are_classified_like_the_command_lines_outcomes(status, answer, outcome):
+    from probes import hostile
+
+    assert hostile._http_outcome(status, answer) == outcome
