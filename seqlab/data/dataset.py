@@ -116,8 +116,9 @@ def file_layout(config: DataConfig, path: str | Path, columns: Sequence[str] | N
     model_format, given = file_format(config.train, config.format), file_format(path, fmt)
     if "conllu" in (model_format, given):
         if given != model_format:
+            hint = f" (seqlab convert {path} OUT --to conll makes one)" if given == "conllu" else ""
             raise SeqlabError(f"{path}: a {given} file, but the model was trained on {model_format} files; "
-                              f"give it a {model_format} file")
+                              f"give it a {model_format} file{hint}")
         return dataclasses.replace(config, format=given)
     if given in READERS:  # brat, jsonl, labelstudio, hf: always the columns word and ner
         if columns is not None:
