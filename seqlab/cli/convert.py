@@ -9,6 +9,7 @@ from pathlib import Path
 from seqlab.core.errors import SeqlabError
 from seqlab.data.formats.align import LOGGED_PROBLEMS
 from seqlab.data.labelling import SCHEME_NAMES
+from seqlab.data.relations import CONVERT_FROM, CONVERT_TO, convert_relations
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
@@ -17,6 +18,10 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
     if not Path(args.input).exists():
         raise SeqlabError(f"{args.input}: no such file or folder")
+    if args.source in CONVERT_FROM or args.target in CONVERT_TO:  # relation data: seqlab.data.relations
+        summary = convert_relations(args.input, args.output, source_format=args.source, target_format=args.target)
+        print(f"{args.input} -> {args.output}: {summary}")
+        return 0
     result = convert(args.input, args.output, source_format=args.source, target_format=args.target,
                      label_map=parse_label_map(args.label_map) if args.label_map else None, scheme=args.scheme,
                      columns=args.columns.split(",") if args.columns else None, tag_column=args.tag_column)
@@ -40,9 +45,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                    "do not align to tokens are reported (the alignment policy: README).")
     c.add_argument("input", help="the file, or a brat folder, to read")
     c.add_argument("output", help="the file to write (a folder for --to brat)")
-    c.add_argument("--from", dest="source", choices=("auto", *READ_FORMATS), default="auto",
+    c.add_argument("--from", dest="source", choices=("auto", *READ_FORMATS, *CONVERT_FROM), default="auto",
                    help="IN's format (default auto: by extension and content)")
-    c.add_argument("--to", dest="target", choices=WRITE_FORMATS, required=True, help="OUT's format")
+    c.add_argument("--to", dest="target", choices=(*WRITE_FORMATS, *CONVERT_TO), required=True,
+                   help="OUT's format (relations: relation JSON lines, from a SemEval-2010 Task 8 file)")
     c.add_argument("--label-map", metavar="OLD=NEW,...",
                    help="rename types as they are read (old= drops one), or a YAML/JSON file of the mapping")
     c.add_argument("--scheme", choices=[s for s in SCHEME_NAMES if s != "token"],

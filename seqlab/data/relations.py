@@ -156,6 +156,19 @@ def semeval_to_jsonl(source: str | os.PathLike[str], target: str | os.PathLike[s
     return len(pairs)
 
 
+#: ``seqlab convert``'s names for relation data: SemEval-2010 Task 8 files are read, relation JSON lines written.
+CONVERT_FROM, CONVERT_TO = ("semeval",), ("relations",)
+
+
+def convert_relations(source: str | os.PathLike[str], target: str | os.PathLike[str], *,
+                      source_format: str = "auto", target_format: str = "relations") -> str:
+    """``seqlab convert IN OUT --from semeval --to relations``: :func:`semeval_to_jsonl`; returns the line printed."""
+    if source_format not in ("auto", *CONVERT_FROM) or target_format not in CONVERT_TO:
+        raise SeqlabError(f"--from {source_format} --to {target_format}: relation data converts from "
+                          f"{CONVERT_FROM[0]} (SemEval-2010 Task 8 files) to {CONVERT_TO[0]} (relation JSON lines) only")
+    return f"{semeval_to_jsonl(source, target)} relation examples written"
+
+
 # ---------------------------------------------------------------- checks of one line
 
 

@@ -130,3 +130,15 @@ def test_semeval_converts_to_json_lines_that_read_back_as_the_same_examples(tmp_
     assert ("token" in first) is tokens and ("relation" in first) is (original[0].label is not None)
     if not tokens:
         assert "<e1>" not in first["text"] and first["text"][slice(*first["t"]["pos"])] == original[0].e2_text
+
+
+def test_seqlab_convert_writes_relation_json_lines_from_semeval(tmp_path, capsys):
+    from seqlab.cli import main
+
+    target = tmp_path / "train.jsonl"
+    assert main(["convert", str(SEMEVAL / "train.txt"), str(target), "--from", "semeval", "--to", "relations"]) == 0
+    assert capsys.readouterr().out == f"{SEMEVAL / 'train.txt'} -> {target}: 24 relation examples written\n"
+    assert _fields(read_relations(target)) == _fields(read_semeval(SEMEVAL / "train.txt"))
+    wrong = ["convert", str(SEMEVAL / "train.txt"), str(tmp_path / "x.txt"), "--from", "semeval", "--to", "conll"]
+    assert main(wrong) == 2
+    assert "relation data converts from semeval (SemEval-2010 Task 8 files) to relations" in capsys.readouterr().err
