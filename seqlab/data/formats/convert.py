@@ -123,6 +123,7 @@ def _conllu(path: Path, tag_column: str | None) -> Iterator[ColumnSentence]:
 
 
 def _ner(misc: str) -> str | None:
+    """The value of ``NER=`` in a CoNLL-U MISC field, or None."""
     for item in misc.split("|"):
         key, sep, value = item.partition("=")
         if sep and key == NER_ATTRIBUTE:
@@ -148,7 +149,9 @@ def read_any(path: str | os.PathLike[str], fmt: str, report: AlignmentReport, *,
 
 
 def _write_conll(path: Path, sentences: Iterable[ColumnSentence]) -> int:
-    rows = [s for s in sentences]
+    """Write ``token tag`` lines (TAB-separated when a token needs it), a ``-DOCSTART- O`` line before each
+    document when the sentences come in documents; returns how many sentences."""
+    rows = list(sentences)
     sep = column_separator(s[WORD] for s in rows)
     with_starts = any(s.doc_start for s in rows)
 
