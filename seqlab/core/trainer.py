@@ -265,7 +265,8 @@ def train(prepare: Prepare, config: Any, out_dir: str | Path, *, resume: bool = 
     directory this call made and whose trainer cannot be built (bad data, a missing file) is removed again
     (never its parents), so the same ``--output`` can be used once the problem is fixed. The run directory's
     lock (:func:`rundir.run_lock`) is held throughout, so a second training there is refused; temporary files
-    that killed writes left behind are removed first.
+    that killed writes left behind are removed first. While it runs, SIGTERM stops it as Ctrl-C does: either ends
+    it with an :class:`Interrupted` whose text says what was lost and how to resume.
     """
     out_dir = Path(out_dir)
     rundir.check_output(out_dir, resume)
