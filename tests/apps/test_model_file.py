@@ -3,7 +3,6 @@ were made to reach outside themselves, inflate without bound or hold malformed m
 naming the member, before anything in them is used."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -15,6 +14,7 @@ import pytest
 import yaml
 
 import seqlab
+from probes.hostile import forge  # an attacker's rewrite: the checksums and sizes recomputed
 from seqlab.apps.model_file import MAX_RATIO, RATIO_FLOOR, member_name
 from seqlab.apps.package import _deflate, package, read_manifest
 from seqlab.core.errors import SeqlabError
@@ -40,23 +40,6 @@ def packaged(tmp_path_factory) -> Path:
 def members_of(path: Path) -> dict[str, bytes]:
     with zipfile.ZipFile(path) as zf:
         return {name: zf.read(name) for name in zf.namelist()}
-
-
-def forge(source: Path, target: Path, change: Callable[[dict[str, bytes]], None] = lambda m: None,
-          manifest: Callable[[dict], None] = lambda m: None, method: int = zipfile.ZIP_DEFLATED) -> Path:
-    """``source`` with its members changed, written as an attacker would: the manifest's checksums and sizes
-    recomputed so that the file is self-consistent."""
-    members = members_of(source)
-    tree = json.loads(members.pop("manifest.json"))
-    change(members)
-    tree["members"] = {name: hashlib.sha256(data).hexdigest() for name, data in members.items()}
-    tree["sizes"] = {name: len(data) for name, data in members.items()}
-    manifest(tree)
-    with zipfile.ZipFile(target, "w", method) as zf:
-        zf.writestr("manifest.json", json.dumps(tree))
-        for name, data in members.items():
-            zf.writestr(name, data)
-    return target
 
 
 def with_feature_path(value: str) -> Callable[[dict[str, bytes]], None]:
