@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from seqlab.data.conll import split_fields
+from seqlab.data.conll import BOUNDARY, DOCSTART, split_fields
 from seqlab.data.schemes import PREFIXES, split_tag
 from seqlab.core.errors import DataFormatError, SeqlabError
 
@@ -44,9 +44,7 @@ SEQEVAL_PREFIX = {"B": "B", "I": "I", "E": "E", "S": "S", "L": "E", "U": "S"}
 # conlleval has no notion of documents: a -DOCSTART- line is scored as one
 # token tagged O in both columns (counted in "processed N tokens" and in the
 # accuracy), which also closes any open chunk.
-DOCSTART = "-DOCSTART-"
-# conlleval ends a sentence at a line whose first field is -X- and does not count it.
-BOUNDARY = "-X-"
+# conlleval ends a sentence at a line whose first field is -X- (BOUNDARY) and does not count it.
 # Perl reads the string "0" as false, so conlleval scores B-0 as an untyped B.
 FALSY_TYPE = "0"
 # conlleval lists types by sorting the gold and the found names together and
