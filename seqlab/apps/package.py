@@ -117,7 +117,7 @@ def _manifest(run_dir: Path, members: dict[str, bytes]) -> dict[str, Any]:
     tree = yaml.safe_load(members[rundir.CONFIG])
     metrics_path = run_dir / rundir.METRICS
     metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.is_file() else {}
-    keys = ("f1", "official_macro_f1", "accuracy")  # span tagging, relation, token labels (POS)
+    keys = ("f1", "official_macro_f1", "macro_f1", "accuracy")  # spans, SemEval, relation JSONL, token labels
     scores = {split: next((metrics[split][k] for k in keys if k in metrics[split]), None)
               for split in ("dev", "test") if isinstance(metrics.get(split), dict)}
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "seqlab_version": __version__,

@@ -44,6 +44,7 @@ class RunRow:
     test_f1: float | None = None
     per_type: dict[str, float] = field(default_factory=dict)
     train_hours: float = 0.0
+    measure: str = ""  # the score's name (F1, macro-F1, accuracy); empty in summaries saved before it was kept
 
     @property
     def finished(self) -> bool:
@@ -78,6 +79,23 @@ def _progress(run_dir: Path) -> dict[str, Any]:
         raise SeqlabError(f"{path}: not the checkpoint of a seqlab run (missing or malformed {err})") from None
 
 
+#: What a run's metrics.json holds for each measure: (score, precision, recall, per-class table), found by the
+#: score's key: the official SemEval scorer, macro-F1 over a relation file's own labels, conlleval's span F1, or
+#: token accuracy (token-label taggers such as POS; they have no precision or recall of their own).
+MEASURE_KEYS = (("official_macro_f1", "macro_precision", "macro_recall", "relations"),
+                ("macro_f1", "macro_precision", "macro_recall", "relations"),
+                ("f1", "precision", "recall", "per_type"),
+                ("accuracy", "", "", "per_label"))
+
+
+MEASURE_NAMES = {"official_macro_f1": "macro-F1", "macro_f1": "macro-F1", "f1": "F1", "accuracy": "accuracy"}
+
+
+def _measure_keys(scored: dict[str, Any]) -> tuple[str, str, str, str]:
+    """The keys of the measure a split's scores (a metrics.json ``dev`` or ``test`` entry) were written with."""
+    return next((keys for keys in MEASURE_KEYS if keys[0] in scored), MEASURE_KEYS[2])
+
+
 def read_run(run_dir: str | Path) -> RunRow:
     """The row of one run directory (tagger or relation classifier, finished or still training)."""
     run_dir = Path(run_dir)
@@ -91,19 +109,19 @@ def read_run(run_dir: str | Path) -> RunRow:
         metrics, path = _progress(run_dir), run_dir / "checkpoint.pt"
     else:
         raise SeqlabError(f"{run_dir}: neither metrics.json nor checkpoint.pt there; its first epoch has not finished")
-    f1, precision, recall, per_key = (("official_macro_f1", "macro_precision", "macro_recall", "relations")
-                                      if task == "relation" else ("f1", "precision", "recall", "per_type"))
     try:
         history = metrics["history"]
         dev, test = metrics.get("dev"), metrics.get("test")
+        f1, precision, recall, per_key = _measure_keys(dev or test or {})
         row = RunRow(run=str(run_dir), task=task, epochs=int(metrics.get("epochs", len(history))),
                      best_epoch=int(metrics.get("best_epoch", 0)),
                      dev=dev[f1] if dev else metrics.get("best_dev"),
-                     train_hours=sum(float(h.get("train_seconds", 0.0)) for h in history) / 3600)
+                     train_hours=sum(float(h.get("train_seconds", 0.0)) for h in history) / 3600,
+                     measure=MEASURE_NAMES[f1])
         if not test:
             return row
         per_type = {name: r["f1"] for name, r in test.get(per_key, {}).items() if isinstance(r, dict) and "f1" in r}
-        return RunRow(**{**asdict(row), "test_precision": test[precision], "test_recall": test[recall],
+        return RunRow(**{**asdict(row), "test_precision": test.get(precision), "test_recall": test.get(recall),
                          "test_f1": test[f1], "per_type": per_type})
     except (KeyError, TypeError, ValueError) as err:
         raise SeqlabError(f"{path}: not the metrics of a seqlab {task} run (missing or malformed {err})") from None
@@ -215,7 +233,7 @@ def _pm(pair: tuple[float, float | None] | None) -> str:
 def render(summary: dict[str, Any]) -> str:
     """A markdown table: one row per run, then the mean ± std row, then the config differences."""
     rows: list[RunRow] = summary["rows"]
-    measure = "macro-F1" if summary["task"] == "relation" else "F1"
+    measure = rows[0].measure or ("macro-F1" if summary["task"] == "relation" else "F1")
     types = list(summary["per_type_mean_std"]) if summary["task"] == "tagger" else []
     header = ["run", "best epoch / epochs", f"dev {measure}", "test P", "test R", f"test {measure}", *types, "train h"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
