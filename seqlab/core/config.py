@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from seqlab.core.errors import ConfigError
 from seqlab.core.optim import OPTIMIZERS
-from seqlab.core.strict import MAX_THREADS, choice, count, in_range, positive, seed, size
+from seqlab.core.strict import MAX_SIZE, MAX_THREADS, choice, count, in_range, positive, seed, size
 
 VECTOR_FORMATS = ("glove", "word2vec", "word2vec_bin", "fasttext_vec", "fasttext_bin")
 POOLINGS = ("first", "mean", "last")  # the same names as seqlab.modules.subwords.POOLINGS (torch-free here)
@@ -76,8 +76,9 @@ class TransformerConfig:
             in_range("model.transformer.layers[]", layer, -1024, 1023, "a layer index")
         if self.warmup and not self.fine_tune:
             raise ConfigError("model.transformer.warmup: warms up fine-tuning; set fine_tune: true or warmup: 0")
-        if self.window is not None:
-            size("model.transformer.window", self.window, low=2)
+        if self.window is not None and not 2 <= self.window <= MAX_SIZE:
+            raise ConfigError(f"model.transformer.window: expected at least 2 pieces and at most {MAX_SIZE}, "
+                              f"got {self.window}")
         if self.stride is not None:
             size("model.transformer.stride", self.stride)
         if self.stride is not None and not 1 <= self.stride <= (self.window or self.stride):

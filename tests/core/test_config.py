@@ -14,8 +14,9 @@ from seqlab.core.errors import ConfigError
     (lambda: EmbeddingsConfig(dim=2**31), "model.embeddings.dim: expected a size from 1 to 65536, got 2147483648"),
     (lambda: EmbeddingsConfig(dim=-5), "model.embeddings.dim: expected a size from 1 to 65536, got -5"),
     (lambda: EmbeddingsConfig(min_count=-1), "model.embeddings.min_count: expected a number from 0 to 2147483647"),
-    (lambda: TransformerConfig("m", window=1), "model.transformer.window: expected a size from 2 to 65536, got 1"),
-    (lambda: TransformerConfig("m", window=10**6), "model.transformer.window: expected a size from 2 to 65536"),
+    (lambda: TransformerConfig("m", window=1), "model.transformer.window: expected at least 2 pieces and at most 65536, "
+                                               "got 1"),
+    (lambda: TransformerConfig("m", window=10**6), "model.transformer.window: expected at least 2 pieces and at most"),
     (lambda: TransformerConfig("m", stride=10**6), "model.transformer.stride: expected a size from 1 to 65536"),
     (lambda: TransformerConfig("m", warmup=-1), "model.transformer.warmup: expected a number from 0 to 2147483647"),
     (lambda: TransformerConfig("m", layers=(-1, 10**6)), "model.transformer.layers[]: expected a layer index from"),
