@@ -121,7 +121,8 @@ def read_run(run_dir: str | Path) -> RunRow:
         if not test:
             return row
         per_type = {name: r["f1"] for name, r in test.get(per_key, {}).items() if isinstance(r, dict) and "f1" in r}
-        return RunRow(**{**asdict(row), "test_precision": test.get(precision), "test_recall": test.get(recall),
+        return RunRow(**{**asdict(row), "test_precision": test[precision] if precision else None,
+                         "test_recall": test[recall] if recall else None,
                          "test_f1": test[f1], "per_type": per_type})
     except (KeyError, TypeError, ValueError) as err:
         raise SeqlabError(f"{path}: not the metrics of a seqlab {task} run (missing or malformed {err})") from None
