@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seqlab.core.errors import ConfigError, SeqlabError
-from seqlab.core.strict import choice
+from seqlab.core.strict import choice, count, seed
 from seqlab.data.conll import SKIP, named_columns
 from seqlab.data.conllu import CONLLU_FIELDS
 from seqlab.data.formats.registry import LAYOUT, READERS, SPAN_FORMATS, detect_format
@@ -92,6 +92,9 @@ class DataConfig:
             raise ConfigError(f"data.limit: expected a number of sentences >= 0 (0: all), got {self.limit}")
         if self.dev_sample < 0:
             raise ConfigError(f"data.dev_sample: expected a number of sentences >= 0, got {self.dev_sample}")
+        count("data.limit", self.limit, low=0)
+        count("data.dev_sample", self.dev_sample, low=0)
+        seed("data.dev_seed", self.dev_seed)
 
     @property
     def labelling(self) -> SpanLabelling | TokenLabelling:

@@ -185,7 +185,7 @@ def read_splits(config: DataConfig) -> dict[str, Split]:
     splits = {name: read_split(config, name) for name in ("train", "dev", "test") if getattr(config, name)}
     if config.dev_sample:
         count = config.dev_sample
-        if config.limit and count >= len(splits["train"].tokens):  # a smoke run: hold out a fifth instead
+        if config.limit and count > len(splits["train"].tokens) // 5:  # a smoke run: hold out at most a fifth
             count = max(1, len(splits["train"].tokens) // 5)
             logging.getLogger("seqlab").warning("data.limit %d: holding out %d of the %d training sentences as "
                                                 "dev (data.dev_sample is %d)", config.limit, count,

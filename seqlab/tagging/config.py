@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Sequence
 
 from seqlab.core.config import EmbeddingsConfig, TrainSettings, TransformerConfig, check_fine_tune
-from seqlab.core.errors import ConfigError, SeqlabError
+from seqlab.core.errors import ConfigError
 from seqlab.data.config import DataConfig
 from seqlab.tagging.parts import DECODERS, ENCODERS, TOKEN_FEATURES
-from seqlab.core.strict import choice, dump_config, dropout_rate, load_strict, positive
+from seqlab.core.strict import choice, count, dropout_rate, in_range, load_strict, size
 
 TASK = "tagging"
 #: tag_many decodes the sentences of a long text this many batches at a time, sorted by length into batches:
@@ -35,8 +35,8 @@ class CharConfig:
     dropout: float = 0.0  # on the character embeddings, before the BiLSTM (Ma & Hovy 2016 §3.1)
 
     def __post_init__(self) -> None:
-        positive("model.chars.dim", self.dim)
-        positive("model.chars.hidden", self.hidden)
+        size("model.chars.dim", self.dim)
+        size("model.chars.hidden", self.hidden)
         dropout_rate("model.chars.dropout", self.dropout)
 
 
@@ -45,6 +45,9 @@ class CapsConfig:
     """Capitalization embedding (allUpper, allLower, upperFirst, upperNotFirst, numeric, noAlphaNum)."""
 
     dim: int = 25
+
+    def __post_init__(self) -> None:
+        size("model.capitalization.dim", self.dim)
 
 
 @dataclass(frozen=True)
@@ -78,10 +81,11 @@ class FeatureConfig:
         if (self.path is None) != TOKEN_FEATURES.get(self.type).fitted:
             need = "takes no path (it is fitted on the training split)" if self.path else "needs a path"
             raise ConfigError(f"model.features[].path: type {self.type!r} {need}")
-        positive("model.features[].min_count", self.min_count)
+        count("model.features[].min_count", self.min_count)
+        for prefix in self.prefixes:
+            in_range("model.features[].prefixes[]", prefix, 1, 64, "a prefix length")
         choice("model.features[].format", self.format, ("auto", "word2vec", "turian", "glove"))
-        if self.dim < 0:
-            raise ConfigError(f"model.features[].dim: expected 0 (one-hot) or a positive size, got {self.dim}")
+        size("model.features[].dim", self.dim, low=0)  # 0: one-hot
         if self.type in ("embeddings", "ls") and self.dim:
             raise ConfigError(f"model.features[].dim: only brown features have a learned size; {self.type} keep their own")
 
@@ -110,8 +114,10 @@ class WindowConfig:
             raise ConfigError(f"model.window.architecture: {err}") from None
         if self.size < 1 or self.size % 2 == 0:
             raise ConfigError(f"model.window.size: expected a positive odd number, got {self.size}")
+        in_range("model.window.size", self.size, 1, 101, "a window size")
         if self.filters < 0:
             raise ConfigError(f"model.window.filters: expected a number >= 0, got {self.filters}")
+        size("model.window.filters", self.filters, low=0)
         dropout_rate("model.window.dropout", self.dropout)
 
 
@@ -151,8 +157,10 @@ class ModelConfig:
         if self.output_hidden < 0 or (self.output_hidden and self.encoder == "window"):
             raise ConfigError(f"model.output_hidden: expected a size >= 0, for the bilstm encoder only "
                               f"(a window architecture sets its own layers), got {self.output_hidden}")
-        positive("model.hidden", self.hidden)
-        positive("model.layers", self.layers)
+        size("model.hidden", self.hidden)
+        in_range("model.layers", self.layers, 1, 64, "a number of layers")
+        size("model.output_hidden", self.output_hidden, low=0)
+        size("model.output_filters", self.output_filters, low=0)
         if not 0.0 <= self.dropout < 1.0:
             raise ConfigError(f"model.dropout: expected a value in [0, 1), got {self.dropout}")
         if self.output_dropout is not None and not 0.0 <= self.output_dropout < 1.0:

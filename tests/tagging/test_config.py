@@ -2,7 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from seqlab.tagging.config import Config, dump_config, load_config
+from seqlab.core.strict import dump_config
+from seqlab.tagging.config import Config, load_config
 from seqlab.core.errors import ConfigError, SeqlabError
 from seqlab.core.paths import resolve_data_path
 
@@ -55,6 +56,11 @@ def test_resolved_config_round_trips(tmp_path):
         (MINIMAL + "  hiden: 3\n", [], r"model.hiden: unknown key; did you mean 'hidden'\?"),
         (MINIMAL, ["model.hiden=3"], r"--set model.hiden: unknown key; did you mean 'hidden'\?"),
         (MINIMAL, ["train.batch_size=ten"], r"train.batch_size: expected int, got str 'ten'"),
+        (MINIMAL, ["model.hidden=2147483648"], r"model.hidden: expected a size from 1 to 65536"),
+        (MINIMAL, ["model.capitalization.dim=-3"], r"model.capitalization.dim: expected a size from 1 to"),
+        (MINIMAL, ["model.chars.hidden=0"], r"model.chars.hidden: expected a size from 1 to"),
+        (MINIMAL, ["model.layers=1000"], r"model.layers: expected a number of layers from 1 to 64"),
+        (MINIMAL, ["data.dev_seed=-1"], r"data.dev_seed: expected a seed from 0 to"),
         (MINIMAL, ["train.batch_size=true"], r"train.batch_size: expected int, got bool"),
         (MINIMAL, ["model.decoder=crff"], r"model.decoder: expected one of \['crf', 'softmax', 'softmax_viterbi'\], got 'crff'; did you mean 'crf'\?"),
         (MINIMAL, ["data.tag_scheme=bioes2"], r"data.tag_scheme: expected one of"),
