@@ -37,6 +37,7 @@ from typing import Any, Iterator
 
 import yaml
 
+from seqlab.core.strict import load_yaml, read_mapping
 from seqlab.apps.model_file import (CHUNK, FORMAT, FORMAT_VERSION, MANIFEST, MAX_RATIO, RATIO_FLOOR, ModelFile,
                                     check_model_file, config_tree, feature_entries, open_model_file, stream)
 from seqlab.core import rundir
@@ -77,7 +78,7 @@ def _members(run_dir: Path, prune: bool = True) -> dict[str, bytes]:
     from seqlab.apps.tasks import task_of
     from seqlab.tagging.prune import PRUNERS, copy_whole, pruned_members
 
-    tree = yaml.safe_load((run_dir / rundir.CONFIG).read_text(encoding="utf-8"))
+    tree = read_mapping(run_dir / rundir.CONFIG, "run config")
     members: dict[str, bytes] = {}
     features = (tree.get("model") or {}).get("features") or ()
     run_words = task_of(tree, run_dir / rundir.CONFIG).words
@@ -114,7 +115,7 @@ def _manifest(run_dir: Path, members: dict[str, bytes]) -> dict[str, Any]:
     from seqlab.apps.tasks import DEFAULT_TASK
     from seqlab.core.version import __version__
 
-    tree = yaml.safe_load(members[rundir.CONFIG])
+    tree = load_yaml(members[rundir.CONFIG].decode("utf-8"))
     metrics_path = run_dir / rundir.METRICS
     metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.is_file() else {}
     keys = ("f1", "official_macro_f1", "macro_f1", "accuracy")  # spans, SemEval, relation JSONL, token labels
