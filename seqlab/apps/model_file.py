@@ -28,7 +28,7 @@ from typing import Any, Iterator
 
 import yaml
 
-from seqlab.apps.json_limits import load_json
+from seqlab.core.json_limits import load_json
 from seqlab.core import rundir
 from seqlab.core.errors import SeqlabError
 from seqlab.core.strict import load_yaml

@@ -31,6 +31,7 @@ import torch
 
 from seqlab.core.atomic import atomic_open, atomic_torch_save
 from seqlab.core.errors import SeqlabError
+from seqlab.core.json_limits import read_json
 
 CONFIG, VOCABS, WEIGHTS, CHECKPOINT, METRICS, LOG = (
     "config.yaml", "vocabs.json", "model.pt", "checkpoint.pt", "metrics.json", "train.log",
@@ -141,13 +142,11 @@ def load_encoder_record(run_dir: Path) -> dict[str, Any] | None:
 
 
 def _optional_json(path: Path) -> dict[str, Any] | None:
-    """A run directory's JSON member, or None when the run has none."""
+    """A run directory's JSON member, or None when the run has none; a file that is not JSON, or is nested too
+    deep, is a one-line error naming it (:func:`seqlab.core.json_limits.read_json`)."""
     if not path.is_file():
         return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise SeqlabError(f"{path}:{err.lineno}: not valid JSON: {err.msg}") from None
+    return read_json(path)
 
 
 def save_weights(run_dir: Path, model: torch.nn.Module) -> None:

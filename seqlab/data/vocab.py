@@ -10,6 +10,7 @@ from typing import Iterable, Sequence
 from features.orthographic import capitalization as capitalization_pattern
 from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import SeqlabError
+from seqlab.core.json_limits import read_json
 
 PAD = "<pad>"
 UNK = "<unk>"
@@ -118,10 +119,7 @@ def save_vocabs(path: Path, vocabs: dict[str, Vocab]) -> None:
 
 def load_vocabs(path: Path) -> dict[str, Vocab]:
     """Read vocabularies written by :func:`save_vocabs`."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise SeqlabError(f"{path}: cannot read vocabularies: {err}") from None
+    data = read_json(path)  # a missing, unreadable, deeply nested or invalid file: one line naming it
     classes = {"Vocab": Vocab, "WordVocab": WordVocab}
     try:
         return {name: classes[entry.pop("class")].from_dict(entry) for name, entry in data.items()}

@@ -7,7 +7,7 @@ import json
 import logging
 from typing import Any, Callable
 
-from seqlab.apps.json_limits import MAX_JSON_DEPTH, too_deep
+from seqlab.core.json_limits import MAX_JSON_DEPTH, too_deep
 from seqlab.core.errors import SeqlabError
 from seqlab.serve.service import PATHS, BadRequest, ModelService
 

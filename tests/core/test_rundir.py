@@ -127,8 +127,17 @@ def test_feature_state_round_trip_and_missing_file(tmp_path: Path):
 
 def test_load_feature_state_reports_bad_json_with_its_line(tmp_path: Path):
     (tmp_path / rundir.FEATURES).write_text('{\n"a": 1,\n}', encoding="utf-8")
-    with pytest.raises(SeqlabError, match=rf"{rundir.FEATURES}:3: not valid JSON"):
+    with pytest.raises(SeqlabError, match=rf"{rundir.FEATURES}:3:1: not valid JSON"):
         rundir.load_feature_state(tmp_path)
+
+
+@pytest.mark.parametrize("name, load", [(rundir.FEATURES, rundir.load_feature_state),
+                                        (rundir.ENCODER, rundir.load_encoder_record)])
+def test_a_deeply_nested_json_file_is_one_line_naming_it(tmp_path: Path, name: str, load):
+    (tmp_path / name).write_text('{"a": ' + "[" * 200_000 + "]" * 200_000 + "}", encoding="utf-8")
+    with pytest.raises(SeqlabError, match=rf"{name}: JSON nested deeper than 64 levels; refused") as info:
+        load(tmp_path)  # json.loads alone: RecursionError
+    assert str(tmp_path) in str(info.value) and "\n" not in str(info.value)
 
 
 def test_config_and_metrics_are_written(tmp_path: Path):

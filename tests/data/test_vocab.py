@@ -171,13 +171,20 @@ def test_dict_round_trip_preserves_ids(items):
             assert all(again.index(w) == vocab.index(w) for w in items)
 
 
-@pytest.mark.parametrize("content", [None, "{not json", "[1, 2"])
-def test_load_vocabs_bad_file_names_it(tmp_path, content):
+@pytest.mark.parametrize("content, message", [
+    (None, r"vocabs\.json: no such file"),
+    ("{not json", r"vocabs\.json:1:2: not valid JSON"),
+    ("[1, 2", r"vocabs\.json:1:6: not valid JSON"),
+    ("[" * 100_000 + "]" * 100_000, r"vocabs\.json: JSON nested deeper than 64 levels; refused"),  # no RecursionError
+    ('{"words": [[[' + "[" * 70 + "]" * 73 + "}", r"vocabs\.json: JSON nested deeper than 64 levels"),
+])
+def test_load_vocabs_bad_file_names_it(tmp_path, content, message):
     path = tmp_path / "vocabs.json"
     if content is not None:
         path.write_text(content, encoding="utf-8")
-    with pytest.raises(SeqlabError, match="vocabs.json: cannot read vocabularies"):
+    with pytest.raises(SeqlabError, match=message) as info:
         load_vocabs(path)
+    assert "\n" not in str(info.value)
 
 
 # The caps embedding's ids, pinned: a trained tagger's weights are indexed by them, so no word may

@@ -1,13 +1,18 @@
-"""JSON from outside (a model file's members, a request body) parsed within bounds: nesting depth is checked in one
-linear pass before the parser recurses, so ``[[[[...`` 100,000 deep is a one-line refusal, not a RecursionError.
+"""JSON from outside (a model file's members, a run directory's files, a request body) parsed within bounds:
+nesting depth is checked in one linear pass before the parser recurses, so ``[[[[...`` 100,000 deep is a one-line
+refusal naming the file, not a RecursionError.
 
-Used by :mod:`seqlab.apps.model_file` (manifest, vocabularies, fitted features) and by ``seqlab serve``'s request
-bodies (:mod:`seqlab.serve.app`).
+It sits on the ground floor so that every floor reads JSON the same way: :mod:`seqlab.core.rundir` (a run's
+``features.json`` and ``encoder.json``), :mod:`seqlab.data.vocab` (``vocabs.json``), :mod:`seqlab.apps.model_file`
+(a model file's manifest, vocabularies and fitted features) and ``seqlab serve``'s request bodies
+(:mod:`seqlab.serve.app`).
 """
 from __future__ import annotations
 
 import json
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 from seqlab.core.errors import SeqlabError
@@ -56,3 +61,15 @@ def load_json(data: bytes, where: str, *, limit: int = MAX_JSON_DEPTH, unique_ke
         raise SeqlabError(f"{where}:{err.lineno}:{err.colno}: not valid JSON: {err.msg}") from None
     except (ValueError, RecursionError) as err:  # a key given twice; a depth the scan missed
         raise SeqlabError(f"{where}: refused: {err}") from None
+
+
+def read_json(path: str | os.PathLike[str], *, limit: int = MAX_JSON_DEPTH, unique_keys: bool = False) -> Any:
+    """The JSON file at ``path`` parsed as :func:`load_json` parses bytes; every failure (missing, unreadable, not
+    UTF-8, too deep, not JSON) is a one-line :class:`SeqlabError` starting with the file's path."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise SeqlabError(f"{path}: no such file") from None
+    except OSError as err:
+        raise SeqlabError(f"{path}: cannot be read: {err.strerror or err}") from None
+    return load_json(data, str(path), limit=limit, unique_keys=unique_keys)
