@@ -59,7 +59,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--port", type=int, default=8080)
     s.add_argument("--max-bytes", type=positive_int, default=1_000_000, help="largest request body accepted (413)")
     s.add_argument("--max-tokens", type=positive_int, default=20_000,
-                   help="most tokens in one request (raw text: whitespace-separated words) (422)")
+                   help="most tokens in one request (422): raw text counts the tokens seqlab's tokenizer makes of it "
+                        "(punctuation apart), pre-tokenised sentences their tokens")
     s.add_argument("--batch-wait-ms", type=_non_negative, default=5.0,
                    help="collect concurrent requests for at most this long and run the model on them together "
                         "(sooner once the clients of the last batch are back; 0: no waiting, requests that arrive "
