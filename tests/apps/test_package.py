@@ -158,7 +158,7 @@ def test_feature_tables_are_pruned_and_a_copied_model_file_evaluates_as_its_run(
     ("config.yaml", b"\xff garbage", "not valid UTF-8"),
     ("config.yaml", b"task: tagging\ndata: {train: a.txt, dev: b.txt}\nmodell: {}\n", "unknown key"),
     ("vocabs.json", b"[1, 2, 3]", "not a seqlab vocabulary file"),
-    ("features.json", b"nope", "features.json:1: not valid JSON"),
+    ("features.json", b"nope", "features.json:1:1: not valid JSON"),
 ])
 def test_package_refuses_a_run_whose_files_would_not_load(model_file, tmp_path, member, content, message):
     run, _ = model_file
