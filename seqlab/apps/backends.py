@@ -29,18 +29,27 @@ class Backend:
 
 
 def _load_torch(path: Path, device: Any, name: str, given: str) -> LoadedModel:
-    """A model of any task with its torch modules; an export folder's model file for one."""
-    from seqlab.apps.installed import MODELS
+    """A model of any task with its torch modules: a run directory, or a ``.seqlab`` file (an export folder's
+    for one) unpacked for as long as it loads (:func:`seqlab.apps.package.unpacked`: with the cache off, the
+    temporary copy is removed once the model is loaded)."""
     from seqlab.apps.onnx_runtime import PACKAGE, is_export
-    from seqlab.apps.package import unpack
+    from seqlab.apps.package import unpacked
+
+    if is_export(path):
+        path = path / PACKAGE
+    if not path.is_file():
+        return _load_run(path, device)
+    with unpacked(path) as run_dir:
+        return _load_run(run_dir, device)
+
+
+def _load_run(path: Path, device: Any) -> LoadedModel:
+    """The model of a run directory (or an unpacked model file), by its config's task."""
+    from seqlab.apps.installed import MODELS
     from seqlab.apps.tasks import task_of
     from seqlab.core import rundir
     from seqlab.core.strict import read_mapping
 
-    if is_export(path):
-        path = path / PACKAGE
-    if path.is_file():
-        path = unpack(path)
     if not (path / rundir.CONFIG).is_file():
         raise SeqlabError(f"{path}: not a seqlab model (no {rundir.CONFIG}); pass the --output folder of a "
                           f"training run, a .seqlab file, or one of the installed models {sorted(MODELS)}")

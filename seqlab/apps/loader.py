@@ -17,12 +17,8 @@ def load(path: str | Path | None = None, device: torch.device | str = "auto", ba
     """A trained model of any task: a run directory, a ``.seqlab`` file, an installed model's short name or
     a folder that ``seqlab export`` wrote (see :func:`seqlab.load`), loaded by the ``backend`` of that name
     (:data:`seqlab.apps.backends.BACKENDS`): ``torch``, or ``onnx`` (an export folder only), which computes a
-    tagger's emissions with onnxruntime. A ``.seqlab`` file is checked and unpacked first
-    (:func:`seqlab.apps.package.unpacked`: with the cache off, its temporary copy is removed once loaded)."""
+    tagger's emissions with onnxruntime. A ``.seqlab`` file (alone or in an export folder) is checked and unpacked
+    by the backend (:func:`seqlab.apps.package.unpacked`: with the cache off, its temporary copy is removed once
+    loaded)."""
     loader, where, given = BACKENDS.get(backend, "backend").load, model_path(path), str(path or DEFAULT_MODEL)
-    if backend != DEFAULT_BACKEND or not where.is_file():
-        return loader(where, device, backend, given)
-    from seqlab.apps.package import unpacked
-
-    with unpacked(where) as run_dir:
-        return loader(run_dir, device, backend, given)
+    return loader(where, device, backend, given)

@@ -115,8 +115,10 @@ def load_decoder(run_dir: Path, config: Any, labels: list[str]) -> nn.Module:
 def load_onnx(folder: str | Path, device: torch.device | str = "auto", *, backend: str,
               threads: int | None = None) -> Any:
     """The tagger of an export folder, its emissions computed by onnxruntime (see :func:`seqlab.load`);
-    ``backend``: the name it is loaded under (:data:`seqlab.apps.backends.BACKENDS`)."""
-    from seqlab.apps.package import unpack
+    ``backend``: the name it is loaded under (:data:`seqlab.apps.backends.BACKENDS`). The folder's model file is
+    unpacked only while its parts load (:func:`seqlab.apps.package.unpacked`: with the cache off, the temporary
+    copy is removed before this returns)."""
+    from seqlab.apps.package import unpacked
     from seqlab.tagging.api import SequenceTagger
     from seqlab.tagging.config import load_config
     from seqlab.tagging.parts import load_token_features
@@ -127,10 +129,10 @@ def load_onnx(folder: str | Path, device: torch.device | str = "auto", *, backen
     folder = Path(folder)
     read_export(folder)
     runtime = open_runtime(folder / ONNX, threads=threads)
-    run_dir = unpack(folder / PACKAGE)
-    config = load_config(run_dir / rundir.CONFIG)
-    vocabs = load_vocabs(run_dir / rundir.VOCABS)
-    features = load_token_features(config.model.features, state=rundir.load_feature_state(run_dir))
-    decoder = load_decoder(run_dir, config, vocabs["tags"].itos)
+    with unpacked(folder / PACKAGE) as run_dir:
+        config = load_config(run_dir / rundir.CONFIG)
+        vocabs = load_vocabs(run_dir / rundir.VOCABS)
+        features = load_token_features(config.model.features, state=rundir.load_feature_state(run_dir))
+        decoder = load_decoder(run_dir, config, vocabs["tags"].itos)
     return SequenceTagger(config, vocabs, features, OnnxEmissions(runtime, decoder), backend=backend)
 

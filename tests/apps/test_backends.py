@@ -51,3 +51,22 @@ def test_the_torch_backend_loads_the_model_file_inside_an_export_folder(tmp_path
     assert tagger.backend == "torch" and tagger.model is not None
     assert tagger.tag("Angela Merkel visited Paris.").to_dict() == seqlab.load(None, "cpu").tag(
         "Angela Merkel visited Paris.").to_dict()
+
+
+def test_with_the_cache_off_an_export_folder_leaves_no_unpacked_copy(tmp_path, monkeypatch):
+    """Both backends unpack an export folder's model file only while it loads: the temporary copy goes then,
+    not at exit."""
+    pytest.importorskip("onnxruntime", reason="the onnx extra (pip install 'seqlab[onnx]') is not installed")
+    import tempfile
+
+    from seqlab.apps.onnx_export import export_onnx
+
+    export_onnx(None, tmp_path / "onnx")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setenv("SEQLAB_CACHE", "off")
+    for backend in BACKENDS.names():
+        tagger = seqlab.load(tmp_path / "onnx", "cpu", backend=backend)
+        assert list(scratch.iterdir()) == [], backend  # removed before load returned
+        assert tagger.backend == backend and tagger.tag("Angela Merkel visited Paris.").spans
