@@ -16,7 +16,8 @@ the contents before anything is used, and refuses a file that fails in one line 
 members are unpacked into ``$SEQLAB_CACHE/models/<sha256 of the file>/``, an ordinary run directory whose
 feature paths point inside it; the next load of the same file uses that copy only when every file in it still
 matches the model file, and unpacks it again otherwise. With the cache off the copy is temporary and removed
-once the model is loaded (:func:`unpacked`).
+once the model is loaded (:func:`unpacked`). Staging folders that a killed process left in the cache are removed
+the next time the cache is used (:func:`remove_abandoned`).
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ import os
 import shutil
 import stat
 import tempfile
+import time
 import zipfile
 import zlib
 from contextlib import contextmanager
@@ -260,6 +262,58 @@ def _install(staging: Path, target: Path, expected: dict[str, tuple[int, str]]) 
 
 #: Unpacked copies in the temporary folder (the cache off): removed by :func:`unpacked`, or at exit.
 _TEMPORARY: set[Path] = set()
+#: Folders that unpacking leaves in ``$SEQLAB_CACHE/models/`` only while at work (a staging copy, a copy set aside).
+_WORK_PREFIXES = (".unpack-", ".stale-")
+#: Seconds after which such a folder that no process holds locked was left by a killed process and is removed.
+ABANDONED_AFTER = 3600.0
+
+
+def _lock(folder: Path) -> int | None:
+    """An open descriptor of ``folder`` holding an exclusive ``flock`` on it (released when closed, or when the
+    process dies: a kill -9 leaves no stale lock); None where flock is unavailable. Raises BlockingIOError
+    when another process holds the lock."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        return None
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise
+    except OSError:  # a file system without flock: the age alone decides
+        os.close(fd)
+        return None
+    return fd
+
+
+def remove_abandoned(models: Path, *, older_than: float = ABANDONED_AFTER) -> int:
+    """Remove what a killed unpack left in the model cache folder ``models``: ``.unpack-*`` staging folders and
+    ``.stale-*`` set-aside copies last changed more than ``older_than`` seconds ago that no process holds locked
+    (a live unpack holds its staging folder's lock, :func:`_lock`). Returns how many were removed."""
+    try:
+        entries = [entry for entry in models.iterdir() if entry.name.startswith(_WORK_PREFIXES)]
+    except OSError:  # no cache folder yet, or unreadable: nothing to sweep
+        return 0
+    removed, now = 0, time.time()
+    for entry in entries:
+        try:
+            info = entry.lstat()
+            if not stat.S_ISDIR(info.st_mode) or now - info.st_mtime < older_than:
+                continue
+            fd = _lock(entry)
+        except OSError:  # BlockingIOError: in use by a live process; else gone meanwhile
+            continue
+        try:
+            shutil.rmtree(entry, ignore_errors=True)
+        finally:
+            if fd is not None:
+                os.close(fd)
+        removed += not entry.exists()
+    if removed:
+        log.info("%s: removed %d unpacking folder(s) that an interrupted process left", models, removed)
+    return removed
 
 
 def _remove_temporary(target: Path) -> None:
@@ -292,6 +346,7 @@ def unpack(path: str | Path) -> Path:
                     raise SeqlabError(f"{path}: cannot unpack into {target}: {err.strerror or err}") from None
                 raise
             return target
+        remove_abandoned(root / "models")
         target = root / "models" / _file_sha256(path)
         if target.is_dir():
             model = open_model_file(zf, path)
@@ -303,6 +358,7 @@ def unpack(path: str | Path) -> Path:
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=target.parent))
+            lock = _lock(staging)  # held while unpacking: another process's sweep leaves the folder alone
         except OSError as err:
             raise SeqlabError(f"{path}: cannot unpack into {target}: {err.strerror or err}") from None
         try:
@@ -311,6 +367,8 @@ def unpack(path: str | Path) -> Path:
             raise SeqlabError(f"{path}: cannot unpack into {target}: {err.strerror or err}") from None
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+            if lock is not None:
+                os.close(lock)
     return target
 
 

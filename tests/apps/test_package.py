@@ -232,3 +232,34 @@ def test_with_the_cache_off_no_unpacked_copy_is_left_behind(model_file, tmp_path
     with pytest.raises(SeqlabError):
         seqlab.load(tmp_path / "missing.seqlab", "cpu")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_staging_folders_a_killed_unpack_left_are_removed_when_the_cache_is_next_used(model_file, tmp_path,
+                                                                                       monkeypatch, caplog):
+    import fcntl
+    import logging
+    import os
+    import time
+
+    from seqlab.apps.package import ABANDONED_AFTER, unpack
+
+    _, path = model_file
+    models = tmp_path / "cache" / "models"
+    hours_ago = time.time() - 2 * ABANDONED_AFTER
+    for name in (".unpack-killed", ".stale-killed", ".unpack-fresh", ".unpack-busy"):
+        member = models / name / "files" / "0" / "brown_paths.txt"  # half-unpacked, read-only as unpacking leaves it
+        member.parent.mkdir(parents=True)
+        member.write_text("0\tcat\t1\n")
+        member.chmod(0o444)
+        if name != ".unpack-fresh":
+            os.utime(models / name, (hours_ago, hours_ago))
+    busy = os.open(models / ".unpack-busy", os.O_RDONLY)  # as a live unpack that has taken hours holds it
+    fcntl.flock(busy, fcntl.LOCK_EX)
+    monkeypatch.setenv("SEQLAB_CACHE", str(tmp_path / "cache"))
+    try:
+        with caplog.at_level(logging.INFO, logger="seqlab"):
+            target = unpack(path)
+    finally:
+        os.close(busy)
+    assert sorted(entry.name for entry in models.iterdir()) == sorted([".unpack-busy", ".unpack-fresh", target.name])
+    assert "removed 2 unpacking folder(s) that an interrupted process left" in caplog.text
