@@ -9,6 +9,11 @@ fastText's word vector: the word's own row averaged with its character n-grams'.
 also keeps the fastText model, whose sub-words give vectors to words outside the vocabulary (the
 taggers read it with ``format: fasttext_bin``).
 
+Its sizes follow the corpus and the machine unless given (:mod:`features.fasttext_train`): sub-word buckets 20
+per vocabulary word (at most fastText's 2,000,000), threads the cores this process may use (at most fastText's
+12); the model's size is logged before training. fastText's progress line is drawn only on a terminal: off one
+(a redirected log) the run is summed up in one logged line at the end.
+
 fastText trains Hogwild on several threads and its Python binding (0.9.3) takes no seed: two runs are not
 bit-identical.
 """
@@ -24,7 +29,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from features.atomic import atomic_path
-from features.fasttext_train import MIN_THREADS, train_unsupervised
+from features.fasttext_train import train_unsupervised, verbosity
 from features.vocab import Embeddings, TrainingStats
 
 logger = logging.getLogger(__name__)
@@ -34,15 +39,17 @@ EOS = "</s>"  # fastText's end-of-line token: in its vocabulary, not a word of t
 
 def train_skipgram(sentences: Iterable[Sequence[str]], *, dim: int = 300, window: int = 5, epochs: int = 5,
                    min_count: int = 5, negatives: int = 5, lr: float = 0.05, minn: int = 3, maxn: int = 6,
-                   bucket: int = 2_000_000, threads: int = MIN_THREADS, progress: bool = True,
+                   bucket: int | None = None, threads: int | None = None, progress: bool = True,
                    model_out: str | os.PathLike[str] | None = None) -> Embeddings:
     """fastText skip-gram vectors of every word seen ``min_count`` times or more.
 
     ``window``: context words on each side (fastText samples 1..window per word); ``negatives``: negative
     samples per context word; ``minn``..``maxn``: character n-gram lengths (``maxn`` 0: no sub-words);
-    ``threads``: fastText's threads (at least :data:`features.fasttext_train.MIN_THREADS`). The stats
-    count the corpus tokens passed over (``windows_seen``); fastText reports no loss to Python, so
-    ``final_loss`` is NaN.
+    ``bucket``: hash rows for the n-grams (default: 20 per vocabulary word, at most 2,000,000); ``threads``:
+    the cores fastText trains on (default: this process's, at most 12; fastText still starts at least
+    :data:`features.fasttext_train.MIN_THREADS` threads, pinned to them). ``progress``: fastText's progress
+    line, on a terminal only. The stats count the corpus tokens passed over (``windows_seen``); fastText
+    reports no loss to Python, so ``final_loss`` is NaN.
     """
     for name, value in (("dim", dim), ("window", window), ("epochs", epochs), ("min_count", min_count),
                         ("negatives", negatives)):
@@ -63,7 +70,7 @@ def train_skipgram(sentences: Iterable[Sequence[str]], *, dim: int = 300, window
         try:
             model = train_unsupervised(str(text), model="skipgram", dim=dim, ws=window, epoch=epochs,
                                        min_count=min_count, neg=negatives, lr=lr, minn=minn, maxn=maxn,
-                                       bucket=bucket, thread=threads, verbose=2 if progress else 0)
+                                       bucket=bucket, thread=threads, verbose=verbosity(progress))
         except ValueError as err:
             if "Empty vocabulary" not in str(err):
                 raise
@@ -75,6 +82,10 @@ def train_skipgram(sentences: Iterable[Sequence[str]], *, dim: int = 300, window
             model.save_model(str(tmp))
     stats = TrainingStats(windows_seen=tokens * epochs, updates=0, seconds=time.perf_counter() - start,
                           final_loss=float("nan"))
+    args = model.f.getArgs()
+    logger.info("fastText skip-gram: %s words of dim %d (%s sub-word buckets) from %s tokens x %d epochs in %.1f s "
+                "(%s tokens/s)", f"{len(words):,}", dim, f"{args.bucket:,}", f"{tokens:,}", epochs, stats.seconds,
+                f"{stats.windows_per_second:,.0f}")
     return Embeddings(words, matrix, stats=stats)
 
 

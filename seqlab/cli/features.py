@@ -250,9 +250,9 @@ def cmd_skipgram(args: argparse.Namespace) -> int:
         embeddings = skipgram(args.corpus, args.out, fmt=args.format, reading=_reading(args), model_out=args.model,
                               progress=not args.quiet, **options)
     stats = embeddings.stats
+    model = f" and {args.model} (fastText model, {Path(args.model).stat().st_size / 1e6:,.1f} MB)" if args.model else ""
     sys.stdout.write(f"skip-gram: {len(embeddings):,} words of dim {embeddings.dim}; {stats.windows_seen:,} tokens "
-                     f"passed over in {stats.seconds:.1f} s\nwrote {args.out} ({args.format})"
-                     + (f" and {args.model} (fastText model)" if args.model else "") + "\n")
+                     f"passed over in {stats.seconds:.1f} s\nwrote {args.out} ({args.format}){model}\n")
     return 0
 
 
@@ -346,8 +346,10 @@ def add_parser(subparsers: Any) -> None:
     g.add_argument("--lr", type=float, default=0.05, help="learning rate")
     g.add_argument("--minn", type=int, default=3, help="shortest character n-gram")
     g.add_argument("--maxn", type=int, default=6, help="longest character n-gram (0: no sub-words)")
-    g.add_argument("--bucket", type=int, default=2_000_000, help="hash buckets for the character n-grams")
-    g.add_argument("--threads", type=int, default=10, help="fastText threads (at least 10: see "
+    g.add_argument("--bucket", type=int, help="hash buckets for the character n-grams (default: 20 per vocabulary "
+                   "word, at most fastText's 2,000,000; the model's size is logged before training)")
+    g.add_argument("--threads", type=int, help="cores fastText trains on (default: the cores this process may use, "
+                   "at most fastText's 12; fastText 0.9.3 still starts at least 10 threads, pinned to them: see "
                    "features/fasttext_train.py)")
 
     s = verb("show", help="a word's neighbours in a Brown paths file or a vector file")

@@ -103,6 +103,21 @@ def test_skipgram_writes_vectors_a_model_and_a_summary(capsys, tmp_path, corpus)
     vectors = Embeddings.load(out)
     assert vectors.dim == 10 and "cat" in vectors and "</s>" not in vectors
     assert model.is_file() and str(out) in stdout and "tokens passed over" in stdout
+    assert f"{model} (fastText model, {model.stat().st_size / 1e6:,.1f} MB)" in stdout
+
+
+def test_skipgram_defaults_fit_the_corpus_and_its_progress_stays_off_a_redirected_stderr(capfd, tmp_path, corpus):
+    fasttext = pytest.importorskip("fasttext")
+    from features.fasttext_train import BUCKETS_PER_WORD
+
+    out, model = tmp_path / "vectors.txt", tmp_path / "model.bin"
+    assert main(["features", "skipgram", "--corpus", str(corpus), "--out", str(out), "--model", str(model),
+                 "--dim", "10", "--epochs", "1", "--min-count", "1"]) == 0  # no --quiet, no --bucket, no --threads
+    _, stderr = capfd.readouterr()
+    assert "Progress" not in stderr and "\r" not in stderr  # fastText's progress line is for terminals only
+    args = fasttext.load_model(str(model)).f.getArgs()
+    words = len(Embeddings.load(out)) + 1  # and </s>
+    assert args.bucket == BUCKETS_PER_WORD * words  # not fastText's 2,000,000 (a .bin does not keep the threads)
 
 
 def test_show_a_paths_file(capsys, paths_file):

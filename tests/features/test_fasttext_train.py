@@ -2,13 +2,18 @@
 from __future__ import annotations
 
 import logging
+import os
 import random
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from features.fasttext_train import MIN_THREADS, healthy, train_unsupervised, vocabulary_size, whole_bucket
+from features import fasttext_train
+from features.fasttext_train import (BUCKETS_PER_WORD, FASTTEXT_BUCKETS, FASTTEXT_THREADS, MIN_THREADS,
+                                       default_bucket, default_threads, healthy, model_bytes, train_unsupervised,
+                                       verbosity, vocabulary, vocabulary_size, whole_bucket)
 
 fasttext = pytest.importorskip("fasttext")
 
@@ -70,8 +75,9 @@ def test_nan_and_huge_coefficients_are_retried_then_reported(corpus, monkeypatch
         if len(calls) == 1:
             raise RuntimeError("Encountered NaN.")
         model = real(*args, **kwargs)
-        if len(calls) == 2:
-            model.get_input_matrix = lambda: np.full((3, 8), 1e20, dtype=np.float32)
+        if len(calls) == 2:  # huge coefficients where healthy() reads them: fastText's own matrices
+            return SimpleNamespace(f=SimpleNamespace(getInputMatrix=lambda: np.full((3, 8), 1e20, dtype=np.float32),
+                                                     getOutputMatrix=model.f.getOutputMatrix))
         return model
 
     monkeypatch.setattr(fasttext, "train_unsupervised", flaky)
@@ -86,3 +92,58 @@ def test_nan_and_huge_coefficients_are_retried_then_reported(corpus, monkeypatch
     monkeypatch.setattr(fasttext, "train_unsupervised", nan)
     with pytest.raises(ValueError, match=r"failed 3 times \(Encountered NaN\.\); try a lower learning rate"):
         train_unsupervised(str(corpus), **TINY)
+
+
+def test_healthy_reads_nan_inf_and_huge_values_in_either_matrix():
+    def model(inputs, outputs):
+        return SimpleNamespace(f=SimpleNamespace(getInputMatrix=lambda: np.array(inputs, dtype=np.float32),
+                                                 getOutputMatrix=lambda: np.array(outputs, dtype=np.float32)))
+
+    assert healthy(model([[0.1, -0.2]], [[0.0, 0.0]])) and healthy(model(np.zeros((0, 4)), [[1.0]]))
+    for bad in (float("nan"), float("inf"), -float("inf"), 2e4, -2e4):
+        assert not healthy(model([[0.1, bad]], [[0.0, 0.0]])) and not healthy(model([[0.1]], [[bad, 0.0]]))
+
+
+def test_the_default_buckets_follow_the_vocabulary_and_the_model_size_is_estimated(corpus, tmp_path, caplog):
+    assert default_bucket(30) == 30 * BUCKETS_PER_WORD and default_bucket(10**6) == FASTTEXT_BUCKETS
+    assert default_bucket(30, subwords=False) == 0
+    words, word_bytes = vocabulary(str(corpus), 1)
+    options = dict(model="skipgram", dim=10, min_count=1, epoch=1, verbose=0)
+    with caplog.at_level(logging.INFO, logger="features.fasttext_train"):
+        model = train_unsupervised(str(corpus), **options)
+    assert model.f.getArgs().bucket == BUCKETS_PER_WORD * words == len(model.get_input_matrix()) - words
+    model.save_model(str(tmp_path / "m.bin"))
+    size = (tmp_path / "m.bin").stat().st_size
+    assert abs(model_bytes(words, word_bytes, BUCKETS_PER_WORD * words, 10) - size) < 0.01 * size
+    assert f"{words} words + {BUCKETS_PER_WORD * words} sub-word buckets of dim 10, model about" in caplog.text
+    assert train_unsupervised(str(corpus), maxn=0, **options).f.getArgs().bucket == 0  # no sub-words, no buckets
+
+
+def test_the_default_threads_are_the_cores_at_most_fastText_s_default(monkeypatch):
+    for cores, expected in ((1, 1), (2, 2), (12, 12), (64, FASTTEXT_THREADS)):
+        monkeypatch.setattr(fasttext_train, "available_cores", lambda: cores)
+        assert default_threads() == expected
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs CPU affinity and two cores")
+def test_fewer_threads_than_ten_run_ten_pinned_to_that_many_cores(corpus, monkeypatch):
+    real, seen = fasttext.train_unsupervised, []
+
+    def spy(*args, **kwargs):
+        seen.append((kwargs["thread"], len(os.sched_getaffinity(0))))  # the threads fastText starts inherit it
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fasttext, "train_unsupervised", spy)
+    before = os.sched_getaffinity(0)
+    train_unsupervised(str(corpus), thread=1, **TINY)
+    train_unsupervised(str(corpus), thread=len(before), **TINY)
+    assert seen == [(MIN_THREADS, 1), (MIN_THREADS, len(before))] and os.sched_getaffinity(0) == before
+    with pytest.raises(ValueError, match="threads must be a positive integer, but got 0"):
+        train_unsupervised(str(corpus), thread=0, **TINY)
+
+
+def test_fastText_draws_progress_only_on_a_terminal(monkeypatch):
+    for tty in (True, False):
+        monkeypatch.setattr(os, "isatty", lambda fd, tty=tty: tty and fd == 2)
+        assert verbosity(True) == (2 if tty else 0) and verbosity(False) == 0

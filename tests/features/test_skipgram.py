@@ -1,6 +1,8 @@
 """fastText skip-gram vectors from a sentence stream: trained for real on a tiny corpus, checked by neighbours."""
 from __future__ import annotations
 
+import logging
+import os
 import random
 
 import numpy as np
@@ -59,3 +61,32 @@ def test_min_count_drops_rare_words_and_an_empty_result_is_refused():
         train_skipgram(_sentences(20), dim=10, epochs=1, min_count=1000, bucket=1000, progress=False)
     with pytest.raises(ValueError, match="the corpus has no tokens"):
         train_skipgram([[], []], dim=10, progress=False)
+
+
+def test_defaults_follow_the_corpus_and_the_cores_and_a_redirected_stderr_gets_one_summary(capfd, caplog,
+                                                                                              monkeypatch):
+    import fasttext
+
+    from features import fasttext_train
+
+    real, seen = fasttext.train_unsupervised, []
+
+    def spy(*args, **kwargs):
+        seen.append((kwargs["bucket"], kwargs["thread"], len(os.sched_getaffinity(0)), kwargs["verbose"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fasttext, "train_unsupervised", spy)
+    monkeypatch.setattr(fasttext_train, "available_cores", lambda: 1)  # a one-core machine
+    with caplog.at_level(logging.INFO, logger="features"):
+        vectors = train_skipgram(_sentences(300), dim=10, epochs=1, min_count=1, progress=True)
+    words = len(vectors) + 1  # fastText's dictionary also holds </s>
+    # 20 buckets a word, not 2,000,000; one core (fastText's 10 threads pinned to it); no progress off a terminal
+    assert seen == [(fasttext_train.BUCKETS_PER_WORD * words, fasttext_train.MIN_THREADS, 1, 0)]
+    stderr = capfd.readouterr().err  # fastText writes to file descriptor 2 itself
+    assert "Progress" not in stderr and "Read " not in stderr and "\r" not in stderr
+    summary = [r.getMessage() for r in caplog.records if r.getMessage().startswith("fastText skip-gram:")]
+    assert summary == [f"fastText skip-gram: {len(vectors)} words of dim 10 ({20 * words} sub-word buckets) from "
+                       f"2,100 tokens x 1 epochs in {vectors.stats.seconds:.1f} s "
+                       f"({vectors.stats.windows_per_second:,.0f} tokens/s)"]
+    assert any("model about" in r.getMessage() and "training on 1 core(s) (10 threads" in r.getMessage()
+               for r in caplog.records)
