@@ -10,7 +10,6 @@ which ``seqlab tag --threads`` sets).
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any, Callable
 
@@ -19,6 +18,7 @@ from torch import nn
 
 from seqlab.core import rundir
 from seqlab.core.errors import SeqlabError
+from seqlab.core.json_limits import read_json
 from seqlab.data.batching import Encoded, make_batch
 from seqlab.data.vocab import load_vocabs
 
@@ -83,10 +83,7 @@ def is_export(path: str | Path) -> bool:
 def read_export(folder: str | Path) -> dict[str, Any]:
     """``onnx.json`` of an export folder, after checking its format and the sha256 of both files."""
     folder = Path(folder)
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise SeqlabError(f"{folder / MANIFEST}: cannot be read ({err})") from None
+    manifest = read_json(folder / MANIFEST)  # unreadable, not JSON or nested too deep: one line naming it
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise SeqlabError(f"{folder / MANIFEST}: not a seqlab ONNX export (format is not {FORMAT!r})")
     if manifest.get("format_version") != FORMAT_VERSION:

@@ -45,6 +45,7 @@ from seqlab.apps.model_file import (CHUNK, FORMAT, FORMAT_VERSION, MANIFEST, MAX
 from seqlab.core import rundir
 from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import SeqlabError
+from seqlab.core.json_limits import read_json
 from seqlab.data.vocab import load_vocabs
 
 SUFFIX = ".seqlab"
@@ -119,7 +120,9 @@ def _manifest(run_dir: Path, members: dict[str, bytes]) -> dict[str, Any]:
 
     tree = load_yaml(members[rundir.CONFIG].decode("utf-8"))
     metrics_path = run_dir / rundir.METRICS
-    metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.is_file() else {}
+    metrics = read_json(metrics_path) if metrics_path.is_file() else {}
+    if not isinstance(metrics, dict):
+        raise SeqlabError(f"{metrics_path}: expected a JSON object of scores, got {type(metrics).__name__}")
     keys = ("f1", "official_macro_f1", "macro_f1", "accuracy")  # spans, SemEval, relation JSONL, token labels
     scores = {split: next((metrics[split][k] for k in keys if k in metrics[split]), None)
               for split in ("dev", "test") if isinstance(metrics.get(split), dict)}

@@ -152,6 +152,7 @@ def test_cli_export_and_tag_with_the_onnx_backend(exported, tmp_path, capsys, mo
     ("backend", r"backend: expected one of \['torch', 'onnx'\], got 'tensorrt'"),
     ("device", r"the onnx backend runs on the CPU"),
     ("missing", r"pip install 'seqlab\[onnx\]'"),
+    ("deep", r"onnx\.json: JSON nested deeper than 64 levels; refused"),
 ])
 def test_bad_onnx_loads_fail_with_one_clear_line(exported, tmp_path, monkeypatch, case, message):
     import shutil
@@ -165,6 +166,8 @@ def test_bad_onnx_loads_fail_with_one_clear_line(exported, tmp_path, monkeypatch
         (copy / "model.onnx").write_bytes(bytes(data))
     if case == "missing":
         monkeypatch.setitem(sys.modules, "onnxruntime", None)  # `import onnxruntime` raises ImportError
+    if case == "deep":
+        (copy / "onnx.json").write_text("[" * 100_000 + "]" * 100_000)  # json.loads alone: RecursionError
     target = run if case == "run_dir" else copy
     with pytest.raises(SeqlabError, match=message):
         seqlab.load(target, "cuda" if case == "device" else "auto",

@@ -159,9 +159,13 @@ def test_feature_tables_are_pruned_and_a_copied_model_file_evaluates_as_its_run(
     ("config.yaml", b"task: tagging\ndata: {train: a.txt, dev: b.txt}\nmodell: {}\n", "unknown key"),
     ("vocabs.json", b"[1, 2, 3]", "not a seqlab vocabulary file"),
     ("features.json", b"nope", "features.json:1:1: not valid JSON"),
+    pytest.param("metrics.json", b"[" * 100_000 + b"]" * 100_000, "metrics.json: JSON nested deeper than 64 levels; "
+                 "refused", id="metrics.json-deep"),
+    ("metrics.json", b"[1]", "metrics.json: expected a JSON object of scores, got list"),
 ])
-def test_package_refuses_a_run_whose_files_would_not_load(model_file, tmp_path, member, content, message):
+def test_package_refuses_a_run_whose_files_would_not_load(model_file, tmp_path, monkeypatch, member, content, message):
     run, _ = model_file
+    monkeypatch.setenv("SEQLAB_DATA", str(NER))  # the Brown file is found: metrics.json is read after it
     damaged = tmp_path / "run"
     shutil.copytree(run, damaged)
     if content is None:
