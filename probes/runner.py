@@ -26,32 +26,52 @@ ENV = {"PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "SEQLAB_DATA": str(NER)}
 
 @dataclass
 class Result:
+    """How a probe's process ended: exit status, standard output and error, CPU seconds (user and system), its
+    peak resident memory above the forking process's (MB), and ``killed``: "time" or "memory" when it was
+    stopped at the probe's bound."""
+
     rc: int
     out: str
     err: str
+    cpu_s: float = 0.0
+    peak_mb: float = 0.0
+    killed: str = ""
+
+
+def _rss_mb(pid: int) -> float:
+    """The resident memory of process ``pid`` now, in MB (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def fork_run(argv: list[str], cwd: Path, *, env: dict[str, str] | None = None, stdout: Path | None = None,
-             timeout: float = 300) -> Result:
-    """``python -m seqlab ARGV`` in a child forked from this process (seqlab already imported)."""
-    from seqlab.cli import main
+             stdin: Path | None = None, timeout: float = 300, max_mb: float | None = None,
+             entry: Callable[[list[str]], int | None] | None = None) -> Result:
+    """``python -m seqlab ARGV`` in a child forked from this process (seqlab already imported), reading ``stdin``
+    (default /dev/null); killed after ``timeout`` seconds, or once its memory grows past ``max_mb`` MB.
+    ``entry``: what the child runs instead of seqlab's ``main`` (a probe of the Python API)."""
+    if entry is None:
+        from seqlab.cli import main as entry
 
     out_file = stdout or cwd / f".out{os.getpid()}"
     err_file = cwd / f".err{os.getpid()}"
     sys.stdout.flush(), sys.stderr.flush()
+    base = _rss_mb(os.getpid())
     pid = os.fork()
     if pid == 0:  # the child: exits through os._exit, never returns
         code = 1
         try:
             os.chdir(cwd)
             os.environ.update(ENV | (env or {}))
-            devnull = os.open(os.devnull, os.O_RDONLY)
-            os.dup2(devnull, 0)
+            os.dup2(os.open(stdin or os.devnull, os.O_RDONLY), 0)
             os.dup2(os.open(out_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 1)
             os.dup2(os.open(err_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 2)
             sys.argv = ["seqlab", *argv]
             try:
-                code = main(argv)
+                code = entry(argv)
             except SystemExit as exit_:
                 code = exit_.code if isinstance(exit_.code, int) else (print(exit_.code, file=sys.stderr) or 1)
             except BaseException:  # what the interpreter would print
@@ -65,20 +85,24 @@ def fork_run(argv: list[str], cwd: Path, *, env: dict[str, str] | None = None, s
             sys.stderr.flush()
         finally:
             os._exit(code or 0)
-    deadline = time.monotonic() + timeout
+    deadline, killed = time.monotonic() + timeout, ""
     while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
+        done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
             break
         if time.monotonic() > deadline:
+            killed = "time"
+        elif max_mb is not None and _rss_mb(pid) - base > max_mb:
+            killed = "memory"
+        if killed:
             os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            status = -1
+            _, status, usage = os.wait4(pid, 0)
             break
         time.sleep(0.02)
-    rc = os.waitstatus_to_exitcode(status) if status != -1 else -9
+    rc = -9 if killed else os.waitstatus_to_exitcode(status)
     out = "" if stdout else out_file.read_text(errors="replace")
-    return Result(rc, out, err_file.read_text(errors="replace"))
+    return Result(rc, out, err_file.read_text(errors="replace"), usage.ru_utime + usage.ru_stime,
+                  max(0.0, usage.ru_maxrss / 1024 - base), killed)
 
 
 def real_run(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
@@ -95,7 +119,10 @@ def finish(proc: subprocess.Popen) -> Result:
 
 
 def classify(r: Result) -> str:
-    """ok, clear-error, traceback or unclear-error, from the exit status and standard error alone."""
+    """ok, clear-error, traceback or unclear-error, from the exit status and standard error alone; hang or
+    memory when the process was killed at its probe's bound on time or memory."""
+    if r.killed:
+        return "hang" if r.killed == "time" else "memory"
     if "Traceback (most recent call last)" in r.err:
         return "traceback"
     if r.rc == 0:
@@ -123,25 +150,52 @@ class Sweep:
     def skip(self, name: str, reason: str) -> None:
         self.skipped.append({"probe": name, "reason": reason})
 
+    def wants(self, name: str) -> bool:
+        """Whether ``--only`` lets the probe ``name`` run."""
+        return not self.only or self.only in name
+
     def probe(self, name: str, argv: list[str], expect: str, check: Callable[[Result], str | None] | None = None,
               env: dict[str, str] | None = None, stdout: Path | None = None,
-              after: Callable[[], str | None] | None = None) -> Result | None:
-        """Run one probe; ``check`` (on ok) returns what is wrong, ``after`` (always) what data was lost."""
-        if self.only and self.only not in name:
+              after: Callable[[], str | None] | None = None, *, says: str | None = None, stdin: Path | None = None,
+              timeout: float = 300, max_mb: float | None = None, cpu: float | None = None,
+              entry: Callable[[list[str]], int | None] | None = None,
+              security: Callable[[], str | None] | None = None) -> Result | None:
+        """Run one probe (:func:`fork_run`) and :meth:`judge` it."""
+        if not self.wants(name):
             return None
-        r = fork_run(argv, self.scratch, env=env, stdout=stdout)
+        r = fork_run(argv, self.scratch, env=env, stdout=stdout, stdin=stdin, timeout=timeout, max_mb=max_mb,
+                     entry=entry)
+        self.judge(name, r, expect, check, after, says=says, cpu=cpu, security=security)
+        return r
+
+    def judge(self, name: str, r: Result, expect: str, check: Callable[[Result], str | None] | None = None,
+              after: Callable[[], str | None] | None = None, *, says: str | None = None,
+              cpu: float | None = None, security: Callable[[], str | None] | None = None) -> None:
+        """Record how ``r`` ended: ``check`` (on ok) returns what is wrong, ``after`` (always) what data was lost,
+        ``security`` (always) what an attacker got; a one-line error must hold ``says`` (the key, argument or file
+        it is about), and the process may use at most ``cpu`` seconds (beyond: ``hang``)."""
         outcome, detail = classify(r), ""
-        if outcome == "ok" and expect == "clear-error":
+        if outcome == "hang":
+            detail = "killed at the time limit"
+        elif outcome == "memory":
+            detail = f"killed: its memory grew past the limit ({r.peak_mb:.0f} MB at most)"
+        elif outcome == "ok" and expect == "clear-error":
             outcome, detail = "silent-wrong", "bad input accepted"
         elif outcome == "ok" and check is not None:
             detail = check(r) or ""
             outcome = "silent-wrong" if detail else "ok"
+        elif outcome == "clear-error" and says is not None and says not in r.err:
+            outcome, detail = "unclear-error", f"the error does not say {says!r}"
+        if cpu is not None and r.cpu_s > cpu and outcome not in ("hang", "memory"):
+            outcome, detail = "hang", f"{r.cpu_s:.1f} CPU seconds (at most {cpu})"
         if after is not None and outcome != "traceback":
             lost = after()
             if lost:
                 outcome, detail = "data-lost", lost
+        breach = security() if security is not None else None
+        if breach:
+            outcome, detail = "security", breach
         self.record(name, expect, outcome, detail, r.err)
-        return r
 
     def report(self) -> dict:
         return {"probes": sum(self.outcomes.values()), "outcomes": dict(sorted(self.outcomes.items())),

@@ -17,7 +17,10 @@ features brown, features cw); SemEval files x (relation train, relation eval); c
 model files x (tag, eval, inspect, export); kill -9 at several points then ``--resume``; SIGINT; a full
 disk (a 3 MB tmpfs, when this process may mount one); two writers on one run directory or model file; forged
 model files, a tampered model cache, ``seqlab serve`` under bad and concurrent requests and eval edge cases
-(:mod:`probes.hostile`, whose probes can also end ``security``).
+(:mod:`probes.hostile`, whose probes can also end ``security``); YAML attacks through every door a config comes
+in by and smoke runs (:mod:`probes.configs`); pathological lines for the tokenizer, the Python API's arguments,
+closed standard streams, bad ports and every verb's help, trainings sharing a new parent and SIGTERM
+(:mod:`probes.defences`). A probe with a bound on time or memory that it passes ends ``hang`` or ``memory``.
 A tiny tagger and a tiny relation model are trained once per sweep. Prints one JSON object: probes,
 outcome counts, skipped probes with the reason, and each failure with its stderr tail.
 """
@@ -37,6 +40,9 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Callable  # noqa: E402
 
+from probes.configs import smoke_probes, yaml_probes  # noqa: E402
+from probes.defences import (api_probes, cli_probes, shared_parent_probes, sigterm_probes,  # noqa: E402
+                             tokenizer_probes)
 from probes.hostile import cache_probes, eval_probes, model_file_probes, serve_probes  # noqa: E402
 from probes.inputs import NER, SEMEVAL, labelled_kinds, materialise, raw_kinds, semeval_kinds  # noqa: E402
 from probes.runner import (PRELOADED, Result, Sweep, check_conll_tokens, check_eval, check_file,  # noqa: E402
@@ -478,7 +484,11 @@ def main() -> None:
             ("disk full", lambda: disk_full_probes(sw, tagger, packaged, not args.no_tmpfs and root_user)),
             ("forged model files", lambda: model_file_probes(sw, packaged)),
             ("cache", lambda: cache_probes(sw, packaged)),
-            ("serve", lambda: serve_probes(sw, packaged)), ("eval edges", lambda: eval_probes(sw, tagger, packaged))]
+            ("serve", lambda: serve_probes(sw, packaged)), ("eval edges", lambda: eval_probes(sw, tagger, packaged)),
+            ("yaml", lambda: yaml_probes(sw, tagger, packaged)), ("smoke runs", lambda: smoke_probes(sw)),
+            ("tokenizer time", lambda: tokenizer_probes(sw, args.model)), ("api", lambda: api_probes(sw, tagger)),
+            ("cli", lambda: cli_probes(sw, tagger, packaged)),
+            ("training faults", lambda: (shared_parent_probes(sw), sigterm_probes(sw)))]
         for name, group in groups:
             begun = time.monotonic()
             group()

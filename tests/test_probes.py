@@ -74,3 +74,97 @@ def test_serve_answers_are_classified_like_the_command_lines_outcomes(status, an
     from probes import hostile
 
     assert hostile._http_outcome(status, answer) == outcome
+
+
+def test_a_probe_killed_at_its_bound_is_a_hang_or_a_memory_blow_up():
+    assert sweep.classify(sweep.Result(-9, "", "", killed="time")) == "hang"
+    assert sweep.classify(sweep.Result(-9, "", "Traceback (most recent call last):\n", killed="memory")) == "memory"
+
+
+def _sleep(argv):
+    import time
+
+    time.sleep(float(argv[0]))
+    return 0
+
+
+def _grow(argv):
+    hoard = bytearray(int(argv[0]) << 20)
+    hoard[::4096] = b"x" * len(hoard[::4096])  # touch every page, so that it is resident
+    import time
+
+    time.sleep(5)
+    return 0
+
+
+def _echo(argv):
+    import os
+
+    os.write(1, os.read(0, 100).upper())  # the descriptors: pytest has put its own sys.stdin and sys.stdout
+    return 3
+
+
+def test_a_forked_probe_reads_its_stdin_and_is_stopped_at_its_bounds(tmp_path):
+    from probes.runner import fork_run
+
+    stdin = tmp_path / "in.txt"
+    stdin.write_text("paris\n")
+    echoed = fork_run(["x"], tmp_path, stdin=stdin, entry=_echo)
+    assert (echoed.rc, echoed.out, echoed.killed) == (3, "PARIS\n", "")
+    assert fork_run(["30"], tmp_path, timeout=0.5, entry=_sleep).killed == "time"
+    assert fork_run(["400"], tmp_path, max_mb=100, entry=_grow).killed == "memory"
+
+
+def _expanded(node, seen=None) -> int:
+    """How many values a composed YAML node holds once every alias is written out."""
+    import yaml
+
+    seen = {} if seen is None else seen
+    if id(node) not in seen:
+        children = node.value if isinstance(node, yaml.SequenceNode) else \
+            [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else []
+        seen[id(node)] = 1 + sum(_expanded(child, seen) for child in children)
+    return seen[id(node)]
+
+
+def test_the_yaml_probe_lists_build_and_their_bombs_are_real(tmp_path):
+    import yaml
+
+    from probes import configs
+    from seqlab.core.strict import dump_config
+    from seqlab.tagging.config import load_config
+
+    base = (inputs.NER / "tiny.yaml").read_text()
+    pwned = tmp_path / "PWNED"
+    files, items = configs.config_files(base, pwned), configs.set_items(pwned)
+    run_config = dump_config(load_config(inputs.NER / "tiny.yaml"))  # as seqlab train writes a run's config.yaml
+    in_models = {**configs.model_configs(run_config, pwned), **configs.model_ranges(run_config)}
+    assert len(files) >= 20 and len(items) >= 10 and len(in_models) >= 7
+    assert all(says for _, says in [*files.values(), *items.values(), *in_models.values()])
+    assert all(text != base for text, _ in files.values()) and all(text != run_config for text, _ in in_models.values())
+    assert _expanded(yaml.compose(configs.laughs(flow=True))) > 10**9
+    assert _expanded(yaml.compose(configs.laughs())) > 10**9
+    assert yaml.safe_load(configs.legal_aliases(base)) == yaml.safe_load(base)
+    train = tmp_path / "train.txt"
+    train.write_text(configs.chunk_sentences(120))
+    assert len([b for b in train.read_text().split("\n\n") if b.strip()]) == 120
+    assert {expect for _, expect, _ in configs.smoke_cases(train).values()} == {"ok", "clear-error"}
+
+
+def test_the_defence_probe_lists_build():
+    from probes import defences
+    from seqlab.cli import parser
+
+    lines = defences.tokenizer_lines()
+    assert len(lines) >= 15 and len(lines["60 KB of _+ then @"]) > 60_000
+    for name, (call, expect, want) in defences.API_CASES.items():
+        assert callable(call) and expect in ("ok", "clear-error"), name
+        assert isinstance(want, str) if expect == "clear-error" else want is not None, name
+    verbs = defences.verb_parsers(parser())
+    assert {("train",), ("score", "conll"), ("features", "ls", "build"), ("serve",)} <= set(verbs)
+    check = defences.positional_help(verbs[("package",)])
+    assert check(sweep.Result(0, "usage: seqlab package\n\npositional arguments:\n  run  a run directory\n", "")) is None
+    assert "no help" in check(sweep.Result(0, "usage: seqlab package\n\npositional arguments:\n  run\n  -h\n", ""))
+    tokens = defences.check_tokens("Paris , Bonn")
+    assert tokens(sweep.Result(0, "Paris B-LOC\n, O\nBonn B-LOC\n", "")) is None
+    assert tokens(sweep.Result(0, "Paris B-LOC\n", "")) is not None
