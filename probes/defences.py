@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from probes.inputs import NER
-from probes.runner import ENV, Result, Sweep, check_run, classify, finish, real_run
+from probes.runner import ENV, Result, Sweep, check_conll_tokens, check_run, classify, finish, real_run
 
 #: A pathological line is tagged within this many CPU seconds (the model's loading included) and this much memory.
 TOKENIZER_CPU_S = 10.0
@@ -78,10 +78,12 @@ def tokenizer_probes(sw: Sweep, model: str) -> None:
 # ---------------------------------------------------------------- the Python API
 
 def _tokens(sentences: Any) -> list[list[str]]:
+    """Each tagged sentence's tokens: what ``tag_tokens`` answered, as JSON."""
     return [s.tokens for s in sentences]
 
 
 def _load_missing(tagger: Any) -> Any:
+    """``seqlab.load`` of a run directory that is not there."""
     import seqlab
 
     return seqlab.load("/nonexistent/run")
@@ -151,6 +153,15 @@ def api_probes(sw: Sweep, tagger: Path) -> None:
 
 # ---------------------------------------------------------------- the command line
 
+def whole(path: Path, lines: int) -> Callable[[], str | None]:
+    """``path`` is absent or holds all its ``lines`` non-blank lines: never half-written."""
+    def check() -> str | None:
+        if not path.exists() or len([x for x in path.read_text().splitlines() if x.strip()]) == lines:
+            return None
+        return f"{path.name} was left half-written"
+    return check
+
+
 def shell_run(argv: list[str], redirect: str, cwd: Path, timeout: float = 180) -> Result:
     """``python -m seqlab ARGV`` started by a shell with ``redirect`` (``<&-``: without standard input)."""
     command = f'exec "$0" -m seqlab "$@" {redirect}'
@@ -203,11 +214,6 @@ def cli_probes(sw: Sweep, tagger: Path, packaged: Path) -> None:
     text = folder / "text.txt"
     text.write_text("Angela Merkel visited Paris .\n")
     pred = folder / "dev.pred"
-    whole = lambda path, n: lambda: (None if not path.exists() or  # noqa: E731
-                                     len([x for x in path.read_text().splitlines() if x.strip()]) == n
-                                     else f"{path.name} was left half-written")
-    from probes.runner import check_conll_tokens
-
     streams = {
         "tag, standard input closed": (["tag", str(tagger)], "<&-", "clear-error", "standard input", None),
         "tag -, standard input closed": (["tag", str(tagger), "-"], "<&-", "clear-error", "standard input", None),
