@@ -137,6 +137,7 @@ class SequenceTagger:
         """Split ``text`` into sentences and CoNLL-style tokens and tag it; offsets are into ``text``; labels
         in ``scheme`` (iob1, iob2, bioes, bilou; default iob2, B- at every entity start; a token-label model's
         labels are its tags, and its documents have no spans)."""
+        check_text(text, "tag: text")
         return next(self.tag_many([text], scheme=scheme))
 
     def tag_many(self, texts: Iterable[str], *, batch_size: int = 100, scheme: str | None = None,
@@ -149,6 +150,9 @@ class SequenceTagger:
         in :meth:`tag`; without ``confidences`` (a quarter faster) every span's confidence is 1.0. Between
         texts, sentences are decoded once ``pool`` batches are waiting (sorted by length into batches: less
         padding, so faster for a file; 1 keeps the output closest behind the input)."""
+        if isinstance(texts, (str, bytes)):
+            raise SeqlabError(f"tag_many: expected a list (or other iterable) of texts, got "
+                              f"{type(texts).__name__}; for one text use tag()")
         scheme = self._scheme(scheme)
         check_positive("batch_size", batch_size)
         check_positive("pool", pool)

@@ -36,3 +36,16 @@ def test_token_sentences_are_lists_of_strings(sentences, message) -> None:
 
 def test_empty_sentences_pass_through() -> None:
     assert check_token_sentences([[], ("EU", "rejects")]) == [[], ["EU", "rejects"]]
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda t: list(t.tag_many("Paris is nice")), r"tag_many: expected a list \(or other iterable\) of texts, got str"),
+    (lambda t: t.tag("a\ud800"), r"tag: text: character 2 is a lone surrogate"),
+    (lambda t: t.tag_tokens("EU rejects"), r"tag_tokens: expected a list of sentences"),
+    (lambda t: list(t.tag_many(["x"], batch_size=0)), r"batch_size: expected a positive integer, got 0"),
+])
+def test_the_installed_model_refuses_bad_arguments_in_one_line(call, message) -> None:
+    import seqlab
+
+    with pytest.raises(SeqlabError, match=message):
+        call(seqlab.load(device="cpu"))
