@@ -93,7 +93,7 @@ def _grow(argv):
     hoard[::4096] = b"x" * len(hoard[::4096])  # touch every page, so that it is resident
     import time
 
-    time.sleep(5)
+    time.sleep(30)  # held long enough for a busy parent to see it
     return 0
 
 
@@ -112,7 +112,7 @@ def test_a_forked_probe_reads_its_stdin_and_is_stopped_at_its_bounds(tmp_path):
     echoed = fork_run(["x"], tmp_path, stdin=stdin, entry=_echo)
     assert (echoed.rc, echoed.out, echoed.killed) == (3, "PARIS\n", "")
     assert fork_run(["30"], tmp_path, timeout=0.5, entry=_sleep).killed == "time"
-    assert fork_run(["400"], tmp_path, max_mb=100, entry=_grow).killed == "memory"
+    assert fork_run(["800"], tmp_path, max_mb=100, entry=_grow).killed == "memory"
 
 
 def _expanded(node, seen=None) -> int:
