@@ -55,7 +55,7 @@ def test_every_table3_row_of_the_paper_has_its_greedy_perceptron_seeds(tmp_path)
 
 
 def test_only_the_capped_chunking_row_limits_crfsuites_iterations(tmp_path):
-    """C&W 200-d chunking stops at its cap (its SGD would outlast a session); every other row keeps CRFsuite's own
+    """C&W 200-d chunking stops at its cap (its SGD would run for hours past it); every other row keeps CRFsuite's own
     stopping rule."""
     chunkers = {s.name: s.command for s in pipeline.steps(tmp_path / "runs", tmp_path / "data")
                 if s.name.startswith("chunk_")}
