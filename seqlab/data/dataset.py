@@ -34,6 +34,13 @@ class Split:
     def num_tokens(self) -> int:
         return sum(len(s) for s in self.tokens)
 
+    def subset(self, rows: Sequence[int], name: str | None = None) -> "Split":
+        """The sentences at ``rows`` (in that order), every column and as-written token kept with them."""
+        pick = lambda seqs: [seqs[i] for i in rows]  # noqa: E731
+        written = {new: self.written[old] for new, old in enumerate(rows) if old in self.written}
+        return Split(name or self.name, self.path, pick(self.tokens), pick(self.file_tags), pick(self.tags),
+                     {c: pick(v) for c, v in self.columns.items()}, written)
+
 
 def read_split(config: DataConfig, name: str, path: str | Path | None = None) -> Split:
     """Read split ``name`` (train, dev or test) of ``config``, or an explicit ``path`` in the same layout;
@@ -171,13 +178,8 @@ def hold_out(split: Split, count: int, seed: int) -> tuple[Split, Split]:
     if not 0 < count < n:
         raise SeqlabError(f"data.dev_sample: cannot hold out {count} of the {n} sentences of {split.path}")
     chosen = set(random.Random(seed).sample(range(n), count))
-    parts = []
-    for name, keep in ((split.name, lambda i: i not in chosen), ("dev", lambda i: i in chosen)):
-        rows = [i for i in range(n) if keep(i)]
-        pick = lambda seqs: [seqs[i] for i in rows]  # noqa: E731
-        parts.append(Split(name, split.path, pick(split.tokens), pick(split.file_tags), pick(split.tags),
-                           {c: pick(v) for c, v in split.columns.items()}))
-    return parts[0], parts[1]
+    rest = split.subset([i for i in range(n) if i not in chosen])
+    return rest, split.subset(sorted(chosen), name="dev")
 
 
 def read_splits(config: DataConfig) -> dict[str, Split]:

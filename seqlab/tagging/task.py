@@ -65,9 +65,7 @@ def drop_unseen(splits: dict[str, Split], classes: set[str], labelling: Labellin
         log.warning("data.limit: %d of the %d %s sentences left out: they hold %s, which the %d training sentences "
                     "never show", len(split.tags) - len(keep), len(split.tags), name, ", ".join(unseen),
                     len(splits["train"].tags))
-        pick = lambda rows: [rows[i] for i in keep]  # noqa: E731
-        splits[name] = Split(split.name, split.path, pick(split.tokens), pick(split.file_tags), pick(split.tags),
-                             {c: pick(v) for c, v in split.columns.items()})
+        splits[name] = split.subset(keep)
 
 
 def check_classes(splits: dict[str, Split], classes: list[str], labelling: Labelling) -> None:
