@@ -341,11 +341,17 @@ class CRF(torch.nn.Module):
         with torch.no_grad():
             return _viterbi(emissions.detach(), *self._scores(), mask)
 
-    def marginals(self, emissions: Tensor, mask: Tensor) -> Tensor:
-        """Posterior marginals p(y_t = k | x), shape (B, T, K), 0 beyond each sentence; not differentiable."""
+    def marginals(self, emissions: Tensor, mask: Tensor, temperature: float = 1.0) -> Tensor:
+        """Posterior marginals p(y_t = k | x), shape (B, T, K), 0 beyond each sentence; not differentiable.
+
+        ``temperature`` divides every score (emissions, transitions, start and end) first: above 1 the
+        marginals are softer, the Viterbi path is the same (temperature scaling, Guo et al. 2017)."""
         self._validate(emissions, mask)
         with torch.no_grad():
-            return _marginals(emissions, *self._scores(), mask)
+            scores = self._scores()
+            if temperature != 1.0:
+                emissions, scores = emissions / temperature, tuple(x / temperature for x in scores)
+            return _marginals(emissions, *scores, mask)
 
     def _validate(self, emissions: Tensor, mask: Tensor, tags: Tensor | None = None) -> None:
         """Raise ValueError, saying what was expected and what arrived, if the inputs are malformed."""

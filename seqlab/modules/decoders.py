@@ -27,8 +27,9 @@ class SoftmaxDecoder(nn.Module):
     def decode(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return emissions.argmax(dim=-1).masked_fill(~mask, 0)  # shape: (B, T)
 
-    def marginals(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return emissions.softmax(dim=-1) * mask.unsqueeze(-1)  # shape: (B, T, K)
+    def marginals(self, emissions: torch.Tensor, mask: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+        """Per-token softmax probabilities of ``emissions / temperature``, 0 beyond each sentence."""
+        return (emissions / temperature).softmax(dim=-1) * mask.unsqueeze(-1)  # shape: (B, T, K)
 
 
 class PostViterbiDecoder(SoftmaxDecoder):

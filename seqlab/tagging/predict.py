@@ -119,13 +119,15 @@ class Predictor:
     """
 
     def __init__(self, model: Tagger | Emissions, labels: Vocab, labelling: Labelling | None = None, *,
-                 device: torch.device | None = None, tables: bool = True) -> None:
+                 device: torch.device | None = None, tables: bool = True, temperature: float = 1.0) -> None:
         """``labelling``: what the labels mean (default: a span scheme, whose spans are read by conlleval's
-        rules whatever the scheme; token labels give no spans)."""
+        rules whatever the scheme; token labels give no spans). ``temperature``: the calibration fitted on
+        dev data (:mod:`seqlab.tagging.calibration`), which softens confidences and leaves labels alone."""
         self.backend: Emissions = TorchEmissions(model, device, tables) if isinstance(model, Tagger) else model
         self.device = self.backend.device
         self.names = np.array(labels.itos, dtype=object)  # label id -> label string, indexed by whole rows
         self.read_spans = (labelling or SpanLabelling()).chunk_reader(labels.itos)
+        self.temperature = temperature
 
     def __call__(self, data: Encoded, *, batch_size: int = 100, confidences: bool = False) -> list[Prediction]:
         if len(data) == 0:
@@ -145,7 +147,7 @@ class Predictor:
         best = decoder.decode(emissions, mask)  # shape: (B, T)
         chosen = None
         if confidences:
-            marginals = decoder.marginals(emissions, mask)  # shape: (B, T, K)
+            marginals = decoder.marginals(emissions, mask, self.temperature)  # shape: (B, T, K)
             chosen = marginals.gather(-1, best.unsqueeze(-1)).squeeze(-1).cpu()  # shape: (B, T)
         ids, sizes = best.cpu().numpy(), lengths.numpy()  # shapes: (B, T), (B,)
         found = self.read_spans(ids, sizes)  # the chunks of every sentence at once (no loop over tokens)
