@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Iterator, Protocol, Sequence
 
 import numpy as np
 import torch
@@ -133,13 +133,19 @@ class Predictor:
         if len(data) == 0:
             return []
         out: list[Prediction | None] = [None] * len(data)
+        for indices, mask, emissions in self.scored_batches(data, batch_size):
+            self._decode(emissions, mask, indices, data.lengths[indices], confidences, out)
+        return out  # type: ignore[return-value]
+
+    def scored_batches(self, data: Encoded, batch_size: int = 100) -> Iterator[tuple[torch.Tensor, torch.Tensor,
+                                                                                     torch.Tensor]]:
+        """(sentence indices, mask (B, T), emissions (B, T, K)) of every batch of ``data``, sorted by length,
+        under inference mode: what :meth:`__call__` decodes, and what calibration re-reads at other temperatures."""
         with torch.inference_mode():
             score = self.backend.scorer(data)
             for indices in sorted_batches(data, batch_size):
                 mask = length_mask(data.lengths[indices]).to(self.device)  # shape: (B, T)
-                emissions = score(indices, mask)  # shape: (B, T, K)
-                self._decode(emissions, mask, indices, data.lengths[indices], confidences, out)
-        return out  # type: ignore[return-value]
+                yield indices, mask, score(indices, mask)  # emissions, shape: (B, T, K)
 
     def _decode(self, emissions: torch.Tensor, mask: torch.Tensor, indices: torch.Tensor, lengths: torch.Tensor,
                 confidences: bool, out: list[Prediction | None]) -> None:
