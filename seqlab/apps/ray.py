@@ -11,22 +11,29 @@
     tagged.write_parquet("tagged/")              # columns: text, spans, sentences (seqlab.core.schema)
 
 :func:`tag_dataset` runs ``Dataset.map_batches`` with a pool of ``actors`` Ray actors, one CPU and one torch
-thread each; every actor loads the model once and tags its batches with
-:meth:`seqlab.tagging.api.SequenceTagger.tag_many`, so the spans are the ones ``seqlab tag`` gives. The
-input's columns pass through (an ``id`` column keeps each row's identity; Ray Data does not keep row order
+thread each; every actor loads the model once and tags its batches on the path ``seqlab tag`` streams a file
+through (:meth:`seqlab.tagging.api.SequenceTagger.tag_many` with ``pool=POOL_BATCHES``: sentences sorted by
+length into batches), so the spans are the ones ``seqlab tag`` gives. The two columns added are built from
+flat lists of every token, label and offset of a batch (:func:`row_columns`), not from a dictionary per row.
+The input's columns pass through (an ``id`` column keeps each row's identity; Ray Data does not keep row order
 unless ``DataContext.get_current().execution_options.preserve_order`` is set). The actors hold ``actors``
 CPUs for the whole run: on a machine with no more CPUs than that, read the input with a task that needs
-none (``ray.data.read_text(path, num_cpus=0)``), or the read waits for a CPU that never comes free.
+none (``ray.data.read_text(path, num_cpus=0)``), or the read waits for a CPU that never comes free; write the
+result from the driver (``iter_batches(batch_format="pyarrow")`` into a ``pyarrow.parquet.ParquetWriter``) or
+with write tasks that need none (``write_parquet(path, ray_remote_args={"num_cpus": 0})``).
 """
 from __future__ import annotations
 
+import itertools
+import zipfile
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Sequence
 
 from seqlab.core.errors import SeqlabError
-from seqlab.core.schema import encode_document
+from seqlab.core.schema import CONFIDENCE_DIGITS, SPAN_FIELDS
 from seqlab.tagging.document import Document
 
+CONFIG = "config.yaml"  # a model's config (seqlab.core.rundir.CONFIG; that module imports torch)
 INSTALL_HINT = "pip install 'seqlab[ray]' (in a checkout: pip install -e '.[ray]')"
 
 
@@ -50,42 +57,117 @@ def _schema() -> tuple[Any, Any]:
     return pa.list_(span), pa.list_(sentence)
 
 
-def row_columns(documents: Iterable[Document]) -> dict[str, list[Any]]:
-    """The columns :func:`tag_dataset` adds for a batch of tagged rows: per row, the ``spans`` and ``sentences``
-    of :meth:`Document.to_dict <seqlab.tagging.document.Document.to_dict>`."""
-    encoded = [encode_document(doc) for doc in documents]
-    return {"spans": [doc["spans"] for doc in encoded], "sentences": [doc["sentences"] for doc in encoded]}
+def _starts(counts: list[int]) -> Any:
+    """The offsets of an Arrow list array whose lists hold ``counts`` items: 0, then the running sums."""
+    import numpy as np
+    import pyarrow as pa
+
+    starts = np.zeros(len(counts) + 1, dtype=np.int32)
+    np.cumsum(counts, out=starts[1:])
+    return pa.array(starts)
+
+
+def row_columns(documents: Sequence[Document]) -> dict[str, Any]:
+    """The columns :func:`tag_dataset` adds for a batch of tagged rows, as Arrow arrays of :func:`_schema`'s
+    types: per row, the ``spans`` and ``sentences`` of :meth:`Document.to_dict
+    <seqlab.tagging.document.Document.to_dict>`. Every token, label, offset and span field of the batch goes
+    into one flat list, and the nesting is Arrow offsets over them: Python work per sentence and per span, not
+    per token."""
+    import numpy as np
+    import pyarrow as pa
+
+    spans_type, sentences_type = _schema()
+    tokens: list[str] = []
+    labels: list[str] = []
+    offsets: list[int] = []  # start, end of every token
+    spans: list[Any] = []
+    per_doc, per_sentence, spans_per_sentence, spans_per_doc = [], [], [], []
+    for doc in documents:
+        per_doc.append(len(doc.sentences))
+        before = len(spans)
+        for sentence in doc.sentences:
+            per_sentence.append(len(sentence.tokens))
+            tokens.extend(sentence.tokens)
+            labels.extend(sentence.labels)
+            offsets.extend(itertools.chain.from_iterable(sentence.offsets))
+            spans_per_sentence.append(len(sentence.spans))
+            spans.extend(sentence.spans)
+        spans_per_doc.append(len(spans) - before)
+    span_type = spans_type.value_type
+    fields = {name: [getattr(span, name) for span in spans] for name in SPAN_FIELDS}
+    fields["confidence"] = [round(value, CONFIDENCE_DIGITS) for value in fields["confidence"]]
+    span_rows = pa.StructArray.from_arrays([pa.array(fields[f.name], f.type) for f in span_type], fields=list(span_type))
+    pairs = pa.ListArray.from_arrays(pa.array(np.arange(0, len(offsets) + 1, 2, dtype=np.int32)),
+                                     pa.array(offsets, pa.int64()))
+    sentence_type = sentences_type.value_type
+    sentence_rows = pa.StructArray.from_arrays([
+        pa.ListArray.from_arrays(_starts(per_sentence), pa.array(tokens, pa.string())),
+        pa.ListArray.from_arrays(_starts(per_sentence), pairs),
+        pa.ListArray.from_arrays(_starts(per_sentence), pa.array(labels, pa.string())),
+        pa.ListArray.from_arrays(_starts(spans_per_sentence), span_rows, type=sentence_type.field("spans").type),
+    ], fields=list(sentence_type))
+    return {"spans": pa.ListArray.from_arrays(_starts(spans_per_doc), span_rows, type=spans_type),
+            "sentences": pa.ListArray.from_arrays(_starts(per_doc), sentence_rows, type=sentences_type)}
 
 
 class _Tagger:
     """A Ray actor's callable: the model, loaded once on the CPU with one torch thread, tags a batch."""
 
     def __init__(self, model: str | None, column: str, options: dict[str, Any]) -> None:
+        import gc
+
         import torch
 
         from seqlab.apps.loader import load
+        from seqlab.tagging.config import POOL_BATCHES
 
         torch.set_num_threads(1)
         self.tagger = load(model, "cpu")
-        self.column, self.options = column, options
-        self.types = _schema()
+        if self.tagger.task != "tagging":
+            raise SeqlabError(f"tag_dataset: {model} is a {self.tagger.task} model, not a tagging model")
+        self.column, self.options = column, {"pool": POOL_BATCHES, **options}
+        gc.freeze()  # as in seqlab tag: the modules and model just loaded are not scanned by every collection
 
     def __call__(self, batch: Any) -> Any:  # a pyarrow.Table → the same rows with spans and sentences
-        import pyarrow as pa
+        import pyarrow.compute as pc
 
-        texts = ["" if text is None else text for text in batch.column(self.column).to_pylist()]
-        columns = row_columns(self.tagger.tag_many(texts, **self.options))
-        batch = batch.append_column("spans", pa.array(columns["spans"], type=self.types[0]))
-        return batch.append_column("sentences", pa.array(columns["sentences"], type=self.types[1]))
+        texts = pc.fill_null(batch.column(self.column), "").to_pylist()
+        columns = row_columns(list(self.tagger.tag_many(texts, **self.options)))
+        return batch.append_column("spans", columns["spans"]).append_column("sentences", columns["sentences"])
+
+
+def _task(model: str | Path | None) -> str:
+    """The ``task`` of ``model``'s config, read without loading the model (nor importing torch, which
+    :mod:`seqlab.core.rundir` does): a missing or misspelt model, or a file that is no seqlab model, is refused
+    here, once, before any actor starts."""
+    import yaml
+
+    from seqlab.apps.installed import model_path
+    from seqlab.core.strict import load_yaml, read_mapping
+
+    where = model_path(model)
+    if where.is_file():
+        try:
+            with zipfile.ZipFile(where) as zf:
+                tree = load_yaml(zf.read(CONFIG).decode("utf-8"))
+        except (zipfile.BadZipFile, KeyError, UnicodeDecodeError, yaml.YAMLError):
+            raise SeqlabError(f"{where}: not a seqlab model file (a zip archive with a readable {CONFIG})") from None
+    elif (where / CONFIG).is_file():
+        tree = read_mapping(where / CONFIG)
+    else:
+        raise SeqlabError(f"{where}: not a seqlab model (no {CONFIG}); pass a run directory, a .seqlab file "
+                          "or an installed model's name")
+    return str(tree.get("task", "tagging")) if isinstance(tree, dict) else "unknown"
 
 
 def tag_dataset(dataset: Any, model: str | Path | None = None, *, text_column: str = "text", actors: int = 2,
-                lines_per_call: int = 256, batch_size: int = 100, scheme: str | None = None,
+                lines_per_call: int = 2048, batch_size: int = 100, scheme: str | None = None,
                 confidences: bool = True) -> Any:
     """Tag every text of ``dataset`` (a ``ray.data.Dataset`` with a string column ``text_column``) with
     ``model`` (a ``.seqlab`` file, a run directory or an installed model's name, readable on every node;
     ``None``: the installed English NER model) in a pool of ``actors`` Ray actors (one CPU each), handing
-    each actor ``lines_per_call`` rows at a time. Returns a lazy Dataset with the input's columns and
+    each actor ``lines_per_call`` rows at a time (as ``seqlab tag --workers`` hands its workers 2,048 lines: enough
+    sentences to sort by length). Returns a lazy Dataset with the input's columns and
 
     * ``spans``: per row, a list of ``{text, label, start, end, confidence, token_start, token_end}``
       (character offsets into the text);
@@ -94,11 +176,10 @@ def tag_dataset(dataset: Any, model: str | Path | None = None, *, text_column: s
 
     both as ``Document.to_dict`` gives them (:mod:`seqlab.core.schema`).
 
-    ``batch_size``, ``scheme`` and ``confidences`` mean what they mean for ``tag_many``. The model is loaded
-    here once first, so a bad path or a relation model fails at once, not in every actor."""
+    ``batch_size``, ``scheme`` and ``confidences`` mean what they mean for ``tag_many``. The model's config is
+    read here first (not the model: the driver does not import torch), so a bad path or a relation model fails
+    at once, not in every actor."""
     ray = _ray()
-    from seqlab.apps.loader import load
-
     for name, value in (("actors", actors), ("lines_per_call", lines_per_call), ("batch_size", batch_size)):
         if value < 1:
             raise SeqlabError(f"tag_dataset: {name} must be a positive number, got {value}")
@@ -110,7 +191,7 @@ def tag_dataset(dataset: Any, model: str | Path | None = None, *, text_column: s
                           f"{', '.join(schema.names)}); say which with text_column=")
     if model is not None and Path(model).exists():
         model = Path(model).resolve()  # actors may start in another working directory
-    task = load(model, "cpu").task
+    task = _task(model)
     if task != "tagging":
         raise SeqlabError(f"tag_dataset: {model} is a {task} model, not a tagging model")
     options = {"batch_size": batch_size, "scheme": scheme, "confidences": confidences}
