@@ -65,14 +65,18 @@ def _both(run: Path, out: Path, kind: str):
     return torch_tagger, onnx_tagger
 
 
-def test_the_export_folder_holds_the_graph_the_model_file_and_their_checksums(exported):
+def test_the_export_folder_holds_the_graphs_the_model_file_and_their_checksums(exported):
     kind, _, out, manifest = exported
-    assert sorted(p.name for p in out.iterdir()) == ["model.onnx", "model.seqlab", "onnx.json"]
+    spells = kind == "bilstm_crf"  # the windowed chunkers read no characters
+    assert sorted(p.name for p in out.iterdir()) == ["model.onnx", "model.seqlab", "onnx.json"] + (
+        ["spelling.onnx"] if spells else [])
     assert json.loads((out / "onnx.json").read_text()) == manifest
-    expected = {"bilstm_crf": ["words", "caps", "chars", "char_lengths", "type_index", "features", "feature_ids",
-                               "lengths"],
+    expected = {"bilstm_crf": ["words", "caps", "char_vectors", "features", "feature_ids", "lengths"],
                 "window_crf": ["features", "lengths"], "window_softmax": ["features", "lengths"]}[kind]
     assert manifest["inputs"] == expected
+    assert manifest["format_version"] == 2 and manifest["quantize"] is None
+    assert sorted(manifest["sha256"]) == sorted(p.name for p in out.iterdir() if p.suffix != ".json")
+    assert (manifest["spelling"] is not None) == spells
 
 
 @pytest.mark.parametrize("batch_size", [1, 100])
