@@ -37,12 +37,15 @@ class CharBiLSTM(nn.Module):
         return final
 
     def encode_types(self, chars: torch.Tensor, lengths: torch.Tensor, chunk: int = 4096) -> torch.Tensor:
-        """Spelling vectors for a whole table of word types, in length-sorted chunks (for decoding)."""
-        order = torch.argsort(lengths)
-        out = torch.empty(chars.shape[0], self.output_dim, device=chars.device)
-        for part in order.split(chunk):
-            width = int(lengths[part].max())
-            out[part] = self(chars[part, :width], lengths[part])  # shape: (chunk, output_dim)
+        """Spelling vectors for a whole table of word types (for decoding), run in groups of words of one
+        length, at most ``chunk`` at a time: no cell is padding, so every group takes the fused unpacked
+        LSTM kernels (oneDNN on the CPU), about twice as fast as length-sorted chunks with packing."""
+        order = torch.argsort(lengths, stable=True)  # shape: (U,)
+        sizes = torch.bincount(lengths[order]).tolist()  # how many words have each length
+        out = torch.empty(chars.shape[0], self.output_dim, device=chars.device)  # shape: (U, output_dim)
+        for width, group in enumerate(order.split(sizes)):
+            for part in group.split(chunk) if len(group) else ():
+                out[part] = self(chars[part, :width], lengths[part])  # shape: (part, output_dim)
         return out
 
 

@@ -52,3 +52,26 @@ def test_chars_dropout_is_read_from_the_config_and_checked(ner_data, tmp_path):
     for bad in ("1.0", "-0.1", ".nan"):
         with pytest.raises(ConfigError, match=r"model.chars.dropout: expected a dropout rate in \[0, 1\)"):
             load_config(ner_data / "tiny.yaml", [f"model.chars.dropout={bad}"])
+
+
+def test_type_table_runs_each_length_apart_and_keeps_the_order(monkeypatch):
+    """encode_types groups words by length (no padded cell, never the packed kernels) and returns the rows in the
+    table's order, equal to each word's vector computed alone, also when a group is cut into chunks."""
+    from seqlab.modules import rnn
+
+    torch.manual_seed(0)
+    net = CharBiLSTM(20, dim=6, hidden=5).eval()
+    gen = torch.Generator().manual_seed(3)
+    lengths = torch.tensor([4, 1, 4, 2, 7, 4, 2, 1, 3])
+    chars = torch.randint(1, 20, (9, 7), generator=gen)
+    chars[torch.arange(7) >= lengths[:, None]] = 0
+
+    def no_packing(*args: object) -> None:
+        raise AssertionError("a type table must not need packing")
+
+    monkeypatch.setattr(rnn, "_packed", no_packing)
+    monkeypatch.setattr(rnn, "PACK_MIN_CELLS", 0)  # a padded batch would pack now
+    with torch.inference_mode():
+        alone = torch.cat([net(chars[i : i + 1, : int(n)], lengths[i : i + 1]) for i, n in enumerate(lengths)])
+        for chunk in (2, 4096):
+            assert torch.allclose(net.encode_types(chars, lengths, chunk=chunk), alone, atol=1e-6)
