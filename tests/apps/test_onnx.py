@@ -219,3 +219,132 @@ def test_bad_exports_fail_with_one_clear_line(tmp_path, capsys, case, message):
     assert main(["export", model, "--format", "onnx", "--out", str(out)]) == 2
     assert re.search(message, capsys.readouterr().err)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("exported", ["bilstm_crf"], indirect=True)
+def test_an_export_of_the_older_format_is_refused_with_the_command_that_exports_it_again(exported, tmp_path, capsys):
+    """Format 1 (the character BiLSTM inside the emissions graph): one line naming the command, which works."""
+    import shutil
+
+    kind, run, out, _ = exported
+    old = tmp_path / "old"
+    shutil.copytree(out, old)
+    manifest = json.loads((old / "onnx.json").read_text())
+    (old / "onnx.json").write_text(json.dumps({**manifest, "format_version": 1, "spelling": None}))
+    (old / "spelling.onnx").unlink()
+    with pytest.raises(SeqlabError) as caught:
+        seqlab.load(old, backend="onnx")
+    message = str(caught.value)
+    assert "\n" not in message and "export format version 1, written by an older seqlab" in message
+    command = message.split(": seqlab ", 1)[1].split()
+    assert command == ["export", str(old), "--format", "onnx", "--out", str(old)]
+    assert main(command) == 0
+    capsys.readouterr()
+    sentences, _ = _sentences(kind)
+    again = seqlab.load(old, backend="onnx").tag_tokens(sentences)
+    assert [s.labels for s in again] == [s.labels for s in seqlab.load(out, "cpu").tag_tokens(sentences)]
+
+
+@pytest.mark.parametrize("exported", ["bilstm_crf"], indirect=True)
+def test_spelling_runs_once_per_word_type_on_rows_of_one_length(exported):
+    """The spelling graph sees every word type once over two calls, each run on words of one length (no padding)."""
+    kind, _, out, _ = exported
+    tagger = seqlab.load(out, backend="onnx")
+    speller = tagger.predictor.backend.speller
+    seen: list[tuple[int, list[int]]] = []
+
+    class Spy:
+        def __init__(self, runtime) -> None:
+            self.runtime = runtime
+
+        def run(self, names, feed):
+            seen.append((feed["chars"].shape[1], feed["char_lengths"].tolist()))
+            return self.runtime.run(names, feed)
+
+    speller.runtime = Spy(speller.runtime)
+    sentences, _ = _sentences(kind)
+    first = tagger.tag_tokens(sentences, batch_size=2)
+    types = {word for sentence in sentences for word in sentence}
+    assert sum(len(lengths) for _, lengths in seen) == len(types) + 1  # and the padding type
+    assert all(set(lengths) == {width} for width, lengths in seen)
+    assert len(seen) == len({min(len(w), 40) for w in types} | {1})  # one run per word length
+    seen.clear()
+    assert [s.labels for s in tagger.tag_tokens(sentences[::-1], batch_size=3)] == [s.labels for s in first[::-1]]
+    assert seen == []  # every word's vector was kept from the first call
+
+
+@pytest.mark.parametrize("exported", ["bilstm_crf"], indirect=True)
+def test_an_int8_export_is_smaller_and_labels_nearly_as_torch(exported, tmp_path, monkeypatch):
+    kind, run, out, _ = exported
+    monkeypatch.setenv("SEQLAB_DATA", str(NER))
+    manifest = export_onnx(run, tmp_path / "int8", quantize="int8")
+    assert manifest["quantize"] == "int8"
+    for name in ("model.onnx", "spelling.onnx"):
+        assert (tmp_path / "int8" / name).stat().st_size < (out / name).stat().st_size
+    a = seqlab.load(run, "cpu").evaluate(KINDS[kind][3], output=tmp_path / "torch.txt")
+    b = seqlab.load(tmp_path / "int8", backend="onnx").evaluate(KINDS[kind][3], output=tmp_path / "int8.txt")
+    mine, theirs = ((tmp_path / f"{n}.txt").read_text().split("\n") for n in ("torch", "int8"))
+    agree = sum(x == y for x, y in zip(mine, theirs)) / len(mine)
+    assert agree >= 0.95 and abs(b.f1 - a.f1) <= 5.0
+
+
+def test_a_bad_quantization_is_refused_in_one_line(tmp_path):
+    with pytest.raises(SeqlabError, match=r"--quantize: expected one of \['int8'\], got 'int4'"):
+        export_onnx("en-ner-conll03", tmp_path / "out", quantize="int4")
+    assert not (tmp_path / "out").exists()
+
+
+def test_sessions_run_on_the_threads_asked_for_without_spinning():
+    from seqlab.apps.onnx_runtime import open_runtime
+
+    data = _stacked_bilstm_graph(layers=1)[0]
+    options = open_runtime(data, threads=1).get_session_options()
+    assert options.intra_op_num_threads == 1 and options.inter_op_num_threads == 1
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
+def _stacked_bilstm_graph(layers: int):
+    """A BiLSTM of ``layers`` layers (inputs 7, hidden 5) traced as the export traces one, and the BiLSTM."""
+    import io
+    import warnings
+
+    from seqlab.apps.onnx_export import for_export
+    from seqlab.modules.rnn import BiLSTM
+
+    class Both(torch.nn.Module):
+        def __init__(self, lstm: torch.nn.Module) -> None:
+            super().__init__()
+            self.lstm = lstm
+
+        def forward(self, x: torch.Tensor, lengths: torch.Tensor):
+            return self.lstm(x, lengths)
+
+    torch.manual_seed(0)
+    module = Both(BiLSTM(7, 5, layers=layers)).eval()
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(for_export(module), (torch.randn(3, 4, 7), torch.tensor([4, 2, 3])), buffer,
+                          dynamo=False, opset_version=17, input_names=["x", "lengths"], output_names=["out", "final"],
+                          dynamic_axes={"x": {0: "b", 1: "t"}, "lengths": {0: "b"}, "out": {0: "b", 1: "t"},
+                                        "final": {0: "b"}})
+    return buffer.getvalue(), module
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_a_bilstm_exports_as_one_lstm_op_a_layer_with_sequence_lengths(layers):
+    """Outputs at real positions and final states match torch's for ragged lengths (reverse read within length)."""
+    import onnx
+
+    from seqlab.apps.onnx_runtime import open_runtime
+
+    data, module = _stacked_bilstm_graph(layers)
+    assert [n.op_type for n in onnx.load_from_string(data).graph.node].count("LSTM") == layers
+    assert "GatherElements" not in {n.op_type for n in onnx.load_from_string(data).graph.node}
+    x, lengths = torch.randn(5, 9, 7), torch.tensor([9, 1, 4, 7, 2])
+    out, final = open_runtime(data, threads=1).run(None, {"x": x.numpy(), "lengths": lengths.numpy()})
+    with torch.inference_mode():
+        expected_out, expected_final = module(x, lengths)
+    mask = (torch.arange(9).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(-1)
+    assert torch.allclose(torch.from_numpy(out) * mask, expected_out * mask, atol=1e-5)
+    assert torch.allclose(torch.from_numpy(final), expected_final, atol=1e-5)
