@@ -274,7 +274,8 @@ def main() -> None:
         for _ in range(args.rounds):
             for n in args.workers:
                 output = Path(scratch) / f"w{n}.out"
-                run = run_mode(base + ["--workers", str(n)], output, "multiprocessing")
+                run = run_mode(base + ["--workers", str(n)], output, "multiprocessing.spawn")
+                run["processes"] = n
                 data = output.read_bytes()
                 reference = reference or data  # the first round's first mode
                 run.update(tokens=count_tokens(data, args.format), **compare(data, reference, args.format))
@@ -290,16 +291,16 @@ def main() -> None:
                            str(args.ray_actors), "--format", args.format, "--ray-child", str(text),
                            "--ray-out", str(output)]
                 run = run_mode(command, output, "_Tagger", to_stdout=False)
+                run["processes"] = args.ray_actors
                 data = render_parquet(output, args.format)  # not timed
                 run.update(tokens=count_tokens(data, args.format), **compare(data, reference, args.format))
                 rounds.setdefault(f"ray_{args.ray_actors}_actors", []).append(run)
     for runs in rounds.values():
         for run in runs:
-            processes = max(1, len(run["peak_rss_mb"].get("workers", [])))
             run["tokens_per_second"] = round(run["tokens"] / run["seconds"])
             if "first_output_s" in run:
                 run["per_process_tokens_per_s"] = round(run["tokens"] / (run["seconds"] - run["first_output_s"])
-                                                        / processes)
+                                                        / run["processes"])
     results = {}
     for mode, runs in rounds.items():
         median = sorted(runs, key=lambda run: run["seconds"])[(len(runs) - 1) // 2]

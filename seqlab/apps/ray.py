@@ -137,27 +137,28 @@ class _Tagger:
 
 
 def _task(model: str | Path | None) -> str:
-    """The ``task`` of ``model``'s config, read without loading the model (nor importing torch, which
-    :mod:`seqlab.core.rundir` does): a missing or misspelt model, or a file that is no seqlab model, is refused
-    here, once, before any actor starts."""
+    """The ``task`` of ``model``'s config, read from the ``.seqlab`` file or run directory without loading the
+    model (nor importing torch, as :mod:`seqlab.core.rundir` does); anything else (an export folder, a file that
+    is no model) is loaded here, so that its one-line error comes once, before any actor starts."""
     import yaml
 
     from seqlab.apps.installed import model_path
     from seqlab.core.strict import load_yaml, read_mapping
 
-    where = model_path(model)
-    if where.is_file():
-        try:
+    where = model_path(model)  # a misspelt installed name is refused here
+    try:
+        if where.is_file():
             with zipfile.ZipFile(where) as zf:
                 tree = load_yaml(zf.read(CONFIG).decode("utf-8"))
-        except (zipfile.BadZipFile, KeyError, UnicodeDecodeError, yaml.YAMLError):
-            raise SeqlabError(f"{where}: not a seqlab model file (a zip archive with a readable {CONFIG})") from None
-    elif (where / CONFIG).is_file():
-        tree = read_mapping(where / CONFIG)
-    else:
-        raise SeqlabError(f"{where}: not a seqlab model (no {CONFIG}); pass a run directory, a .seqlab file "
-                          "or an installed model's name")
-    return str(tree.get("task", "tagging")) if isinstance(tree, dict) else "unknown"
+        else:
+            tree = read_mapping(where / CONFIG)
+        if isinstance(tree, dict):
+            return str(tree.get("task", "tagging"))
+    except (OSError, zipfile.BadZipFile, KeyError, UnicodeDecodeError, yaml.YAMLError, SeqlabError):
+        pass
+    from seqlab.apps.loader import load
+
+    return load(model, "cpu").task
 
 
 def tag_dataset(dataset: Any, model: str | Path | None = None, *, text_column: str = "text", actors: int = 2,
@@ -197,6 +198,9 @@ def tag_dataset(dataset: Any, model: str | Path | None = None, *, text_column: s
     options = {"batch_size": batch_size, "scheme": scheme, "confidences": confidences}
     return dataset.map_batches(
         _Tagger, batch_format="pyarrow", batch_size=lines_per_call, num_cpus=1,
-        compute=ray.data.ActorPoolStrategy(size=actors), udf_modifying_row_count=False,
+        # two calls in flight per actor: one tagged, one waiting; no deeper queue that an idle actor could not take
+        # over at the end of the input
+        compute=ray.data.ActorPoolStrategy(size=actors, max_tasks_in_flight_per_actor=2),
+        udf_modifying_row_count=False,
         fn_constructor_kwargs={"model": None if model is None else str(model), "column": text_column,
                                "options": options})
