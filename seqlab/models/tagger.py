@@ -6,7 +6,11 @@ from torch import nn
 
 from seqlab.data.batching import Batch, Encoded
 from seqlab.modules.window import WindowEncoder
-from seqlab.modules.window_fast import WindowTables, Workspace
+from seqlab.modules.window_fast import WindowTables, Workspace, type_inputs
+
+#: The largest per-type input table (:meth:`Tagger.input_table`) decoding builds; a larger data set is decoded from
+#: per-batch look-ups (2 ** 28 bytes: about 380,000 word types of a 175-wide input).
+MAX_INPUT_TABLE_BYTES = 1 << 28
 
 
 class Tagger(nn.Module):
@@ -34,8 +38,12 @@ class Tagger(nn.Module):
         self.projection = projection
 
     def emissions(self, batch: Batch) -> torch.Tensor:
-        tokens = self.dropout(self.embedder(batch))  # shape: (B, T, D)
-        encoded = self.output_dropout(self.encoder(tokens, batch.mask))  # shape: (B, T, H_out)
+        return self.encode(self.embedder(batch), batch.mask)  # shape: (B, T, K)
+
+    def encode(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Label scores (B, T, K) from the embedder's token vectors (B, T, D): everything after the embedder."""
+        tokens = self.dropout(tokens)  # shape: (B, T, D)
+        encoded = self.output_dropout(self.encoder(tokens, mask))  # shape: (B, T, H_out)
         return self.projection(encoded)  # shape: (B, T, K)
 
     def loss(self, batch: Batch) -> torch.Tensor:
@@ -63,6 +71,17 @@ class Tagger(nn.Module):
         if rows is not None:
             type_chars, lengths = type_chars[rows], lengths[rows]
         return chars.encode_types(type_chars.to(device), lengths.to(device))
+
+    def input_table(self, data: Encoded, table: torch.Tensor | None) -> torch.Tensor | None:
+        """The embedder's vector of every word type of ``data`` (shape: (n_types, D)), for decoding: a token's
+        input is then one row copy, not look-ups, a spelling-vector gather and a concatenation per batch. ``table``:
+        the types' spelling vectors. None where a token's vector is not a function of its type (a contextual
+        embedder) or the table would pass :data:`MAX_INPUT_TABLE_BYTES`."""
+        if getattr(self.embedder, "contextual", None) is not None:
+            return None
+        if data.type_char_lengths.shape[0] * self.embedder.output_dim * 4 > MAX_INPUT_TABLE_BYTES:
+            return None
+        return type_inputs(self.embedder, data, table, next(self.parameters()).device)
 
     def window_tables(self, data: Encoded, table: torch.Tensor | None, workspace: Workspace) -> WindowTables | None:
         """A windowed tagger's first window layer as per-type tables for decoding ``data`` (same scores,

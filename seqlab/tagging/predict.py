@@ -79,9 +79,9 @@ class Emissions(Protocol):
 
 class TorchEmissions:
     """Emissions of a torch :class:`Tagger` in eval mode. Spelling vectors are computed once per word type
-    and kept from call to call (:class:`SpellingCache`), and a windowed tagger reads its window through
-    per-type tables (same scores, several times faster; ``tables=False`` runs the plain forward pass instead),
-    whose memory one instance reuses."""
+    and kept from call to call (:class:`SpellingCache`); a windowed tagger reads its window through per-type
+    tables, whose memory one instance reuses, and another tagger its input vectors from a per-type table
+    (:meth:`Tagger.input_table`) (same scores; ``tables=False`` runs the plain forward pass instead)."""
 
     def __init__(self, model: Tagger, device: torch.device | None = None, tables: bool = True) -> None:
         self.model, self.tables = model, tables
@@ -101,10 +101,15 @@ class TorchEmissions:
         self.model.eval()
         table = self.spelling.table(self.model, data)  # shape: (n_types, C_dim), once per word type of the stream
         fast = self.model.window_tables(data, table, self.workspace) if self.tables else None
+        inputs = self.model.input_table(data, table) if self.tables and fast is None else None  # (n_types, D)
 
         def score(indices: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
             if fast is not None:  # the tables need only which sentences, and their lengths
                 return fast.emissions(indices, mask)  # shape: (B, T, K)
+            if inputs is not None:  # each token's input vector is its type's row
+                types = data.types[indices, : mask.shape[1]].to(inputs.device)  # shape: (B, T)
+                tokens = inputs.index_select(0, types.reshape(-1)).view(*types.shape, -1)  # shape: (B, T, D)
+                return self.model.encode(tokens, mask)  # shape: (B, T, K)
             return self.model.emissions(make_batch(data, indices, table).to(self.device))  # shape: (B, T, K)
         return score
 
@@ -154,7 +159,7 @@ class Predictor:
         chosen = None
         if confidences:
             marginals = decoder.marginals(emissions, mask, self.temperature)  # shape: (B, T, K)
-            chosen = marginals.gather(-1, best.unsqueeze(-1)).squeeze(-1).cpu()  # shape: (B, T)
+            chosen = marginals.gather(-1, best.unsqueeze(-1)).squeeze(-1).cpu().tolist()  # (B, T) floats
         ids, sizes = best.cpu().numpy(), lengths.numpy()  # shapes: (B, T), (B,)
         found = self.read_spans(ids, sizes)  # the chunks of every sentence at once (no loop over tokens)
         names = self.names[ids].tolist()  # the whole batch's labels at once
@@ -169,7 +174,9 @@ def predict(model: Tagger, data: Encoded, labels: Vocab, labelling: Labelling | 
     return Predictor(model, labels, labelling, device=device)(data, batch_size=batch_size, confidences=confidences)
 
 
-def _confident(found: Sequence[Chunk], probs: torch.Tensor | None) -> list[tuple[str, int, int, float]]:
+def _confident(found: Sequence[Chunk], probs: list[float] | None) -> list[tuple[str, int, int, float]]:
+    """Each chunk with its confidence: the smallest marginal of its tokens (a plain list: a tensor slice per
+    chunk costs microseconds), or 1.0 without marginals."""
     if probs is None:
         return [(k, s, e, 1.0) for k, s, e in found]
-    return [(k, s, e, float(probs[s:e].min())) for k, s, e in found]
+    return [(k, s, e, min(probs[s:e])) for k, s, e in found]
