@@ -13,7 +13,8 @@ Where the speed comes from:
   (above ~100 elements), and ``torch.max`` with indices, do so even for a (32, 17) input
   and stall for a scheduler tick whenever another process holds the other core. Hence
   ``exp2``, ``xlogy``, K gemv calls for the edge sums, and back-pointers recomputed along
-  the Viterbi path.
+  the Viterbi path. With one thread there is no pool to enter, and a step of alpha and beta is
+  a ``bmm`` (half the time of the broadcast multiply and sum it replaces).
 
 Rescaling is exact unless a prefix falls ~700 nats behind the best one at some step and
 its continuation later dominates: impossible without constraints (the leader can switch to
@@ -121,9 +122,14 @@ def _recursions(pot: _Potentials, lengths: Tensor, backward: bool) -> tuple[Tens
     after_rows, after_t, norm_t, ee_t = after.unsqueeze(-2).unbind(0), after.unbind(0), norm.unbind(0), ee.unbind(0)
     before_t = before.unbind(0) if backward else after_t
     terms = after.new_empty((halves, batch, num_tags, num_tags))  # shape: (H, B, K, K)
+    expt_rows = expt.transpose(1, 2).contiguous()  # shape: (H, K, K), [h, i, j]
     expt = expt.unsqueeze(1).contiguous()  # shape: (H, 1, K, K)
+    gemm = torch.get_num_threads() == 1  # no OpenMP pool to stall in (see the module notes)
     for t in range(1, length):
-        torch.sum(torch.mul(after_rows[t - 1], expt, out=terms), -1, out=before_t[t])
+        if gemm:
+            torch.bmm(after_t[t - 1], expt_rows, out=before_t[t])
+        else:
+            torch.sum(torch.mul(after_rows[t - 1], expt, out=terms), -1, out=before_t[t])
         torch.mul(before_t[t], ee_t[t], out=after_t[t])
         torch.amax(after_t[t], -1, keepdim=True, out=norm_t[t])
         after_t[t].div_(norm_t[t])

@@ -66,7 +66,7 @@ CASES = [(seed, constrained) for seed in range(4) for constrained in (False, Tru
 
 
 @pytest.mark.parametrize(("seed", "constrained"), CASES)
-def test_log_partition_and_likelihood_match_brute_force(seed: int, constrained: bool) -> None:
+def test_log_partition_and_likelihood_match_brute_force(seed: int, constrained: bool, threads: int) -> None:
     crf, emissions, mask, tags, masks = _case(seed, constrained, num_tags=3 + seed % 2)
     log_z = crf.log_partition(emissions, mask)
     log_lik = crf.log_likelihood(emissions, tags, mask)
@@ -102,8 +102,17 @@ def test_decode_never_uses_disallowed_scores(seed: int) -> None:
         assert allowed[path[:-1], path[1:]].all()
 
 
+@pytest.fixture(params=[1, 2], ids=["one_thread", "two_threads"])
+def threads(request):
+    """Run a test with one torch thread (alpha and beta steps as bmm) and with two (broadcast multiply and sum)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(request.param)
+    yield request.param
+    torch.set_num_threads(before)
+
+
 @pytest.mark.parametrize(("seed", "constrained"), CASES)
-def test_marginals_match_brute_force(seed: int, constrained: bool) -> None:
+def test_marginals_match_brute_force(seed: int, constrained: bool, threads: int) -> None:
     crf, emissions, mask, _, masks = _case(seed, constrained)
     marginals = crf.marginals(emissions, mask)
     for b, length in enumerate(mask.sum(1).tolist()):
