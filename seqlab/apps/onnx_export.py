@@ -224,9 +224,9 @@ def _trace(graph: nn.Module, example: tuple[torch.Tensor, ...], names: list[str]
         expected = graph(*example)  # shape: (B, T, K) or (U, C_dim)
     got = torch.from_numpy(open_runtime(data, threads=1).run(None, {n: x.numpy() for n, x in zip(names, example)})[0])
     if output == "emissions":  # padding positions are not compared
-        lengths = example[names.index("lengths")]
-        got = got * (torch.arange(expected.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(-1)
-        expected = expected * (torch.arange(expected.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(-1)
+        lengths = example[names.index("lengths")]  # shape: (B,)
+        real = (torch.arange(expected.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(-1)  # (B, T, 1)
+        got, expected = got * real, expected * real
     gap = float((got - expected).abs().max())
     if not gap <= TOLERANCE:
         raise SeqlabError(f"the exported graph's {output} differ from torch's by {gap:.2g} "
