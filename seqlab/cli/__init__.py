@@ -17,13 +17,16 @@ import sys
 from typing import Any, Sequence
 
 from features.base import FeatureError
-from seqlab.cli import convert, export, features, package, relation, score, serve, tag, train
 from seqlab.core.errors import SeqlabError
 from seqlab.core.progress import Interrupted, signal_of
-from seqlab.apps.summarize import add_parser as add_summarize_parser
-from seqlab.apps.sweep import add_parser as add_sweep_parser
 
 log = logging.getLogger("seqlab")
+
+#: Verbs whose module adds their parsers and nothing else's: a command line naming one of them builds (and so
+#: imports) only that module's parsers; any other command line (``--help``, ``score``, a misspelt verb) builds them all.
+OWN_MODULE = {"tag": ("tag", "add_parsers"), "eval": ("tag", "add_parsers"), "train": ("train", "add_parser"),
+              "convert": ("convert", "add_parser"), "export": ("export", "add_parser"),
+              "serve": ("serve", "add_parser"), "features": ("features", "add_parser")}
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -58,10 +61,22 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """The ``seqlab`` command's parser: every verb's, or, for a ``verb`` of :data:`OWN_MODULE`, only its module's
+    (``seqlab tag`` then imports no other verb's code)."""
+    import importlib
+
     p = _Parser(prog="seqlab", description="Sequence labelling: train, evaluate, tag, score.")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = p.add_subparsers(dest="command", required=True)
+    if verb in OWN_MODULE:
+        module, adder = OWN_MODULE[verb]
+        getattr(importlib.import_module(f"seqlab.cli.{module}"), adder)(sub)
+        return p
+    from seqlab.apps.summarize import add_parser as add_summarize_parser
+    from seqlab.apps.sweep import add_parser as add_sweep_parser
+    from seqlab.cli import convert, export, features, package, relation, score, serve, tag, train
+
     train.add_parser(sub)
     tag.add_parsers(sub)
     convert.add_parser(sub)
@@ -76,6 +91,17 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _verb(argv: Sequence[str]) -> str | None:
+    """The verb a command line names (its first item that is no option: ``-v`` takes no value), or None when
+    there is none or help is asked for before it."""
+    for item in argv:
+        if item in ("-h", "--help"):
+            return None
+        if not item.startswith("-"):
+            return item
+    return None
+
+
 def setup_logging(verbose: bool) -> None:
     """Timestamped INFO logging (DEBUG with ``verbose``) for seqlab's programs."""
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
@@ -86,7 +112,8 @@ def setup_logging(verbose: bool) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     _stand_in_for_closed_streams()
-    p = parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    p = parser(_verb(argv))
     args = p.parse_args(argv)
     if getattr(args, "port", None) is not None and not 0 <= args.port <= 65535:
         p.error(f"argument --port: expected a port from 0 to 65535 (0: any free one), got {args.port}")
@@ -97,7 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"seqlab: error: {_rank()}{err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM during training: what was lost and how to go on
-        if not (os.environ.get(train.LAUNCHED) or os.environ.get("RANK", "0") != "0"):  # one process speaks
+        from seqlab.cli.train import LAUNCHED
+
+        if not (os.environ.get(LAUNCHED) or os.environ.get("RANK", "0") != "0"):  # one process speaks
             text = str(err) if isinstance(err, Interrupted) else "interrupted"
             print(f"\nseqlab: {text}", file=sys.stderr)
         return 128 + signal_of(err)

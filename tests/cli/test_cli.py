@@ -615,3 +615,24 @@ def test_score_runs_without_torch_or_scikit_learn(tmp_path):
              "print(sorted(m for m in ('torch', 'sklearn', 'scipy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("argv, verb", [(["tag", "m", "f"], "tag"), (["-v", "eval", "m", "f"], "eval"), ([], None),
+                                        (["--help"], None), (["-h", "tag"], None), (["-v"], None)])
+def test_the_verb_is_the_first_item_that_is_no_option(argv, verb):
+    from seqlab.cli import _verb
+
+    assert _verb(argv) == verb
+
+
+@pytest.mark.parametrize("verb", ["tag", "eval", "train", "convert", "export", "serve", "features"])
+def test_a_verb_in_a_module_of_its_own_parses_as_with_every_verb(verb):
+    """`seqlab VERB` builds only its module's parsers: the same help, with no other verb's module imported for it."""
+    from seqlab.cli import parser
+
+    def verbs(p):
+        return p._subparsers._group_actions[0].choices
+
+    lean, full = verbs(parser(verb)), verbs(parser())
+    assert verb in lean and set(lean) < set(full)
+    assert lean[verb].format_help() == full[verb].format_help()

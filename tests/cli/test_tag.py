@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import os
 import re
 import unicodedata
 from pathlib import Path
@@ -423,3 +424,34 @@ def test_worker_processes_run_on_the_cpu_and_a_gpu_for_them_is_a_clear_error(run
     assert re.fullmatch(r"seqlab: error: --device(?: cuda with --workers 2: worker processes run the model on the CPU; "
                         r".*--device cpu|: 'cuda' was asked for, but no CUDA GPU is available; use auto or cpu)\n",
                         capsys.readouterr().err)
+
+
+#: What `seqlab tag` never needs: other verbs' code, the service, Ray, ONNX, training and metrics libraries, and the
+#: compilers torch imports only on demand. Each costs start-up time and memory in every tagging process.
+NOT_FOR_TAGGING = ("sklearn", "scipy", "seqeval", "gensim", "fasttext", "numba", "sympy", "onnx", "onnxruntime", "ray",
+                   "pyarrow", "pandas", "matplotlib", "transformers", "spacy", "torch._dynamo", "torch._inductor",
+                   "torch.onnx", "seqlab.serve", "seqlab.relation", "seqlab.apps.ray", "seqlab.apps.onnx_export",
+                   "seqlab.apps.sweep", "seqlab.apps.summarize", "seqlab.cli.train", "seqlab.cli.serve",
+                   "seqlab.cli.convert", "seqlab.cli.features", "seqlab.cli.package", "seqlab.cli.score")
+
+
+def test_tag_imports_nothing_it_does_not_need(tmp_path):
+    """A whole `seqlab tag` process with the installed model (a fresh interpreter: what it imported is what a user's
+    process would) leaves none of NOT_FOR_TAGGING in sys.modules, and tags."""
+    import subprocess
+    import sys
+
+    text = tmp_path / "one.txt"
+    text.write_text("Angela Merkel visited Paris.\n", encoding="utf-8")
+    probe = ("import json, sys, contextlib, io\nfrom seqlab.cli import main\nout = io.StringIO()\n"
+             f"with contextlib.redirect_stdout(out):\n    code = main(['tag', 'en-ner-conll03', {str(text)!r}, "
+             "'--format', 'jsonl'])\n"
+             "print(json.dumps({'code': code, 'out': out.getvalue(), 'modules': sorted(sys.modules)}))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=Path(__file__).parents[2],
+                          env={**os.environ, "OMP_NUM_THREADS": "1"}, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["code"] == 0 and json.loads(result["out"])["spans"], result["out"]
+    loaded = set(result["modules"])
+    assert "torch" in loaded  # the probe ran the tagger, not an early exit
+    assert sorted(loaded & set(NOT_FOR_TAGGING)) == []
