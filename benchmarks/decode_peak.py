@@ -189,13 +189,37 @@ def whole_process(old_tree: Path, model: str, lines: int, rounds: int) -> dict[s
             results.append(row)
         tokens = sum(len(json.loads(line)["tokens"]) for line in outputs["new"].open(encoding="utf-8"))  # a sentence a line
         same = outputs["new"].read_bytes() == outputs["old"].read_bytes()
-        differing = sum(a != b for a, b in zip(outputs["new"].open("rb"), outputs["old"].open("rb")))
+        differences = compare_outputs(outputs["new"], outputs["old"])
     summary = summarise(results, "old", "new")  # CPU seconds: old over new is the speed-up
     speedups = sorted(summary["ratio_old_over_new_per_round"])
     return {"lines": lines, "tokens": tokens, "cpu_seconds": summary["rounds"],
             "tokens_per_cpu_second": {side: round(tokens / summary["median"][side]) for side in sides},
             "speedup_cpu": {"min": speedups[0], "median": round(statistics.median(speedups), 3), "max": speedups[-1]},
-            "outputs_identical": same, "lines_differing": differing}
+            "outputs_identical": same, "differences": differences}
+
+
+def compare_outputs(new: Path, old: Path) -> dict[str, Any]:
+    """How two ``--format jsonl`` outputs differ: sentences, whether any labels or spans (text, label, offsets)
+    differ, and how many span confidences differ and by how much (they are written to 4 decimals)."""
+    lines = other = confidences = 0
+    largest = 0.0
+    with new.open(encoding="utf-8") as f, old.open(encoding="utf-8") as g:
+        for a, b in zip(f, g):
+            lines += 1
+            if a == b:
+                continue
+            x, y = json.loads(a), json.loads(b)
+            stripped = [[{k: v for k, v in span.items() if k != "confidence"} for span in z["spans"]] for z in (x, y)]
+            if {k: v for k, v in x.items() if k != "spans"} != {k: v for k, v in y.items() if k != "spans"} or \
+                    stripped[0] != stripped[1]:
+                other += 1
+                continue
+            for p, q in zip(x["spans"], y["spans"]):
+                if p["confidence"] != q["confidence"]:
+                    confidences += 1
+                    largest = max(largest, abs(p["confidence"] - q["confidence"]))
+    return {"sentences": lines, "sentences_with_other_differences": other, "span_confidences_differing": confidences,
+            "largest_confidence_difference": round(largest, 6)}
 
 
 def main(argv: list[str] | None = None) -> None:
