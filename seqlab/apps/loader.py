@@ -8,7 +8,7 @@ from pathlib import Path
 import torch
 
 from seqlab.apps.backends import BACKENDS
-from seqlab.apps.installed import DEFAULT_MODEL, model_path
+from seqlab.apps.installed import DEFAULT_MODEL, check_requirements, model_path
 from seqlab.core.loaded import DEFAULT_BACKEND, LoadedModel
 
 
@@ -20,5 +20,6 @@ def load(path: str | Path | None = None, device: torch.device | str = "auto", ba
     tagger's emissions with onnxruntime. A ``.seqlab`` file (alone or in an export folder) is checked and unpacked
     by the backend (:func:`seqlab.apps.package.unpacked`: with the cache off, its temporary copy is removed once
     loaded)."""
+    check_requirements(path)
     loader, where, given = BACKENDS.get(backend, "backend").load, model_path(path), str(path or DEFAULT_MODEL)
     return loader(where, device, backend, given)

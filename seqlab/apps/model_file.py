@@ -50,7 +50,7 @@ CHUNK = 1 << 20
 METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
 #: The members every model file holds; the JSON ones among those that may be present.
 REQUIRED = (rundir.CONFIG, rundir.VOCABS, rundir.WEIGHTS)
-JSON_MEMBERS = (rundir.VOCABS, rundir.FEATURES, rundir.ENCODER)
+JSON_MEMBERS = (rundir.VOCABS, rundir.FEATURES, rundir.ENCODER, rundir.CALIBRATION, rundir.CARD)
 _HEX = frozenset("0123456789abcdef")
 
 

@@ -49,7 +49,8 @@ from seqlab.core.json_limits import read_json
 from seqlab.data.vocab import load_vocabs
 
 SUFFIX = ".seqlab"
-_RUN_MEMBERS = (rundir.CONFIG, rundir.VOCABS, rundir.FEATURES, rundir.WEIGHTS, rundir.ENCODER)
+_RUN_MEMBERS = (rundir.CONFIG, rundir.VOCABS, rundir.FEATURES, rundir.WEIGHTS, rundir.ENCODER, rundir.CALIBRATION,
+                rundir.CARD)
 log = logging.getLogger("seqlab")
 
 
@@ -133,22 +134,76 @@ def _manifest(run_dir: Path, members: dict[str, bytes]) -> dict[str, Any]:
             "sizes": {name: len(data) for name, data in sorted(members.items())}}
 
 
-def package(run_dir: str | Path, out: str | Path, *, prune: bool = True) -> dict[str, Any]:
+def package(run_dir: str | Path, out: str | Path, *, prune: bool = True, about: dict[str, str] | None = None,
+            calibrate: bool = True) -> dict[str, Any]:
     """Write the model of ``run_dir`` as one ``.seqlab`` file at ``out`` (atomically); returns its manifest.
-    With ``prune`` (the default) the feature tables are kept to the words the model needs; without, whole."""
+    With ``prune`` (the default) the feature tables are kept to the words the model needs; without, whole.
+    The file gets a model card (:mod:`seqlab.apps.card`; ``about``: its person-written part) and, for a tagger
+    with ``calibrate``, its confidences' temperature fitted on the dev set unless the run has one. A model
+    file given as ``run_dir`` is rewritten with a new card (:func:`refresh`)."""
     run_dir, out = Path(run_dir), Path(out)
+    if run_dir.is_file():
+        return refresh(run_dir, out, about=about, calibrate=calibrate)
     if not (run_dir / rundir.CONFIG).is_file():
         raise SeqlabError(f"{run_dir}: not a seqlab run directory (no {rundir.CONFIG})")
     if out.is_dir():
         raise SeqlabError(f"--out {out}: is a directory; give a file name such as {out / run_dir.name}{SUFFIX}")
     check_run(run_dir)
     members = _members(run_dir, prune)
+    from seqlab.apps.card import describe
+
+    metrics = read_json(run_dir / rundir.METRICS) if (run_dir / rundir.METRICS).is_file() else {}
+    added = describe(_load(run_dir), read_mapping(run_dir / rundir.CONFIG, "run config"),
+                     metrics if isinstance(metrics, dict) else {}, about or {},
+                     calibration=rundir.load_json(run_dir, rundir.CALIBRATION), calibrate=calibrate)
+    members.update({name: json.dumps(value, indent=2).encode("utf-8") for name, value in added.items()})
     manifest = _manifest(run_dir, members)
+    _write(out, manifest, members)
+    return manifest
+
+
+def _load(run_dir: Path) -> Any:
+    """The model of a run directory (or an unpacked model file) on the CPU, by its config's task."""
+    from seqlab.apps.tasks import task_of
+
+    return task_of(read_mapping(run_dir / rundir.CONFIG, "run config"), run_dir / rundir.CONFIG).load(run_dir, "cpu")
+
+
+def _write(out: Path, manifest: dict[str, Any], members: dict[str, bytes]) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_open(out, "wb") as handle, zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(MANIFEST, json.dumps(manifest, indent=2))
         for name, data in sorted(members.items()):
             _deflate(zf, name, data)
+
+
+def refresh(path: str | Path, out: str | Path, *, about: dict[str, str] | None = None,
+            calibrate_on: str | Path | None = None, calibrate: bool = True) -> dict[str, Any]:
+    """Rewrite the model file ``path`` at ``out`` (the same path: atomically in place) with a new card
+    (``about`` over the old card's person-written part) and, with ``calibrate_on`` (a labelled file, the dev
+    set), a temperature fitted there; a tagger with no temperature yet (and ``calibrate``) gets one fitted on
+    its dev set when that file is here. Every other member is kept byte for byte. Returns the new manifest."""
+    from seqlab.apps.card import about_of, describe
+
+    path, out = Path(path), Path(out)
+    with unpacked(path) as run_dir:
+        model = _load(run_dir)
+    with _reading(path) as zf:
+        checked, tree = check_model_file(zf, path)
+        members = {name: b"".join(stream(zf, checked.entries[name], name, str(path)))
+                   for name in checked.manifest["members"]}
+    old_card = json.loads(members[rundir.CARD]) if rundir.CARD in members else None
+    if calibrate_on:
+        members[rundir.CALIBRATION] = json.dumps(model.calibrate(calibrate_on), indent=2).encode("utf-8")
+    recorded = {split: {"f1": value} for split, value in (checked.manifest.get("scores") or {}).items()
+                if isinstance(value, (int, float))}
+    calibration = members.get(rundir.CALIBRATION)
+    added = describe(model, tree, recorded, about_of(old_card) | (about or {}), calibrate=calibrate,
+                     calibration=json.loads(calibration) if calibration is not None else None)
+    members.update({name: json.dumps(value, indent=2).encode("utf-8") for name, value in added.items()})
+    manifest = dict(checked.manifest, members={name: _sha256(data) for name, data in sorted(members.items())},
+                    sizes={name: len(data) for name, data in sorted(members.items())})
+    _write(out, manifest, members)
     return manifest
 
 

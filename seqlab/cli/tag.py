@@ -136,13 +136,32 @@ def _eval_tagging(model: Any, args: argparse.Namespace, default: Path) -> str:
     gold = read_gold(model.config.data, args.file, columns=columns, fmt=args.format, label_map=label_map)
     check_shared_types(gold, model.types, model.labelling.has_spans)
     result = model.evaluate(gold, output=output, batch_size=args.batch_size, scheme=args.scheme)
-    return result.report_text + f"predictions written to {output}\n"
+    return result.report_text + f"predictions written to {output}\n" + _calibration(model, gold, args)
+
+
+def _calibration(model: Any, gold: Any, args: argparse.Namespace) -> str:
+    """With ``--calibration`` (or ``--plot``): the reliability table of the model's confidences on the gold
+    data, at the model's temperature and, when it has one, uncalibrated; ``--plot``: the diagram as PNG."""
+    if not (args.calibration or args.plot):
+        return ""
+    from seqlab.tagging.calibration import plot
+
+    outcomes = model.outcomes(gold, batch_size=args.batch_size)
+    shown = [outcomes.reliability(model.temperature)]
+    if model.temperature != 1.0:
+        shown.insert(0, outcomes.reliability(1.0))
+    text = "".join(rel.table() for rel in shown)
+    if args.plot:
+        plot(shown, args.plot, title=f"{Path(args.model_dir).name} on {Path(args.file).name}")
+        text += f"reliability diagram written to {args.plot}\n"
+    return text
 
 
 def _eval_relation(model: Any, args: argparse.Namespace, default: Path) -> str:
     """``seqlab eval`` of a relation model: the official SemEval scorer's report; answers at
     ``default``.answers.txt."""
     given = [flag for flag, value in (("--post-viterbi", args.post_viterbi), ("--columns", args.columns),
+                                      ("--calibration", args.calibration), ("--plot", args.plot),
                                       ("--label-map", args.label_map), ("--format", args.format != "auto")) if value]
     if given:
         raise SeqlabError(f"{given[0]} applies to taggers, not to relation classifiers")
@@ -189,6 +208,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--columns", metavar="NAMES",
                    help="the file's columns, comma-separated, in the model's column names (e.g. ner,word for a "
                         "'TAG token' file; _ skips a column); default: the model's layout, or token ... tag")
+    e.add_argument("--calibration", action="store_true",
+                   help="also report how well the confidences are calibrated: the expected calibration error (ECE) "
+                        "of span confidences (token confidences for token labels) over 10 equal-width bins, and the "
+                        "reliability table, at the model's temperature and uncalibrated")
+    e.add_argument("--plot", metavar="FILE.png", help="write the reliability diagram there (implies --calibration; "
+                                                      "needs matplotlib: pip install 'seqlab[plots]')")
     add_device_option(e)
     add_threads_option(e)
     e.set_defaults(func=cmd_eval)

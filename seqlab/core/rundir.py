@@ -38,6 +38,8 @@ CONFIG, VOCABS, WEIGHTS, CHECKPOINT, METRICS, LOG = (
 )
 FEATURES = "features.json"
 ENCODER = "encoder.json"
+CALIBRATION = "calibration.json"  # the temperature fitted on dev data (seqlab.tagging.calibration)
+CARD = "card.json"  # the model card: data, licence, scores per type, seeds, calibration, speed, limitations
 LOCK = ".lock"  # the advisory lock a training run holds; it records the holder's pid
 _UNSUPPORTED = re.compile(r"Unsupported global: GLOBAL ([\w.]+)")  # how torch names what it refused
 _UNSUPPORTED_NEWER = re.compile(r"unsupported GLOBAL ([\w.]+)")  # torch 2.13: "load unsupported GLOBAL posix.system"
@@ -132,13 +134,26 @@ def load_feature_state(run_dir: Path) -> dict[str, Any] | None:
 
 
 def save_encoder_record(run_dir: Path, record: dict[str, Any]) -> None:
-    with atomic_open(Path(run_dir) / ENCODER) as out:
-        json.dump(record, out, indent=2)
+    save_json(run_dir, ENCODER, record)
 
 
 def load_encoder_record(run_dir: Path) -> dict[str, Any] | None:
     """The record of the transformer encoder a run was trained with, or None when it reads none."""
     return _optional_json(Path(run_dir) / ENCODER)
+
+
+def save_json(run_dir: Path, name: str, value: dict[str, Any]) -> None:
+    """Write a run directory's JSON member ``name`` (calibration.json, card.json) atomically."""
+    with atomic_open(Path(run_dir) / name) as out:
+        json.dump(value, out, indent=2)
+
+
+def load_json(run_dir: Path, name: str) -> dict[str, Any] | None:
+    """A run directory's optional JSON member ``name`` as a mapping, or None when the run has none."""
+    value = _optional_json(Path(run_dir) / name)
+    if value is not None and not isinstance(value, dict):
+        raise SeqlabError(f"{Path(run_dir) / name}: expected a JSON object, got {type(value).__name__}")
+    return value
 
 
 def _optional_json(path: Path) -> dict[str, Any] | None:

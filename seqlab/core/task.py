@@ -68,3 +68,7 @@ class Task(Protocol):
 
     def split_sizes(self) -> dict[str, int]:
         """Sentences per split, for the log."""
+
+    def calibrate(self, model: nn.Module, run_dir: Path) -> dict[str, Any] | None:
+        """Once trained: fit what makes the model's confidences calibrated on dev data and store it in
+        ``run_dir``; returns what was stored (None when the task's confidences are not calibrated)."""

@@ -252,6 +252,11 @@ class Trainer:
                                       "sentences_per_second": sizes[name] / max(seconds, 1e-9)}
             log.info("%s: %s %.2f (%d sentences, %.0f sent/s)\n%s", name, self.task.measure, score.value,
                      sizes[name], sizes[name] / max(seconds, 1e-9), score.text)
+        calibration = self.task.calibrate(self.model, self.out_dir)
+        if calibration is not None:
+            metrics["calibration"] = calibration
+            log.info("confidences calibrated on dev: temperature %.3f, expected calibration error %.4f -> %.4f",
+                     calibration["temperature"], calibration["ece_before"], calibration["ece_after"])
         rundir.save_metrics(self.out_dir, metrics)
         return metrics
 

@@ -161,6 +161,11 @@ class RelationTask:
         return Score(result.score, result.to_dict(), result.report)
 
 
+    def calibrate(self, model: nn.Module, run_dir: Path) -> None:
+        """A relation classifier's confidences are not calibrated (:mod:`seqlab.tagging.calibration` is for taggers)."""
+        return None
+
+
 def prepare(config: RelationConfig, run_dir: Path | None, device: torch.device) -> RelationTask:
     """The relation task of ``config``."""
     return RelationTask(config, run_dir, device)

@@ -25,6 +25,8 @@ from seqlab.data.vocab import UNK, Vocab, char_vocab, label_vocab, load_vocabs, 
 from seqlab.models.tagger import Tagger
 from seqlab.modules.transformer import recorded_encoder
 from seqlab.tagging.build import build_tagger, parameter_groups
+from seqlab.tagging.calibration import Outcomes, fit_temperature
+from seqlab.tagging.calibration import summary as calibration_summary
 from seqlab.tagging.config import Config
 from seqlab.tagging.evaluate import evaluate_split
 from seqlab.tagging.features import TokenFeatures, encode_options
@@ -171,6 +173,21 @@ class TaggingTask:
         result = evaluate_split(predictor, self.encoded[split], self.splits[split], labelling=self.labelling,
                                 batch_size=self.config.train.eval_batch_size, predictions=predictions)
         return Score(result.score, result.to_dict(), result.report_text)
+
+
+    def calibrate(self, model: nn.Module, run_dir: Path) -> dict[str, Any] | None:
+        """Fit the confidences' temperature on dev (:mod:`seqlab.tagging.calibration`) and write it to the run's
+        calibration.json, which loading reads; None without a dev split."""
+        if "dev" not in self.splits:
+            return None
+        predictor = Predictor(model, self.vocabs["tags"], self.labelling, device=self.device)
+        outcomes = Outcomes(predictor, self.encoded["dev"], self.splits["dev"], self.labelling,
+                            batch_size=self.config.train.eval_batch_size)
+        temperature = fit_temperature(outcomes)
+        record = calibration_summary(outcomes.reliability(1.0), outcomes.reliability(temperature),
+                                     str(self.config.data.dev))
+        rundir.save_json(run_dir, rundir.CALIBRATION, record)
+        return record
 
 
 def prepare(config: Config, run_dir: Path | None, device: torch.device) -> TaggingTask:

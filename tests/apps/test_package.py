@@ -50,7 +50,7 @@ def test_the_manifest_names_every_member_with_its_checksum_and_the_scores(model_
     manifest = read_manifest(path)
     assert manifest["format"] == "seqlab-model" and manifest["task"] == "tagging"
     assert set(manifest["members"]) == {"config.yaml", "vocabs.json", "features.json", "model.pt",
-                                        "files/0/brown_paths.txt"}
+                                        "files/0/brown_paths.txt", "calibration.json", "card.json"}
     metrics = json.loads((run / "metrics.json").read_text())
     assert manifest["scores"] == {"dev": metrics["dev"]["f1"], "test": metrics["test"]["f1"]}
 
@@ -101,9 +101,10 @@ def test_package_and_inspect_from_the_command_line(model_file, tmp_path, monkeyp
     run, _ = model_file
     monkeypatch.setenv("SEQLAB_DATA", str(NER))
     assert main(["package", str(run), "--out", str(tmp_path / "cli.seqlab")]) == 0
-    assert json.loads(capsys.readouterr().out)["members"] == 5
-    assert main(["inspect", str(tmp_path / "cli.seqlab")]) == 0
-    assert json.loads(capsys.readouterr().out)["format"] == "seqlab-model"
+    assert json.loads(capsys.readouterr().out)["members"] == 7
+    assert main(["inspect", str(tmp_path / "cli.seqlab"), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["format"] == "seqlab-model" and shown["card"]["labels"] == ["LOC", "MISC", "ORG", "PER"]
     assert main(["package", str(tmp_path), "--out", str(tmp_path / "x.seqlab")]) == 2
     assert "not a seqlab run directory" in capsys.readouterr().err
 

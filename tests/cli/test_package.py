@@ -21,7 +21,7 @@ def test_models_lists_the_installed_model(capsys) -> None:
 
 
 def test_inspect_takes_an_installed_name(capsys) -> None:
-    assert main(["inspect", "en-ner-conll03"]) == 0
+    assert main(["inspect", "en-ner-conll03", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["format"] == "seqlab-model"
 
 

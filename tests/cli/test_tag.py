@@ -13,7 +13,7 @@ import pytest
 
 from seqlab.cli import main
 from seqlab.cli._util import utf8_lines
-from seqlab.tagging.config import load_config
+from seqlab.tagging.config import POOL_BATCHES, load_config
 from seqlab.data.schemes import spans
 from features.tokenize import split_sentences
 from seqlab.cli.tag import write_documents
@@ -52,8 +52,8 @@ def run_dir(tmp_path_factory) -> Path:
     return out
 
 
-def tag_stream(run_dir, lines, out, *, fmt: str = "conll", batch_size: int = 64) -> None:
-    write_documents(SequenceTagger.load(run_dir).tag_many(lines, batch_size=batch_size), out, fmt)
+def tag_stream(run_dir, lines, out, *, fmt: str = "conll", batch_size: int = 64, **options) -> None:
+    write_documents(SequenceTagger.load(run_dir).tag_many(lines, batch_size=batch_size, **options), out, fmt)
 
 
 def tagged(run_dir, lines, fmt, **kwargs) -> str:
@@ -159,7 +159,9 @@ class Recorder(io.StringIO):
         return super().write(s)
 
 
-def test_streams_a_long_input_in_batches(run_dir):
+@pytest.mark.parametrize("pool, lag", [({"pool": 1}, 40), ({}, 16 * POOL_BATCHES + 8)])
+def test_streams_a_long_input_in_batches(run_dir, pool, lag):
+    """Output starts once a batch (pool=1) or the default pool of POOL_BATCHES batches is tagged, not at the end."""
     templates = LINES + ["Peter Blackburn said. German advice. British lamb?", "EU"]
     n = 2000
     counter = [0]
@@ -170,9 +172,9 @@ def test_streams_a_long_input_in_batches(run_dir):
             yield templates[i % len(templates)]
 
     out = Recorder(counter)
-    tag_stream(run_dir, lines(), out, fmt="jsonl", batch_size=16)
+    tag_stream(run_dir, lines(), out, fmt="jsonl", batch_size=16, **pool)
     assert counter[0] == n
-    assert out.first_write_after is not None and out.first_write_after <= 40  # written batch by batch
+    assert out.first_write_after is not None and out.first_write_after <= lag  # written batch (pool) by batch
     objects = [json.loads(line) for line in out.getvalue().splitlines()]
     per_template = [len(split_sentences(t)) for t in templates]
     assert len(objects) == sum(per_template[i % len(templates)] for i in range(n))
@@ -455,3 +457,19 @@ def test_tag_imports_nothing_it_does_not_need(tmp_path):
     loaded = set(result["modules"])
     assert "torch" in loaded  # the probe ran the tagger, not an early exit
     assert sorted(loaded & set(NOT_FOR_TAGGING)) == []
+
+
+def test_tag_many_pools_sentences_by_default_as_seqlab_tag_does(run_dir, monkeypatch):
+    """tag_many's default is seqlab tag's fast path: sentences of many texts decoded POOL_BATCHES batches at a time
+    (pool=1: each batch as it fills), with the same documents."""
+    tagger = SequenceTagger.load(run_dir)
+    lines = LINES * 20
+    calls = []
+    tag_queue = SequenceTagger._tag_queue
+    monkeypatch.setattr(SequenceTagger, "_tag_queue", lambda self, queue, *a: (calls.append(len(queue)),
+                                                                                 tag_queue(self, queue, *a)))
+    pooled = [d.to_dict() for d in tagger.tag_many(lines, batch_size=2)]
+    pooled_calls, calls[:] = list(calls), []
+    plain = [d.to_dict() for d in tagger.tag_many(lines, batch_size=2, pool=1)]
+    assert pooled == plain
+    assert max(pooled_calls) > 2 * 2 and len(pooled_calls) < len([c for c in calls if c])

@@ -1,0 +1,252 @@
+"""Calibrated confidences: how far a tagger's confidences are from how often it is right, and temperature scaling.
+
+A unit is what a confidence is given for: a predicted span (its confidence is the smallest marginal of its
+tokens' labels, :class:`~seqlab.tagging.predict.Predictor`; it is right when its type and both boundaries match
+a gold span) or, for token labels (POS tags), a token (the marginal of its label; right when the label is the
+gold one).
+
+* **Expected calibration error** (Naeini et al. 2015; Guo et al. 2017, eq. 3): the units are put into
+  :data:`BINS` equal-width confidence bins, ``ECE = sum_b n_b / N * |accuracy_b - mean confidence_b|``.
+* **Temperature scaling** (Guo et al. 2017, section 4.2): every score of the CRF (emissions, transitions, start
+  and end; a softmax decoder's emissions) is divided by one temperature T before the marginals are computed, so
+  labels (the Viterbi path) are unchanged and only confidences move. T is fitted on a labelled split (the dev
+  set) by minimising the log loss of the units' confidences against whether they are right.
+
+A split is decoded once (:class:`Outcomes`); the confidences at another temperature then cost one
+forward-backward per batch, so a fit reads the encoder's output once.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+
+from seqlab.core import rundir
+from seqlab.core.errors import SeqlabError
+from seqlab.data.batching import Encoded
+from seqlab.data.dataset import Split
+from seqlab.data.labelling import Labelling
+from seqlab.data.schemes import spans
+from seqlab.tagging.predict import Predictor
+
+BINS = 10
+#: The temperatures a fit searches (log-spaced), and the bounds a stored temperature must lie in.
+LOWEST, HIGHEST = 0.05, 20.0
+_EPS = 1e-7
+#: A fit needs at least this many right units and this many wrong ones.
+MIN_EACH = 10
+
+
+@dataclass(frozen=True)
+class Bin:
+    """One confidence bin: (low, high], its units, their mean confidence and how many were right."""
+
+    low: float
+    high: float
+    count: int
+    confidence: float
+    accuracy: float
+
+
+@dataclass(frozen=True)
+class Reliability:
+    """How well confidences match accuracy over a split: ECE, the bins, and the temperature they were read at."""
+
+    unit: str  # "span" or "token"
+    count: int
+    ece: float
+    accuracy: float
+    confidence: float
+    temperature: float
+    bins: list[Bin]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"unit": self.unit, "count": self.count, "ece": round(self.ece, 4),
+                "accuracy": round(self.accuracy, 4), "mean_confidence": round(self.confidence, 4),
+                "temperature": round(self.temperature, 4),
+                "bins": [{"low": b.low, "high": b.high, "count": b.count, "confidence": round(b.confidence, 4),
+                          "accuracy": round(b.accuracy, 4)} for b in self.bins]}
+
+    def table(self) -> str:
+        """The reliability table as text: one line per bin, then the ECE."""
+        lines = [f"calibration of {self.unit} confidences (temperature {self.temperature:.3f}): "
+                 f"{self.count} {self.unit}s, accuracy {100 * self.accuracy:.2f}%, mean confidence "
+                 f"{100 * self.confidence:.2f}%",
+                 f"{'confidence':>12} {self.unit + 's':>8} {'mean conf':>10} {'accuracy':>9} {'gap':>7}"]
+        for b in self.bins:
+            if b.count:
+                lines.append(f"  ({b.low:.1f}, {b.high:.1f}] {b.count:>8} {100 * b.confidence:>9.2f}% "
+                             f"{100 * b.accuracy:>8.2f}% {100 * (b.accuracy - b.confidence):>+6.2f}")
+            else:
+                lines.append(f"  ({b.low:.1f}, {b.high:.1f}] {0:>8} {'-':>10} {'-':>9} {'-':>7}")
+        lines.append(f"expected calibration error (ECE, {len(self.bins)} equal-width bins): {self.ece:.4f}")
+        return "\n".join(lines) + "\n"
+
+
+def reliability(confidence: np.ndarray, correct: np.ndarray, *, unit: str = "span", temperature: float = 1.0,
+                bins: int = BINS) -> Reliability:
+    """The reliability of ``confidence`` (one per unit, in [0, 1]) against ``correct`` (bools): ECE over
+    ``bins`` equal-width bins, each bin (low, high] (the first also holds 0)."""
+    confidence, correct = np.asarray(confidence, dtype=np.float64), np.asarray(correct, dtype=bool)
+    if confidence.shape != correct.shape or confidence.ndim != 1:
+        raise ValueError(f"confidence and correct must be two vectors of one length, got shapes "
+                         f"{confidence.shape} and {correct.shape}")
+    which = np.clip(np.ceil(confidence * bins).astype(np.int64) - 1, 0, bins - 1)  # (low, high] -> its bin
+    counts = np.bincount(which, minlength=bins)
+    sums = np.bincount(which, weights=confidence, minlength=bins)
+    rights = np.bincount(which, weights=correct.astype(np.float64), minlength=bins)
+    total = max(len(confidence), 1)
+    table, ece = [], 0.0
+    for b in range(bins):
+        n = int(counts[b])
+        conf, acc = (sums[b] / n, rights[b] / n) if n else (0.0, 0.0)
+        ece += n / total * abs(acc - conf)
+        table.append(Bin(round(b / bins, 6), round((b + 1) / bins, 6), n, float(conf), float(acc)))
+    return Reliability(unit, len(confidence), float(ece), float(correct.mean()) if len(correct) else 0.0,
+                       float(confidence.mean()) if len(confidence) else 0.0, float(temperature), table)
+
+
+class Outcomes:
+    """A labelled split decoded once by ``predictor``: every batch's emissions and best paths, which predicted
+    units are right, and where each unit lies; :meth:`confidences` gives the units' confidences at any
+    temperature from those."""
+
+    def __init__(self, predictor: Predictor, data: Encoded, split: Split, labelling: Labelling, *,
+                 batch_size: int = 100) -> None:
+        if len(data) != len(split.tokens):
+            raise ValueError(f"{len(data)} encoded sentences for a split of {len(split.tokens)}")
+        self.predictor, self.unit = predictor, "span" if labelling.has_spans else "token"
+        self.batches: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, np.ndarray, np.ndarray]] = []
+        right: list[np.ndarray] = []
+        names = predictor.names
+        for indices, mask, emissions in predictor.scored_batches(data, batch_size):
+            with torch.inference_mode():
+                best = predictor.backend.decoder.decode(emissions, mask)  # shape: (B, T)
+            ids, lengths = best.cpu().numpy(), data.lengths[indices].numpy()
+            rows = indices.tolist()
+            if self.unit == "span":
+                found = predictor.read_spans(ids, lengths)
+                starts = [(r, s, e) for r, chunks in enumerate(found) for _, s, e in chunks]
+                gold = [set(spans(split.file_tags[i])) for i in rows]
+                right.append(np.array([chunk in gold[r] for r, chunks in enumerate(found) for chunk in chunks],
+                                      dtype=bool))
+            else:
+                starts = [(r, t, t + 1) for r, n in enumerate(lengths.tolist()) for t in range(n)]
+                right.append(np.array([names[ids[r, t]] == split.tags[i][t]
+                                       for r, i in enumerate(rows) for t in range(int(lengths[r]))], dtype=bool))
+            where = np.array(starts, dtype=np.int64).reshape(-1, 3)
+            self.batches.append((emissions, mask, best, where, np.asarray(lengths)))
+        self.correct = np.concatenate(right) if right else np.zeros(0, dtype=bool)
+
+    def confidences(self, temperature: float = 1.0) -> np.ndarray:
+        """Every unit's confidence at ``temperature``, in the order of :attr:`correct`."""
+        out = []
+        decoder = self.predictor.backend.decoder
+        with torch.inference_mode():
+            for emissions, mask, best, where, _ in self.batches:
+                marginals = decoder.marginals(emissions, mask, temperature)  # shape: (B, T, K)
+                chosen = marginals.gather(-1, best.unsqueeze(-1)).squeeze(-1).cpu().numpy()  # shape: (B, T)
+                out.append(_span_minima(chosen, where))
+        return np.concatenate(out) if out else np.zeros(0)
+
+    def reliability(self, temperature: float = 1.0, bins: int = BINS) -> Reliability:
+        return reliability(self.confidences(temperature), self.correct, unit=self.unit, temperature=temperature,
+                           bins=bins)
+
+    def log_loss(self, temperature: float) -> float:
+        """Mean binary log loss of the units' confidences at ``temperature`` against whether they are right."""
+        p = np.clip(self.confidences(temperature), _EPS, 1 - _EPS)
+        return float(-np.mean(np.where(self.correct, np.log(p), np.log1p(-p))))
+
+
+def _span_minima(chosen: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """The smallest of ``chosen[row, start:end]`` for each (row, start, end) of ``where``, in one pass: the
+    ranges laid end to start in the flattened rows, reduced by ``np.minimum.reduceat``."""
+    if len(where) == 0:
+        return np.zeros(0)
+    width = chosen.shape[1]
+    flat = np.append(chosen.reshape(-1), 0.0)  # one element past the end, so that an end index is in range
+    bounds = np.stack([where[:, 0] * width + where[:, 1], where[:, 0] * width + where[:, 2]], axis=1).reshape(-1)
+    return np.minimum.reduceat(flat, bounds)[::2]
+
+
+def fit_temperature(outcomes: Outcomes, *, low: float = LOWEST, high: float = HIGHEST) -> float:
+    """The temperature in [``low``, ``high``] with the least log loss on ``outcomes``: a log-spaced grid, then
+    golden-section search between the best point's neighbours. 1.0 (the CRF's own marginals) when fewer than
+    :data:`MIN_EACH` units are right, or fewer are wrong: too little to fit (with no error at all, the loss only
+    falls towards the lowest temperature)."""
+    right = int(outcomes.correct.sum())
+    if min(right, len(outcomes.correct) - right) < MIN_EACH:
+        return 1.0
+    grid = np.exp(np.linspace(math.log(low), math.log(high), 13))
+    losses = [outcomes.log_loss(float(t)) for t in grid]
+    best = int(np.argmin(losses))
+    a, b = math.log(grid[max(best - 1, 0)]), math.log(grid[min(best + 1, len(grid) - 1)])
+    ratio = (math.sqrt(5) - 1) / 2
+    c, d = b - ratio * (b - a), a + ratio * (b - a)
+    fc, fd = outcomes.log_loss(math.exp(c)), outcomes.log_loss(math.exp(d))
+    for _ in range(15):
+        if fc < fd:
+            b, d, fd = d, c, fc
+            c = b - ratio * (b - a)
+            fc = outcomes.log_loss(math.exp(c))
+        else:
+            a, c, fc = c, d, fd
+            d = a + ratio * (b - a)
+            fd = outcomes.log_loss(math.exp(d))
+    found = math.exp((a + b) / 2)
+    return found if outcomes.log_loss(found) <= losses[best] else float(grid[best])
+
+
+def check_temperature(value: Any, where: str) -> float:
+    """A stored temperature as a float in [:data:`LOWEST`, :data:`HIGHEST`], or a one-line error naming ``where``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not LOWEST <= value <= HIGHEST:
+        raise SeqlabError(f"{where}: temperature must be a number from {LOWEST} to {HIGHEST}, got {value!r}")
+    return float(value)
+
+
+def stored_temperature(run_dir: str | Path) -> float:
+    """The temperature a run directory's calibration.json holds (checked), or 1.0 when the run has none."""
+    record = rundir.load_json(Path(run_dir), rundir.CALIBRATION)
+    if record is None:
+        return 1.0
+    return check_temperature(record.get("temperature"), str(Path(run_dir) / rundir.CALIBRATION))
+
+
+def summary(before: Reliability, after: Reliability, fitted_on: str) -> dict[str, Any]:
+    """What a run directory's calibration.json records: the temperature, the split it was fitted on, and the
+    ECE there before and after."""
+    return {"temperature": round(after.temperature, 6), "unit": after.unit, "fitted_on": fitted_on,
+            "units": after.count, "ece_before": round(before.ece, 4), "ece_after": round(after.ece, 4)}
+
+
+def plot(reliabilities: Sequence[Reliability], path: str, title: str = "") -> None:
+    """A reliability diagram (accuracy against mean confidence per bin, one line per reliability) as a PNG
+    at ``path``; needs matplotlib (``pip install 'seqlab[plots]'``)."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise SeqlabError("--plot needs matplotlib: pip install 'seqlab[plots]' (or pip install matplotlib)") from None
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    from seqlab.core.atomic import atomic_open
+
+    figure, axes = plt.subplots(figsize=(4.5, 4.5), dpi=120)
+    axes.plot([0, 1], [0, 1], color="0.6", linestyle="--", linewidth=1, label="perfect calibration")
+    for rel in reliabilities:
+        shown = [b for b in rel.bins if b.count]
+        axes.plot([b.confidence for b in shown], [b.accuracy for b in shown], marker="o",
+                  label=f"T = {rel.temperature:.2f}: ECE {rel.ece:.3f}")
+    axes.set(xlim=(0, 1), ylim=(0, 1), xlabel=f"mean confidence ({reliabilities[0].unit}s, per bin)",
+             ylabel="accuracy", title=title)
+    axes.legend(loc="upper left", fontsize=8)
+    figure.tight_layout()
+    with atomic_open(path, "wb") as out:
+        figure.savefig(out, format="png")
+    plt.close(figure)
