@@ -165,6 +165,7 @@ def load_onnx(folder: str | Path, device: torch.device | str = "auto", *, backen
     copy is removed before this returns)."""
     from seqlab.apps.package import unpacked
     from seqlab.tagging.api import SequenceTagger
+    from seqlab.tagging.calibration import stored_temperature
     from seqlab.tagging.config import load_config
     from seqlab.tagging.parts import load_token_features
 
@@ -180,6 +181,7 @@ def load_onnx(folder: str | Path, device: torch.device | str = "auto", *, backen
         vocabs = load_vocabs(run_dir / rundir.VOCABS)
         features = load_token_features(config.model.features, state=rundir.load_feature_state(run_dir))
         decoder = load_decoder(run_dir, config, vocabs["tags"].itos)
+        temperature = stored_temperature(run_dir)  # the confidences' calibration, as the torch backend reads it
     return SequenceTagger(config, vocabs, features, OnnxEmissions(runtime, decoder, spelling),
-                          backend=backend)
+                          backend=backend, temperature=temperature)
 
