@@ -15,6 +15,10 @@ The input is the first Wikipedia lines (``$SEQLAB_DATA/unlabeled/wikipedia_en_20
 
 ``ratio`` is decoding's sentences/s over the whole process's, by wall time and by CPU time (the steadier
 one on a shared machine).
+
+``--pool-rounds N`` adds ``tag_many_pool``: ``tag_many(lines)`` with its defaults (32 batches of 100 pooled,
+confidences) against the same call with ``pool=1`` (each batch decoded as it fills, the default before), N
+alternating rounds in this process: CPU seconds of each and the ratio pool=1 / default, min / median / max.
 """
 from __future__ import annotations
 
@@ -22,11 +26,13 @@ import argparse
 import gzip
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from features.tokenize import split_sentences
 from seqlab.core.paths import data_root
@@ -66,11 +72,28 @@ def whole_process(model: str, path: Path, threads: int) -> dict[str, float]:
             "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
 
 
+def pool_rounds(tagger: Any, lines: list[str], rounds: int) -> dict[str, Any]:
+    """CPU seconds of ``tag_many(lines)`` at its defaults and at ``pool=1``, alternating; the ratio per round."""
+    cpu: dict[str, list[float]] = {"default": [], "pool_1": []}
+    options = {"default": {}, "pool_1": {"pool": 1}}
+    for number in range(rounds):
+        for side in (("default", "pool_1") if number % 2 == 0 else ("pool_1", "default")):
+            start = time.process_time()
+            for _ in tagger.tag_many(lines, **options[side]):
+                pass
+            cpu[side].append(round(time.process_time() - start, 2))
+    ratios = [b / a for a, b in zip(cpu["default"], cpu["pool_1"])]
+    return {"cpu_seconds": cpu, "ratio_pool_1_over_default": {
+        "min": round(min(ratios), 3), "median": round(statistics.median(ratios), 3), "max": round(max(ratios), 3)}}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default="en-ner-conll03", help="a run directory, .seqlab file or installed name")
     p.add_argument("--sentences", type=int, default=100_000)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--pool-rounds", type=int, default=0, help="rounds of tag_many's default against pool=1")
+    p.add_argument("--skip-whole-process", action="store_true", help="only the in-process timings")
     args = p.parse_args()
     import torch
 
@@ -83,7 +106,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "wikipedia.txt"
         count = wikipedia_sentences(args.sentences, path)
-        whole = whole_process(args.model, path, args.threads)
+        whole = None if args.skip_whole_process else whole_process(args.model, path, args.threads)
         lines = path.read_text(encoding="utf-8").splitlines()
     tagger = seqlab.load(args.model, device="cpu")
     start, cpu = time.perf_counter(), time.process_time()
@@ -98,14 +121,17 @@ def main() -> None:
     predict(tagger.model, data, tagger.vocabs["tags"], batch_size=100)
     decoding = {"seconds": round(time.perf_counter() - start, 2), "cpu_seconds": round(time.process_time() - cpu, 2)}
     for timing in (whole, many, decoding):
-        timing["sentences_per_second"] = round(count / timing["seconds"])
-        timing["sentences_per_cpu_second"] = round(count / timing["cpu_seconds"])
-    print(json.dumps({"model": args.model, "threads": args.threads, "sentences": count,
-                      "tokens": int(data.lengths.sum()), "load_average": os.getloadavg()[0],
-                      "whole_process": whole, "tag_many": many, "decoding": decoding,
-                      "ratio_wall": round(decoding["sentences_per_second"] / whole["sentences_per_second"], 2),
-                      "ratio_cpu": round(decoding["sentences_per_cpu_second"] / whole["sentences_per_cpu_second"], 2)},
-                     indent=2))
+        if timing is not None:
+            timing["sentences_per_second"] = round(count / timing["seconds"])
+            timing["sentences_per_cpu_second"] = round(count / timing["cpu_seconds"])
+    result = {"model": args.model, "threads": args.threads, "sentences": count, "tokens": int(data.lengths.sum()),
+              "load_average": os.getloadavg()[0], "whole_process": whole, "tag_many": many, "decoding": decoding}
+    if whole is not None:
+        result["ratio_wall"] = round(decoding["sentences_per_second"] / whole["sentences_per_second"], 2)
+        result["ratio_cpu"] = round(decoding["sentences_per_cpu_second"] / whole["sentences_per_cpu_second"], 2)
+    if args.pool_rounds:
+        result["tag_many_pool"] = pool_rounds(tagger, lines, args.pool_rounds)
+    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":
