@@ -51,6 +51,9 @@ def test_the_manifest_names_every_member_with_its_checksum_and_the_scores(model_
     assert manifest["format"] == "seqlab-model" and manifest["task"] == "tagging"
     assert set(manifest["members"]) == {"config.yaml", "vocabs.json", "features.json", "model.pt",
                                         "files/0/brown_paths.txt", "calibration.json", "card.json"}
+    calibration = json.loads((run / "calibration.json").read_text())  # written by training, fitted on dev
+    assert calibration["fitted_on"].endswith("dev.txt") and calibration == json.loads((run / "metrics.json").read_text(
+    ))["calibration"]
     metrics = json.loads((run / "metrics.json").read_text())
     assert manifest["scores"] == {"dev": metrics["dev"]["f1"], "test": metrics["test"]["f1"]}
 
