@@ -1,17 +1,22 @@
-"""Peak memory and throughput of ``seqlab tag`` on inputs that used to exhaust memory, printed as JSON.
+"""Peak memory, wall and CPU time of whole-process ``seqlab tag``, printed as JSON.
 
-    python -m benchmarks.tag_memory --run runs/conll03_glove [--threads 1] [--bytes 1000000] [--lines 50000]
+    python -m benchmarks.tag_memory [--model en-ner-conll03] [--format jsonl] [--threads 1] [--lines 20000]
+                                    [--rounds 3] [--cases one_line wikipedia] [--against ENV=VALUE ...]
 
-Two inputs are built in a scratch folder from the shared data (``$SEQLAB_DATA`` or ../shared/data):
+Inputs, built in a scratch folder from the shared data (``$SEQLAB_DATA`` or ../shared/data):
 
+* ``one_line``: the first line of the 2014 English Wikipedia dump (start-up, loading and one paragraph);
+* ``wikipedia``: its first ``--lines`` non-blank lines;
 * ``single_line``: ``--bytes`` of Reuters text joined into ONE line (thousands of sentences on it);
-* ``no_sentence_end``: the same line without ``.``, ``!`` and ``?`` (one "sentence" of ~180k tokens);
-* ``wikipedia``: the first ``--lines`` non-blank lines of the 2014 English Wikipedia dump.
+* ``no_sentence_end``: the same line without ``.``, ``!`` and ``?`` (one "sentence" of ~180k tokens).
 
-Each is tagged by a fresh ``python -m seqlab.cli tag RUN FILE --format conll`` process whose output goes
-to a file; its peak RSS is that process's own maximum resident set size (``os.wait4``), and tokens/s is
-the number of tokens written over the process's wall time (start-up included). The target is a peak
-RSS under 1 GB on both.
+Each is tagged by a fresh ``python -m seqlab tag MODEL FILE --format F --threads T`` process (OMP_NUM_THREADS=T)
+whose output goes to a file: its peak RSS is the process's own maximum resident set size and its CPU time user +
+system (``os.wait4``); wall time includes start-up; an untimed run first fills the model cache. ``floor`` is a process that only runs ``import torch``: the
+part of the peak that no change to seqlab can remove. Each round runs every case once; with ``--against``, each
+case also runs with those environment variables set (``ONEDNN_PRIMITIVE_CACHE_CAPACITY=1024``: oneDNN's default
+cache, which ``seqlab tag`` turns off), in alternating order, and ``ratio`` gives the min / median / max over
+rounds of its peak RSS and CPU time over the plain run's. On a shared machine CPU time is the steadier figure.
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ import gzip
 import itertools
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -27,6 +33,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+CASES = ("one_line", "wikipedia", "single_line", "no_sentence_end")
 
 
 def data_root() -> Path:
@@ -59,7 +66,7 @@ def without_sentence_ends(line_file: Path, out: Path) -> Path:
 
 
 def wikipedia_lines(root: Path, count: int, out: Path) -> Path:
-    """The first ``count`` non-blank lines of the Wikipedia dump."""
+    """The first ``count`` non-blank lines of the Wikipedia dump's first part."""
     source = sorted((root / "unlabeled" / "wikipedia_en_2014").glob("enwiki2014_part_*.txt.gz"))[0]
     with gzip.open(source, "rt", encoding="utf-8") as handle:
         lines = itertools.islice((line for line in handle if line.strip()), count)
@@ -67,42 +74,104 @@ def wikipedia_lines(root: Path, count: int, out: Path) -> Path:
     return out
 
 
-def measure(run: Path, path: Path, threads: int) -> dict[str, float]:
-    """Tag ``path`` in a fresh process; its peak RSS, wall time and tokens per second."""
-    output = path.with_suffix(".tagged")
-    command = [sys.executable, "-m", "seqlab.cli", "tag", str(run), str(path), "--format", "conll"]
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+def build_inputs(cases: list[str], folder: Path, lines: int, size: int) -> dict[str, Path]:
+    """The input file of each case asked for."""
+    root, made = data_root(), {}
+    for case in cases:
+        if case == "one_line":
+            made[case] = wikipedia_lines(root, 1, folder / "one_line.txt")
+        elif case == "wikipedia":
+            made[case] = wikipedia_lines(root, lines, folder / "wikipedia.txt")
+        else:
+            line = made.get("single_line") or single_line(root, size, folder / "single_line.txt")
+            made[case] = line if case == "single_line" else without_sentence_ends(line, folder / "no_end.txt")
+    return made
+
+
+def run(command: list[str], output: Path, env: dict[str, str]) -> dict[str, float]:
+    """Run ``command`` with standard output to ``output``: its wall and CPU seconds and peak RSS (MB)."""
     start = time.perf_counter()
     with open(output, "w", encoding="utf-8") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE, cwd=ROOT, env=env)
         _, status, usage = os.wait4(process.pid, 0)
-    seconds = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"tag_memory: {' '.join(command)} failed:\n{process.stderr.read().decode()[-2000:]}")
-    with open(output, encoding="utf-8") as handle:
-        tokens = sum(1 for line in handle if line.strip())
-    return {"bytes": path.stat().st_size, "lines": sum(1 for _ in open(path, encoding="utf-8")),
-            "tokens": tokens, "seconds": round(seconds, 2), "tokens_per_second": round(tokens / seconds),
+    process.stderr.close()
+    return {"wall_s": round(wall, 3), "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
             "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}  # ru_maxrss is in KiB on Linux
+
+
+def count_tokens(output: Path, fmt: str) -> int:
+    """Tokens in a ``seqlab tag`` output file (conll: one per non-blank line; jsonl: each object's tokens)."""
+    with open(output, encoding="utf-8") as handle:
+        if fmt == "jsonl":
+            return sum(len(json.loads(line)["tokens"]) for line in handle if line.strip())
+        return sum(1 for line in handle if line.strip())
+
+
+def spread(values: list[float]) -> dict[str, float]:
+    """min / median / max of ``values``."""
+    return {"min": round(min(values), 3), "median": round(statistics.median(values), 3), "max": round(max(values), 3)}
+
+
+def summary(rounds: list[dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Each measure's min / median / max over ``rounds``."""
+    return {key: spread([r[key] for r in rounds]) for key in ("peak_rss_mb", "wall_s", "cpu_s")}
+
+
+def tag_command(args: argparse.Namespace, path: Path) -> list[str]:
+    """The timed ``seqlab tag`` command line for the input ``path``."""
+    return [sys.executable, "-m", "seqlab", "tag", args.model, str(path), "--format", args.format, "--threads",
+            str(args.threads)]
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--run", required=True, type=Path, help="a tagging run directory")
+    p.add_argument("--model", default="en-ner-conll03", help="an installed model's name, a run directory or a "
+                                                               ".seqlab file")
+    p.add_argument("--format", default="jsonl", choices=("jsonl", "conll", "inline", "conllu"))
     p.add_argument("--threads", type=int, default=1, help="torch threads of the tagging process")
-    p.add_argument("--bytes", type=int, default=1_000_000, help="size of the single-line input")
-    p.add_argument("--lines", type=int, default=50_000, help="Wikipedia lines")
+    p.add_argument("--lines", type=int, default=20_000, help="Wikipedia lines of the wikipedia case")
+    p.add_argument("--bytes", type=int, default=1_000_000, help="size of the single-line inputs")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--cases", nargs="+", choices=CASES, default=["one_line", "wikipedia"])
+    p.add_argument("--against", nargs="+", metavar="ENV=VALUE", default=[],
+                   help="also run each case with these environment variables, alternating with the plain run")
     args = p.parse_args()
-    root = data_root()
+    if any("=" not in item for item in args.against):
+        p.error("--against takes ENV=VALUE items")
+    threads = str(args.threads)
+    env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+    other = {**env, **dict(item.split("=", 1) for item in args.against)}
+    sides = {"plain": env, **({"against": other} if args.against else {})}
+    floor: list[dict[str, float]] = []
+    results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
-        line = single_line(root, args.bytes, folder / "single_line.txt")
-        inputs = {"single_line": line, "no_sentence_end": without_sentence_ends(line, folder / "no_end.txt"),
-                  "wikipedia": wikipedia_lines(root, args.lines, folder / "wikipedia.txt")}
-        results = {name: measure(args.run, path, args.threads) for name, path in inputs.items()}
-    print(json.dumps({"run": str(args.run), "threads": args.threads, "target_peak_rss_mb": 1024, **results},
-                     indent=2))
+        inputs = build_inputs(args.cases, folder, args.lines, args.bytes)
+        measured = {case: {side: [] for side in sides} for case in args.cases}
+        run(tag_command(args, inputs[args.cases[0]]), folder / "warm.out", env)  # unpacks the model into its cache
+        for number in range(args.rounds):
+            floor.append(run([sys.executable, "-c", "import torch"], folder / "floor.out", env))
+            for case, path in inputs.items():
+                order = list(sides) if number % 2 == 0 else list(reversed(sides))
+                for side in order:
+                    measured[case][side].append(run(tag_command(args, path), folder / f"{case}.out", sides[side]))
+            print(f"tag_memory: round {number + 1} of {args.rounds} done", file=sys.stderr)
+        for case, path in inputs.items():
+            tokens = count_tokens(folder / f"{case}.out", args.format)
+            entry: dict = {"lines": sum(1 for _ in open(path, encoding="utf-8")), "tokens": tokens,
+                           **summary(measured[case]["plain"]), "rounds": measured[case]["plain"]}
+            entry["tokens_per_cpu_s"] = round(tokens / entry["cpu_s"]["median"])
+            if args.against:
+                pairs = list(zip(measured[case]["plain"], measured[case]["against"]))
+                entry["against"] = {**summary(measured[case]["against"]), "rounds": measured[case]["against"]}
+                entry["ratio_against_over_plain"] = {
+                    key: spread([b[key] / a[key] for a, b in pairs]) for key in ("peak_rss_mb", "cpu_s")}
+            results[case] = entry
+    print(json.dumps({"model": args.model, "format": args.format, "threads": args.threads,
+                      "against": args.against, "floor_import_torch": summary(floor), **results}, indent=2))
 
 
 if __name__ == "__main__":

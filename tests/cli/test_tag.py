@@ -473,3 +473,18 @@ def test_tag_many_pools_sentences_by_default_as_seqlab_tag_does(run_dir, monkeyp
     plain = [d.to_dict() for d in tagger.tag_many(lines, batch_size=2, pool=1)]
     assert pooled == plain
     assert max(pooled_calls) > 2 * 2 and len(pooled_calls) < len([c for c in calls if c])
+
+
+@pytest.mark.parametrize("given, expected", [(None, "0"), ("64", "64")])
+def test_tag_turns_off_onednn_primitive_cache_unless_told(run_dir, monkeypatch, capsys, given, expected):
+    """oneDNN's primitive cache holds memory for every batch shape of a stream: seqlab tag turns it off (its workers
+    inherit the setting); a value the user set stays."""
+    from seqlab.cli.tag import ONEDNN_CACHE
+
+    name = ONEDNN_CACHE[0]
+    monkeypatch.setenv(name, "undone after the test")  # so that monkeypatch restores the variable as it was
+    monkeypatch.delenv(name)
+    if given is not None:
+        monkeypatch.setenv(name, given)
+    assert main(["tag", str(run_dir), str(NER / "dev.txt"), "--format", "conll"]) == 0
+    assert os.environ[name] == expected
