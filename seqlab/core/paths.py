@@ -53,6 +53,16 @@ def resolve_data_path(value: str, *, key: str, must_exist: bool = True) -> Path:
     return path
 
 
+def data_relative(path: str | Path) -> str:
+    """``path`` as a config names it: relative to the data folder when it lies inside it (what a record such as
+    a model file's calibration.json keeps, so that it names no machine's folders), else as given."""
+    root = data_root()
+    try:
+        return str(Path(path).resolve().relative_to(root.resolve())) if root is not None else str(path)
+    except ValueError:
+        return str(path)
+
+
 def require_file(path: str | Path, expected: str = "") -> Path:
     """``path`` if it is a file; else a :class:`SeqlabError` that says whether it is missing or a folder
     (``expected`` says what the file should hold, e.g. "a SemEval-2010 Task 8 file")."""

@@ -22,7 +22,7 @@ from seqlab.core.device import resolve_device
 from seqlab.core.errors import SeqlabError
 from seqlab.core.loaded import DEFAULT_BACKEND, check_kind, model_metadata
 from seqlab.data.batching import Encoded, encode
-from seqlab.core.paths import require_file
+from seqlab.core.paths import data_relative, require_file
 from seqlab.data.dataset import Split, file_layout, read_split
 from seqlab.data.labelling import Evaluation
 from seqlab.data.schemes import detect_scheme
@@ -286,8 +286,8 @@ class SequenceTagger:
         outcomes = self.outcomes(data, batch_size=batch_size)
         temperature = fit_temperature(outcomes)
         self.predictor.temperature = temperature
-        where = data.path if isinstance(data, Split) else data
-        return calibration_summary(outcomes.reliability(1.0), outcomes.reliability(temperature), str(where))
+        where = Path(data.path if isinstance(data, Split) else data)
+        return calibration_summary(outcomes.reliability(1.0), outcomes.reliability(temperature), data_relative(where))
 
     # ------------------------------------------------------------ the loaded-model protocol (seqlab.core.loaded)
 
