@@ -155,3 +155,18 @@ def test_explain_reads_a_model_on_the_gpu_as_on_the_cpu(monkeypatch, tmp_path):
         assert worst < 1e-3, f"{key}: the GPU and the CPU differ by up to {worst:.2e}"
     written = explain_file(gpu, folder / config.data.test, tmp_path / "explain")
     assert all(path.is_file() and path.stat().st_size > 0 for path in written)
+
+
+@needs_cuda
+def test_calibration_on_the_gpu_matches_the_cpu(monkeypatch):
+    """The installed model on the GPU: the same spans, and the same confidences at another temperature, as on the
+    CPU (the marginals' temperature divides every CRF score on either device)."""
+    monkeypatch.setattr("seqlab.tagging.calibration.MIN_EACH", 0)
+    import seqlab
+
+    dev = FIXTURES / "ner" / "dev.txt"
+    gpu, cpu = seqlab.load("en-ner-conll03", "cuda"), seqlab.load("en-ner-conll03", "cpu")
+    on_gpu, on_cpu = gpu.outcomes(dev), cpu.outcomes(dev)
+    assert on_gpu.correct.tolist() == on_cpu.correct.tolist()
+    assert on_gpu.confidences(1.7).tolist() == pytest.approx(on_cpu.confidences(1.7).tolist(), abs=1e-4)
+    assert gpu.calibrate(dev)["temperature"] == pytest.approx(cpu.calibrate(dev)["temperature"], rel=1e-3)
