@@ -1,11 +1,11 @@
 """Decoding speed of the torch and onnxruntime backends of one tagger, side by side, printed as JSON.
 
     python -m benchmarks.onnx_speed [--model en-ner-conll03] [--file conll2003/test.txt] [--rounds 5]
-        [--text unlabeled/wikipedia_en_2014/enwiki2014_part_AA.txt.gz --lines 20000] [--int8]
+        [--text unlabeled/wikipedia_en_2014/enwiki2014_part_AA.txt.gz --lines 20000] [--int8] [--export DIR]
 
 The model (a run directory, a ``.seqlab`` file or an installed name; by default the English NER model
-installed with seqlab) is exported with ``seqlab export --format onnx`` into a scratch folder (and with
-``--quantize int8`` too, given ``--int8``), then loaded by each backend on one thread: torch
+installed with seqlab) is exported with ``seqlab export --format onnx`` into a scratch folder or ``--export`` (and
+with ``--quantize int8`` too, given ``--int8``), then loaded by each backend on one thread: torch
 (``torch.set_num_threads(1)``) and onnxruntime (``intra_op_num_threads=1``).
 
 * In process: the sentences of ``--file`` (a CoNLL file, read as the model's training files; relative to
@@ -15,8 +15,9 @@ installed with seqlab) is exported with ``seqlab export --format onnx`` into a s
   only the first ``--batch1-sentences``. The sides run one after the other in each round, the first side
   changing from round to round.
 * Whole process: ``seqlab tag --threads 1 [--backend onnx] DIR TEXT`` on the first ``--lines`` lines of
-  ``--text`` (start-up, model load, tokenization and writing included), alternating the same way; the outputs
-  must be identical to torch's (int8's are compared and counted, not required to be).
+  ``--text`` (raw text, plain or gzip; by default the sentences of ``--file``, one a line), start-up, model load,
+  tokenization and writing included, alternating the same way; the outputs must be identical to torch's (int8's
+  are compared and counted, not required to be).
 Figures are CPU seconds (``time.process_time``; children's for whole processes) and wall seconds; a ratio is
 a side's tokens per CPU-second over torch's (above 1: faster than torch), given per round and as min / median
 / max over rounds. Labels on ``--file`` must agree with torch's (the count of differing labels is printed),
@@ -55,7 +56,7 @@ def summarise(rounds: list[dict[str, dict[str, float]]], tokens: int) -> dict[st
     for side in sides:
         cpu = statistics.median(r[side]["cpu"] for r in rounds)
         wall = statistics.median(r[side]["wall"] for r in rounds)
-        out[side] = {"cpu_seconds": round(cpu, 4), "wall_seconds": round(wall, 4),
+        out[side] = {"cpu_seconds": round(cpu, 4), "seconds": round(wall, 4),
                      "tokens_per_cpu_second": round(tokens / cpu, 1), "tokens_per_second": round(tokens / wall, 1)}
     for side in sides[1:]:
         for figure in ("cpu", "wall"):
@@ -129,8 +130,7 @@ def whole_process(folders: dict[str, Path], text: Path, tokens: int, scratch: Pa
     differing = {side: sum(a != b for a, b in zip(reference, outputs[side].read_text(encoding="utf-8").splitlines()))
                  for side in folders if side != "torch"}
     return {"lines": sum(1 for _ in open(text, encoding="utf-8")), "tokens": tokens, **summarise(times, tokens),
-            "identical_output": {side: outputs[side].read_bytes() == outputs["torch"].read_bytes()
-                                 for side in folders if side != "torch"},
+            "identical_output": outputs["onnx"].read_bytes() == outputs["torch"].read_bytes(),
             "differing_output_lines": differing,
             "command": "python -m seqlab tag --threads 1 --backend {torch,onnx} DIR TEXT"}
 
@@ -139,8 +139,10 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", default="en-ner-conll03", help="a run directory, .seqlab file or installed name")
     p.add_argument("--file", default="conll2003/test.txt", help="a CoNLL file (relative to SEQLAB_DATA)")
-    p.add_argument("--text", default="unlabeled/wikipedia_en_2014/enwiki2014_part_AA.txt.gz",
-                   help="raw text, one document a line, plain or gzip (relative to SEQLAB_DATA)")
+    p.add_argument("--export", help="the fp32 export folder to write and use (default: a scratch folder)")
+    p.add_argument("--text", help="whole process: raw text, one document a line, plain or gzip (relative to "
+                                  "SEQLAB_DATA; e.g. unlabeled/wikipedia_en_2014/enwiki2014_part_AA.txt.gz); "
+                                  "default: the sentences of --file")
     p.add_argument("--lines", type=int, default=20000, help="whole process: the first LINES lines of --text")
     p.add_argument("--batch-sizes", type=int, nargs="+", default=[100, 1])
     p.add_argument("--batch1-sentences", type=int, default=500, help="batch 1 times the first N sentences")
@@ -163,7 +165,7 @@ def main(argv: list[str] | None = None) -> None:
         scratch = Path(tmp)
         exports, export_seconds = {}, {}
         for side, quantize in [("onnx", None)] + ([("onnx_int8", "int8")] if args.int8 else []):
-            exports[side] = scratch / side
+            exports[side] = Path(args.export) if args.export and side == "onnx" else scratch / side
             start = time.perf_counter()
             export_onnx(args.model, exports[side], quantize=quantize)
             export_seconds[side] = round(time.perf_counter() - start, 2)
@@ -176,19 +178,23 @@ def main(argv: list[str] | None = None) -> None:
         data = encode(split.tokens, vocabs, **encode_options(taggers["torch"].features))
         labels = {side: [p.labels for p in t.predictor(data, batch_size=100)] for side, t in taggers.items()}
         differing = {side: sum(x != y for a, b in zip(labels["torch"], labels[side]) for x, y in zip(a, b))
-                     for side in taggers if side != "torch"}
+                     for side in taggers if side != "torch"}  # labels of the test file unlike torch's
         f1 = {side: round(t.evaluate(path).f1, 2) for side, t in taggers.items()}
         load = load_average()
         decode = in_process(taggers, data, args.batch_sizes, args.rounds, args.batch1_sentences)
         process = None
         if args.process_rounds:
             text = scratch / "text.txt"
-            tokens = first_lines(resolve_data_path(args.text, key="--text"), args.lines, text)
+            if args.text:
+                tokens = first_lines(resolve_data_path(args.text, key="--text"), args.lines, text)
+            else:
+                text.write_text("".join(" ".join(s) + "\n" for s in split.tokens), encoding="utf-8")
+                tokens = int(data.lengths.sum())
             process = whole_process(folders, text, tokens, scratch, args.process_rounds)
     result = {
         "command": command_line(), "model": args.model, "file": args.file, "sentences": len(data),
         "tokens": int(data.lengths.sum()), "threads": 1, "export_seconds": export_seconds,
-        "differing_labels": differing, "f1": f1, "in_process": decode, "whole_process": process,
+        "differing_labels": differing["onnx"], "differing_labels_by_side": differing, "f1": f1, "in_process": decode, "whole_process": process,
         "versions": {"torch": torch.__version__, "onnxruntime": package_version("onnxruntime"),
                      "onnx": package_version("onnx")},
         "machine": machine(), "load_average_before": load, "load_average_after": load_average(),
