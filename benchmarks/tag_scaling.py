@@ -13,8 +13,9 @@ is a whole process (one torch thread per tagging process) timed from its start t
   actors (nice 0, as the other modes' processes: ``RAY_worker_niceness=0``) and the driver writing every
   batch, in input order (``preserve_order``), into a Parquet file with ``pyarrow.parquet.ParquetWriter``: no
   Python object per row in the driver. After the run (not timed) the Parquet rows are rendered as ``seqlab
-  tag --format FMT`` writes them and compared byte for byte with ``workers_N``'s output (``same_output``).
-  The child reports ``ray_init_s`` and ``first_batch_s`` (from its start), its start-up apart from tagging.
+  tag --format FMT`` writes them and compared with the first mode's output (:func:`compare`: ``same_output``,
+  byte for byte; for jsonl also ``same_but_confidences``). The child reports ``ray_init_s`` and
+  ``first_batch_s`` (from its start), its start-up apart from tagging.
 
 Every mode reports: ``seconds`` (wall) and ``tokens_per_second`` over the whole job (start-up included);
 ``first_output_s``, when the output file first grew (start-up and the first chunk); ``per_process_tokens_per_s``,
