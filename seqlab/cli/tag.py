@@ -33,8 +33,8 @@ log = logging.getLogger("seqlab")
 
 #: oneDNN, which runs torch's CPU LSTM kernels, keeps every primitive it creates (one per input shape, up to 1,024 by
 #: default) with its memory, and a stream of batches of every length fills it. ``seqlab tag`` turns that cache off
-#: (a value set beforehand wins): over 20,000 Wikipedia lines, peak RSS 467-472 MB against 471-587 MB with it, CPU
-#: time 0.92-1.12x (``python -m benchmarks.tag_memory --against ONEDNN_PRIMITIVE_CACHE_CAPACITY=1024``).
+#: (a value set beforehand wins): over 20,000 Wikipedia lines, peak RSS 459-484 MB against 571-586 MB with it, for
+#: 3% more CPU time (1.03-1.06x; ``python -m benchmarks.tag_memory --against ONEDNN_PRIMITIVE_CACHE_CAPACITY=1024``).
 ONEDNN_CACHE = ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "0")
 
 
