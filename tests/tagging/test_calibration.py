@@ -27,6 +27,8 @@ def test_ece_is_the_count_weighted_gap_of_equal_width_bins() -> None:
     assert rel.ece == pytest.approx(expected)
     assert rel.accuracy == pytest.approx(4 / 7) and rel.count == 7
     assert "(0.9, 1.0]" in rel.table() and f"{expected:.4f}" in rel.table()
+    low, high = reliability(np.repeat(confidence, 100), np.repeat(correct, 100)).interval
+    assert low < expected < high and high - low < 0.1
     with pytest.raises(ValueError, match="one length"):
         reliability(confidence, correct[:3])
 
