@@ -104,12 +104,18 @@ def model_card(name: str) -> dict[str, Any]:
 
 def read_card(path: str | Path) -> dict[str, Any] | None:
     """The model card (``card.json``) of a checked model file, or None for a file packaged before cards."""
-    import json
-
     from seqlab.core import rundir
 
+    return read_json_member(path, rundir.CARD)
+
+
+def read_json_member(path: str | Path, name: str) -> dict[str, Any] | None:
+    """The JSON member ``name`` (card.json, calibration.json) of a model file whose checks passed
+    (:func:`seqlab.apps.package.read_manifest`), or None when the file has none."""
+    import json
+
     with zipfile.ZipFile(path) as zf:
-        if rundir.CARD not in zf.namelist():
+        if name not in zf.namelist():
             return None
-        card = json.loads(zf.read(rundir.CARD))
-    return card if isinstance(card, dict) else None
+        value = json.loads(zf.read(name))
+    return value if isinstance(value, dict) else None

@@ -48,8 +48,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """``seqlab calibrate MODEL DEV_FILE``: fit the confidences' temperature on labelled data and store it."""
-    from seqlab.apps.installed import model_path
+    from seqlab.apps.installed import model_path, read_json_member
     from seqlab.apps.loader import load
+    from seqlab.apps.onnx_runtime import PACKAGE, is_export
     from seqlab.apps.package import refresh
     from seqlab.core import rundir
     from seqlab.core.errors import SeqlabError
@@ -57,12 +58,15 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     require_file(args.dev_file)
     path = model_path(args.model)
+    if is_export(path):
+        raise SeqlabError(f"{path}: an export folder; calibrate its model file ({path / PACKAGE}, with --out) or the "
+                          "run it came from, then export again")
     if path.is_file():
         if args.out is None and args.model != str(path):
             raise SeqlabError(f"{args.model} is an installed model; give --out NEW.seqlab for the calibrated copy")
-        refresh(path, Path(args.out or path), calibrate_on=args.dev_file)
-        print(json.dumps({"model": str(args.out or path), **json.loads(_member(Path(args.out or path),
-                                                                                rundir.CALIBRATION))}))
+        out = Path(args.out or path)
+        refresh(path, out, calibrate_on=args.dev_file)
+        print(json.dumps({"model": str(out), **(read_json_member(out, rundir.CALIBRATION) or {})}))
         return 0
     if args.out is not None:
         raise SeqlabError("--out applies to a model file; a run directory gets its calibration.json in place")
@@ -73,13 +77,6 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     rundir.save_json(path, rundir.CALIBRATION, summary)
     print(json.dumps({"model": str(path), **summary}))
     return 0
-
-
-def _member(path: Path, name: str) -> bytes:
-    import zipfile
-
-    with zipfile.ZipFile(path) as zf:
-        return zf.read(name)
 
 
 def cmd_models(args: argparse.Namespace) -> int:

@@ -97,3 +97,19 @@ def test_eval_reports_calibration_and_plots_it(tmp_path, capsys, monkeypatch) ->
     pytest.importorskip("matplotlib")
     assert main(["eval", "en-ner-conll03", str(NER / "dev.txt"), "--plot", str(tmp_path / "r.png")]) == 0
     assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_calibrate_refuses_an_export_folder_and_a_relation_model_file(tmp_path, capsys, monkeypatch) -> None:
+    (tmp_path / "exported").mkdir()
+    (tmp_path / "exported" / "onnx.json").write_text("{}")
+    assert main(["calibrate", str(tmp_path / "exported"), str(NER / "dev.txt")]) == 2
+    assert "an export folder; calibrate its model file" in capsys.readouterr().err
+
+    class Relation:
+        task = "relation"
+
+    monkeypatch.setattr("seqlab.apps.package._load", lambda run_dir: Relation())
+    shutil.copy(model_path(None), tmp_path / "m.seqlab")
+    monkeypatch.setenv("SEQLAB_CACHE", str(tmp_path / "cache"))
+    assert main(["calibrate", str(tmp_path / "m.seqlab"), str(NER / "dev.txt")]) == 2
+    assert "calibration is for taggers; this is a relation model" in capsys.readouterr().err
