@@ -2,6 +2,7 @@
 
     python -m benchmarks.tag_memory [--model en-ner-conll03] [--format jsonl] [--threads 1] [--lines 20000]
                                     [--rounds 3] [--cases one_line wikipedia] [--against ENV=VALUE ...]
+                                    [--compare-tree OLD_CHECKOUT]
 
 Inputs, built in a scratch folder from the shared data (``$SEQLAB_DATA`` or ../shared/data):
 
@@ -16,7 +17,9 @@ system (``os.wait4``); wall time includes start-up; an untimed run first fills t
 part of the peak that no change to seqlab can remove. Each round runs every case once; with ``--against``, each
 case also runs with those environment variables set (``ONEDNN_PRIMITIVE_CACHE_CAPACITY=1024``: oneDNN's default
 cache, which ``seqlab tag`` turns off), in alternating order, and ``ratio`` gives the min / median / max over
-rounds of its peak RSS and CPU time over the plain run's. On a shared machine CPU time is the steadier figure.
+rounds of its peak RSS and CPU time over the plain run's. ``--compare-tree`` makes the other side the same
+command run from another checkout (``git worktree add /tmp/old HEAD~1``: the code before a change), alternating
+likewise. On a shared machine CPU time is the steadier figure.
 """
 from __future__ import annotations
 
@@ -88,11 +91,12 @@ def build_inputs(cases: list[str], folder: Path, lines: int, size: int) -> dict[
     return made
 
 
-def run(command: list[str], output: Path, env: dict[str, str]) -> dict[str, float]:
-    """Run ``command`` with standard output to ``output``: its wall and CPU seconds and peak RSS (MB)."""
+def run(command: list[str], output: Path, env: dict[str, str], cwd: Path = ROOT) -> dict[str, float]:
+    """Run ``command`` in ``cwd`` (``python -m seqlab`` imports the seqlab found there) with standard output to
+    ``output``: its wall and CPU seconds and peak RSS (MB)."""
     start = time.perf_counter()
     with open(output, "w", encoding="utf-8") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE, cwd=ROOT, env=env)
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE, cwd=cwd, env=env)
         _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
@@ -108,6 +112,22 @@ def count_tokens(output: Path, fmt: str) -> int:
         if fmt == "jsonl":
             return sum(len(json.loads(line)["tokens"]) for line in handle if line.strip())
         return sum(1 for line in handle if line.strip())
+
+
+def same_labels(one: Path, other: Path, fmt: str) -> bool:
+    """Whether two ``seqlab tag`` outputs agree on every token and label (jsonl: every field but the spans'
+    confidences, which move in their last digits with how sentences are batched)."""
+    if fmt != "jsonl":
+        return one.read_bytes() == other.read_bytes()
+
+    def stripped(path: Path) -> list[dict]:
+        with open(path, encoding="utf-8") as handle:
+            rows = [json.loads(line) for line in handle if line.strip()]
+        for row in rows:
+            for span in row.get("spans", []):
+                span.pop("confidence", None)
+        return rows
+    return stripped(one) == stripped(other)
 
 
 def spread(values: list[float]) -> dict[str, float]:
@@ -138,40 +158,51 @@ def main() -> None:
     p.add_argument("--cases", nargs="+", choices=CASES, default=["one_line", "wikipedia"])
     p.add_argument("--against", nargs="+", metavar="ENV=VALUE", default=[],
                    help="also run each case with these environment variables, alternating with the plain run")
+    p.add_argument("--compare-tree", type=Path, help="also run each case from this checkout, alternating")
     args = p.parse_args()
     if any("=" not in item for item in args.against):
         p.error("--against takes ENV=VALUE items")
+    if args.compare_tree is not None and not (args.compare_tree / "seqlab" / "__init__.py").is_file():
+        p.error(f"--compare-tree: no seqlab package in {args.compare_tree}")
     threads = str(args.threads)
     env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+    env.pop("PYTHONPATH", None)  # each side imports the seqlab of its own folder
     other = {**env, **dict(item.split("=", 1) for item in args.against)}
-    sides = {"plain": env, **({"against": other} if args.against else {})}
+    sides = {"plain": (env, ROOT)}
+    if args.against or args.compare_tree is not None:
+        sides["against"] = (other, (args.compare_tree or ROOT).resolve())
     floor: list[dict[str, float]] = []
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         inputs = build_inputs(args.cases, folder, args.lines, args.bytes)
         measured = {case: {side: [] for side in sides} for case in args.cases}
-        run(tag_command(args, inputs[args.cases[0]]), folder / "warm.out", env)  # unpacks the model into its cache
+        for side_env, cwd in sides.values():  # unpacks the model into each side's cache
+            run(tag_command(args, inputs[args.cases[0]]), folder / "warm.out", side_env, cwd)
         for number in range(args.rounds):
             floor.append(run([sys.executable, "-c", "import torch"], folder / "floor.out", env))
             for case, path in inputs.items():
                 order = list(sides) if number % 2 == 0 else list(reversed(sides))
                 for side in order:
-                    measured[case][side].append(run(tag_command(args, path), folder / f"{case}.out", sides[side]))
+                    measured[case][side].append(run(tag_command(args, path), folder / f"{case}.{side}.out",
+                                                    *sides[side]))
             print(f"tag_memory: round {number + 1} of {args.rounds} done", file=sys.stderr)
         for case, path in inputs.items():
-            tokens = count_tokens(folder / f"{case}.out", args.format)
+            tokens = count_tokens(folder / f"{case}.plain.out", args.format)
             entry: dict = {"lines": sum(1 for _ in open(path, encoding="utf-8")), "tokens": tokens,
                            **summary(measured[case]["plain"]), "rounds": measured[case]["plain"]}
             entry["tokens_per_cpu_s"] = round(tokens / entry["cpu_s"]["median"])
-            if args.against:
+            if "against" in sides:
+                entry["same_labels"] = same_labels(folder / f"{case}.plain.out", folder / f"{case}.against.out",
+                                                   args.format)
                 pairs = list(zip(measured[case]["plain"], measured[case]["against"]))
                 entry["against"] = {**summary(measured[case]["against"]), "rounds": measured[case]["against"]}
                 entry["ratio_against_over_plain"] = {
                     key: spread([b[key] / a[key] for a, b in pairs]) for key in ("peak_rss_mb", "cpu_s")}
             results[case] = entry
     print(json.dumps({"model": args.model, "format": args.format, "threads": args.threads,
-                      "against": args.against, "floor_import_torch": summary(floor), **results}, indent=2))
+                      "against": args.against, "compare_tree": str(args.compare_tree or ""),
+                      "floor_import_torch": summary(floor), **results}, indent=2))
 
 
 if __name__ == "__main__":

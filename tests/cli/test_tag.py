@@ -488,3 +488,30 @@ def test_tag_turns_off_onednn_primitive_cache_unless_told(run_dir, monkeypatch, 
         monkeypatch.setenv(name, given)
     assert main(["tag", str(run_dir), str(NER / "dev.txt"), "--format", "conll"]) == 0
     assert os.environ[name] == expected
+
+
+def test_seqlab_tag_as_a_program_ends_without_teardown_and_loses_no_output(run_dir, tmp_path):
+    """Run as a program, `seqlab tag` ends with os._exit once its output is flushed: every document reaches a file
+    and a pipe, an error still says its one line with status 2, and main() called in a process returns instead."""
+    import subprocess
+    import sys
+
+    text = tmp_path / "in.txt"
+    text.write_text("\n".join(LINES * 30) + "\n", encoding="utf-8")
+    expected = tagged(run_dir, LINES * 30, "jsonl", batch_size=100)
+    command = [sys.executable, "-m", "seqlab", "tag", str(run_dir), str(text), "--format", "jsonl", "--threads", "1"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    with open(tmp_path / "out.jsonl", "w", encoding="utf-8") as out:  # a file: block-buffered standard output
+        done = subprocess.run(command, stdout=out, stderr=subprocess.PIPE, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "out.jsonl").read_text(encoding="utf-8") == expected
+    piped = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    assert piped.returncode == 0 and piped.stdout == expected
+    missing = subprocess.run(command[:5] + [str(tmp_path / "nowhere.txt")], capture_output=True, text=True, env=env,
+                             timeout=120)
+    assert missing.returncode == 2 and missing.stdout == ""
+    assert missing.stderr.startswith("seqlab: error: ") and missing.stderr.count("\n") == 1, missing.stderr
+    probe = (f"from seqlab.cli import main\ncode = main(['tag', {str(run_dir)!r}, {str(text)!r}, '--format', 'conll'])\n"
+             "print('returned', code)")
+    inside = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
+    assert inside.returncode == 0 and inside.stdout.endswith("returned 0\n"), inside.stderr[-2000:]

@@ -239,6 +239,26 @@ def test_unshuffled_iteration_is_sorted_by_length_and_indices_map_back():
         check_batch(batch, sentences, vocabs)
 
 
+@given(lengths=st.lists(st.integers(1, 60), min_size=1, max_size=40), batch_size=st.integers(1, 12),
+       max_cells=st.integers(1, 200))
+@settings(max_examples=60, deadline=None)
+def test_decoding_batches_hold_at_most_max_cells_padded_cells(lengths, batch_size, max_cells):
+    data = mock.Mock(lengths=torch.tensor(lengths))
+    batches = batching.sorted_batches(data, batch_size, max_cells)
+    order = [i for b in batches for i in b.tolist()]
+    assert order == sorted(range(len(lengths)), key=lambda i: lengths[i])  # every sentence once, stable length order
+    for batch in batches:
+        widest = max(lengths[i] for i in batch.tolist())
+        assert 1 <= len(batch) <= batch_size
+        assert len(batch) == 1 or len(batch) * widest <= max_cells  # a sentence over the cap is a batch alone
+    # greedy: a batch stops short of batch_size only where one more sentence would pass the cap
+    for batch, after in zip(batches, batches[1:]):
+        if len(batch) < batch_size:
+            assert (len(batch) + 1) * lengths[after[0].item()] > max_cells
+    assert [b.tolist() for b in batching.sorted_batches(data, batch_size, None)] == \
+        [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+
+
 def test_batch_to_cpu_is_a_no_op():
     data = encode(SENTENCES, vocabs_for(SENTENCES))
     batch = make_batch(data, torch.tensor([0, 1]))
