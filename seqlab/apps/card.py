@@ -70,7 +70,7 @@ def tagger_card(model: Any, tree: dict[str, Any], metrics: dict[str, Any], about
                 scores[split] = _scores(metrics[split], measure) | {"from": "the training run's metrics.json"}
             continue
         outcomes = model.outcomes(path)
-        scores[split] = _scores(model.evaluate(path).to_dict(), measure)
+        scores[split] = _scores(model.evaluate(outcomes).to_dict(), measure)  # the same decoding, not another
         before, after = outcomes.reliability(1.0), outcomes.reliability(model.temperature)
         calibration[split] = {"units": after.count, "ece_uncalibrated": round(before.ece, 4),
                               "ece": round(after.ece, 4), "ece_interval": [round(x, 4) for x in after.interval],

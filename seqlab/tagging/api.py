@@ -236,7 +236,7 @@ class SequenceTagger:
 
     # ------------------------------------------------------------ evaluation
 
-    def evaluate(self, data: str | Path | Split, *, output: str | Path | None = None,
+    def evaluate(self, data: str | Path | Split | Outcomes, *, output: str | Path | None = None,
                  batch_size: int = 100, scheme: str | None = None, columns: Sequence[str] | None = None) -> Evaluation:
         """Score the model on a labelled file laid out like its training data, or as ``token ... tag`` (e.g.
         ``token TAG``: :func:`seqlab.data.dataset.file_layout`), or on a split already read,
@@ -246,8 +246,10 @@ class SequenceTagger:
         (:func:`seqlab.data.schemes.detect_scheme`), so that an IOB2 file is not scored against IOB1 labels.
         ``columns`` names the file's columns with the model's column names (``["ner", "word"]`` for a ``TAG
         token`` file; ``"_"`` skips one). ``result.f1`` is the span F1, ``result.to_dict()`` the report as data,
-        ``str(result)`` conlleval's text."""
-        split = self._labelled(data, columns)
+        ``str(result)`` conlleval's text. ``data`` may also be a split this model has decoded already
+        (:meth:`outcomes`): its labels are then decoded from the emissions stored there, so the encoder does not
+        run again (``batch_size`` is the one it was decoded at)."""
+        split = data.split if isinstance(data, Outcomes) else self._labelled(data, columns)
         file_scheme = self.labelling.file_scheme
         if scheme == "auto" and self.labelling.has_spans:
             try:
@@ -256,8 +258,12 @@ class SequenceTagger:
                 raise SeqlabError(f"{split.path}: {err}; name its scheme (--scheme)") from None
         elif scheme != "auto":
             file_scheme = self._scheme(scheme or file_scheme)
-        data = encode(split.tokens, self.vocabs, **encode_options(self.features, split.columns))
-        return evaluate_split(self.predictor, data, split, labelling=self.labelling, file_scheme=file_scheme,
+        if isinstance(data, Outcomes):
+            predictor, encoded, batch_size = data.stored(), data.data, data.batch_size
+        else:
+            predictor = self.predictor
+            encoded = encode(split.tokens, self.vocabs, **encode_options(self.features, split.columns))
+        return evaluate_split(predictor, encoded, split, labelling=self.labelling, file_scheme=file_scheme,
                               batch_size=batch_size, predictions=Path(output) if output else None)
 
     def _labelled(self, data: str | Path | Split, columns: Sequence[str] | None = None) -> Split:

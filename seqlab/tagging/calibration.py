@@ -17,10 +17,11 @@ forward-backward per batch, so a fit reads the encoder's output once.
 """
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -31,7 +32,7 @@ from seqlab.data.batching import Encoded
 from seqlab.data.dataset import Split
 from seqlab.data.labelling import Labelling
 from seqlab.data.schemes import spans
-from seqlab.tagging.predict import Predictor
+from seqlab.tagging.predict import Emissions, Predictor
 
 BINS = 10
 #: The temperatures a fit searches (log-spaced), and the bounds a stored temperature must lie in.
@@ -137,14 +138,18 @@ def _bootstrap(which: np.ndarray, confidence: np.ndarray, correct: np.ndarray, b
 class Outcomes:
     """A labelled split decoded once by ``predictor``: every batch's emissions and best paths, which predicted
     units are right, and where each unit lies; :meth:`confidences` gives the units' confidences at any
-    temperature from those."""
+    temperature from those, and :meth:`stored` a predictor that reads the same emissions (the split's scores
+    from this one run of the encoder: :meth:`seqlab.tagging.api.SequenceTagger.evaluate`)."""
 
     def __init__(self, predictor: Predictor, data: Encoded, split: Split, labelling: Labelling, *,
                  batch_size: int = 100) -> None:
         if len(data) != len(split.tokens):
             raise ValueError(f"{len(data)} encoded sentences for a split of {len(split.tokens)}")
         self.predictor, self.unit = predictor, "span" if labelling.has_spans else "token"
-        self.batches: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, np.ndarray, np.ndarray]] = []
+        self.data, self.split, self.batch_size = data, split, batch_size
+        # (sentence indices, emissions, mask, best paths, units (row, start, end), lengths) of every batch
+        self.batches: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, np.ndarray,
+                                 np.ndarray]] = []
         right: list[np.ndarray] = []
         names = predictor.names
         for indices, mask, emissions in predictor.scored_batches(data, batch_size):
@@ -163,15 +168,23 @@ class Outcomes:
                 right.append(np.array([names[ids[r, t]] == split.tags[i][t]
                                        for r, i in enumerate(rows) for t in range(int(lengths[r]))], dtype=bool))
             where = np.array(starts, dtype=np.int64).reshape(-1, 3)
-            self.batches.append((emissions, mask, best, where, np.asarray(lengths)))
+            self.batches.append((indices, emissions, mask, best, where, np.asarray(lengths)))
         self.correct = np.concatenate(right) if right else np.zeros(0, dtype=bool)
+
+    def stored(self) -> Predictor:
+        """A predictor like the one that decoded this split, whose emissions are the ones stored here: decoding
+        :attr:`data` with it (at :attr:`batch_size`) gives the same labels without running the encoder again."""
+        replay = copy.copy(self.predictor)  # the same labels, span reader and temperature
+        replay.backend = _StoredEmissions(self.predictor.backend,
+                                          {tuple(b[0].tolist()): b[1] for b in self.batches})
+        return replay
 
     def confidences(self, temperature: float = 1.0) -> np.ndarray:
         """Every unit's confidence at ``temperature``, in the order of :attr:`correct`."""
         out = []
         decoder = self.predictor.backend.decoder
         with torch.inference_mode():
-            for emissions, mask, best, where, _ in self.batches:
+            for _, emissions, mask, best, where, _ in self.batches:
                 marginals = decoder.marginals(emissions, mask, temperature)  # shape: (B, T, K)
                 chosen = marginals.gather(-1, best.unsqueeze(-1)).squeeze(-1).cpu().numpy()  # shape: (B, T)
                 out.append(_span_minima(chosen, where))
@@ -185,6 +198,27 @@ class Outcomes:
         """Mean binary log loss of the units' confidences at ``temperature`` against whether they are right."""
         p = np.clip(self.confidences(temperature), _EPS, 1 - _EPS)
         return float(-np.mean(np.where(self.correct, np.log(p), np.log1p(-p))))
+
+
+class _StoredEmissions:
+    """The :class:`~seqlab.tagging.predict.Emissions` of a split already scored: each batch's emissions as
+    stored, keyed by its sentence indices, and the decoder of the backend that computed them."""
+
+    def __init__(self, backend: Emissions, emissions: dict[tuple[int, ...], torch.Tensor]) -> None:
+        self.backend, self.emissions, self.device = backend, emissions, backend.device
+
+    @property
+    def decoder(self) -> torch.nn.Module:
+        return self.backend.decoder
+
+    def scorer(self, data: Encoded) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+        def score(indices: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            found = self.emissions.get(tuple(indices.tolist()))
+            if found is None:
+                raise ValueError("stored emissions are read in the batches they were computed in (same data "
+                                 "and batch size)")
+            return found  # shape: (B, T, K)
+        return score
 
 
 def _span_minima(chosen: np.ndarray, where: np.ndarray) -> np.ndarray:
