@@ -151,7 +151,7 @@ class Outcomes:
         self.batches: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, np.ndarray,
                                  np.ndarray]] = []
         right: list[np.ndarray] = []
-        names = predictor.names
+        gold_ids = None if self.unit == "span" else _gold_ids(split.tags, predictor.names)  # shape: (N, T_max)
         for indices, mask, emissions in predictor.scored_batches(data, batch_size):
             with torch.inference_mode():
                 best = predictor.backend.decoder.decode(emissions, mask)  # shape: (B, T)
@@ -163,10 +163,12 @@ class Outcomes:
                 gold = [set(spans(split.file_tags[i])) for i in rows]
                 right.append(np.array([chunk in gold[r] for r, chunks in enumerate(found) for chunk in chunks],
                                       dtype=bool))
-            else:
-                starts = [(r, t, t + 1) for r, n in enumerate(lengths.tolist()) for t in range(n)]
-                right.append(np.array([names[ids[r, t]] == split.tags[i][t]
-                                       for r, i in enumerate(rows) for t in range(int(lengths[r]))], dtype=bool))
+            else:  # every token, row by row: its predicted label id against the gold one
+                width = ids.shape[1]
+                real = np.arange(width) < lengths[:, None]  # shape: (B, T)
+                starts = np.argwhere(real)  # (row, token), row-major
+                starts = np.concatenate([starts, starts[:, 1:] + 1], axis=1)  # (row, token, token + 1)
+                right.append(ids[real] == gold_ids[rows, :width][real])
             where = np.array(starts, dtype=np.int64).reshape(-1, 3)
             self.batches.append((indices, emissions, mask, best, where, np.asarray(lengths)))
         self.correct = np.concatenate(right) if right else np.zeros(0, dtype=bool)
@@ -198,6 +200,21 @@ class Outcomes:
         """Mean binary log loss of the units' confidences at ``temperature`` against whether they are right."""
         p = np.clip(self.confidences(temperature), _EPS, 1 - _EPS)
         return float(-np.mean(np.where(self.correct, np.log(p), np.log1p(-p))))
+
+
+def _gold_ids(tags: Sequence[Sequence[str]], names: np.ndarray) -> np.ndarray:
+    """The gold labels of every sentence as label ids (each one's index in ``names``), padded with -1 to the
+    longest sentence; a label the model does not have is -1 too, so it never equals a prediction."""
+    lengths = np.array([len(sentence) for sentence in tags], dtype=np.int64)
+    flat = np.array([tag for sentence in tags for tag in sentence], dtype=str)  # shape: (tokens,)
+    labels = names.astype(str)
+    order = np.argsort(labels)
+    at = np.clip(np.searchsorted(labels[order], flat), 0, len(labels) - 1)  # where each gold label would sort
+    found = np.where(labels[order][at] == flat, order[at], -1)  # shape: (tokens,)
+    out = np.full((len(lengths), int(lengths.max(initial=0))), -1, dtype=np.int64)  # shape: (N, T_max)
+    rows = np.repeat(np.arange(len(lengths)), lengths)
+    out[rows, np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)] = found
+    return out
 
 
 class _StoredEmissions:
