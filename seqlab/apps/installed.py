@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from seqlab.core.errors import SeqlabError
+from seqlab.core.json_limits import load_json
 
 #: Models installed with the package, by short name (files in seqlab/resources/models/); what each is, its
 #: scores, calibration, speed and limitations are in the file's model card (:mod:`seqlab.apps.card`).
@@ -69,8 +70,6 @@ def model_path(name: str | Path | None) -> Path:
 def model_card(name: str) -> dict[str, Any]:
     """What ``seqlab models`` says of the installed model ``name``: its file and size, task, labels, training
     data, scores, speed (where measured) and requirements, read from its checked manifest and members."""
-    import json
-
     import yaml
 
     from seqlab.apps.package import read_manifest
@@ -81,9 +80,10 @@ def model_card(name: str) -> dict[str, Any]:
     card = read_card(path) or {}
     with zipfile.ZipFile(path) as zf:
         members = set(zf.namelist())
-        tags = (json.loads(zf.read("vocabs.json")).get("tags") or {}).get("itos") or []
+        vocabs = _member_json(path, zf, "vocabs.json")
         config = yaml.safe_load(zf.read("config.yaml")) or {}
-        encoder = json.loads(zf.read("encoder.json")) if "encoder.json" in members else None
+        encoder = _member_json(path, zf, "encoder.json") if "encoder.json" in members else None
+    tags = ((vocabs.get("tags") if isinstance(vocabs, dict) else None) or {}).get("itos") or []
     data = manifest.get("training_data") or {}
     labels = sorted(labelling(data.get("tag_scheme", "bilou"), data.get("file_scheme")).classes(tags))
     needs = ["torch"] + (["transformers", f"the encoder {encoder.get('name') or encoder.get('path')}"]
@@ -112,10 +112,14 @@ def read_card(path: str | Path) -> dict[str, Any] | None:
 def read_json_member(path: str | Path, name: str) -> dict[str, Any] | None:
     """The JSON member ``name`` (card.json, calibration.json) of a model file whose checks passed
     (:func:`seqlab.apps.package.read_manifest`), or None when the file has none."""
-    import json
-
     with zipfile.ZipFile(path) as zf:
         if name not in zf.namelist():
             return None
-        value = json.loads(zf.read(name))
+        value = _member_json(path, zf, name)
     return value if isinstance(value, dict) else None
+
+
+def _member_json(path: str | Path, zf: zipfile.ZipFile, name: str) -> Any:
+    """A model file's JSON member parsed within bounds, or a one-line error naming the file and the member
+    (:func:`seqlab.core.json_limits.load_json`)."""
+    return load_json(zf.read(name), f"{path}: member {name!r}")

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from seqlab.core.errors import ConfigError, SeqlabError
+from seqlab.core.json_limits import load_json, read_json
 from seqlab.core.strict import read_mapping
 
 SEED_KEYS = frozenset({"train.seed", "train.threads", "train.device"})  # may differ between seeds of one config
@@ -51,13 +52,6 @@ class RunRow:
         return self.test_f1 is not None
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise SeqlabError(f"{path}: not valid JSON ({err})") from None
-
-
 def _read_config(run_dir: Path) -> dict[str, Any]:
     path = run_dir / "config.yaml"
     if not path.is_file():
@@ -72,7 +66,10 @@ def _progress(run_dir: Path) -> dict[str, Any]:
 
     path = run_dir / rundir.CHECKPOINT
     try:
-        state = upgrade_state(json.loads(rundir.load_checkpoint(run_dir)["state"]))
+        text = rundir.load_checkpoint(run_dir)["state"]  # the training loop's state, as JSON text
+        if not isinstance(text, str):
+            raise TypeError(f"'state' is {type(text).__name__}, not JSON text")
+        state = upgrade_state(load_json(text.encode("utf-8"), f"{path} (its state)"))
         return {"epochs": state["epoch"], "best_epoch": state["best_epoch"], "history": state["history"],
                 "best_dev": state["best_score"]}
     except (KeyError, TypeError, ValueError) as err:
@@ -104,7 +101,7 @@ def read_run(run_dir: str | Path) -> RunRow:
     task = "relation" if _read_config(run_dir).get("task") == "relation" else "tagger"
     path = run_dir / "metrics.json"
     if path.is_file():
-        metrics = _read_json(path)
+        metrics = read_json(path)
     elif (run_dir / "checkpoint.pt").is_file():
         metrics, path = _progress(run_dir), run_dir / "checkpoint.pt"
     else:
@@ -167,7 +164,7 @@ def config_differences(configs: dict[str, dict[str, Any]]) -> dict[str, dict[str
 
 def read_saved(path: Path) -> tuple[list[RunRow], dict[str, dict[str, Any]]]:
     """The rows and configs of a summary saved with ``seqlab summarize --json`` (its run directories may be gone)."""
-    data = _read_json(path)
+    data = read_json(path)
     try:
         rows = [RunRow(**row) for row in data["rows"]]
         configs = {str(run): dict(tree) for run, tree in data["configs"].items()}

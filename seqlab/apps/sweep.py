@@ -35,6 +35,7 @@ from typing import Any, Mapping, Sequence
 
 from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import ConfigError, SeqlabError
+from seqlab.core.json_limits import read_json
 from seqlab.core.strict import read_mapping, suggest
 
 log = logging.getLogger("seqlab.apps.sweep")
@@ -123,24 +124,27 @@ def run_sweep(path: str | Path, *, dry_run: bool = False, progress: bool = False
 
 def _row(run_dir: Path, wall: float) -> dict[str, Any]:
     """One table row from a finished run (post-Viterbi scores computed once and kept)."""
-    metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
-    extra_path = run_dir / "sweep_row.json"
+    path, extra_path = run_dir / "metrics.json", run_dir / "sweep_row.json"
+    metrics = read_json(path)
+    try:
+        history, test = metrics.get("history", []), metrics.get("test", {})
+        scores = {"dev_acc": metrics["dev"]["accuracy"], "dev_f1": metrics["dev"]["f1"], "test_f1": test.get("f1"),
+                  "test_np_f1": test.get("per_type", {}).get("NP", {}).get("f1"),
+                  "best_epoch": metrics["best_epoch"], "epochs": metrics["epochs"],
+                  "sec_per_epoch": sum(h["train_seconds"] for h in history) / max(len(history), 1)}
+    except (KeyError, TypeError, AttributeError) as err:
+        raise SeqlabError(f"{path}: not the metrics of a finished tagger run (missing or malformed {err})") from None
     if extra_path.is_file():
-        extra = json.loads(extra_path.read_text(encoding="utf-8"))
+        extra = read_json(extra_path)
+        if not isinstance(extra, dict) or not {"dev_f1_viterbi", "wall_s"} <= extra.keys():
+            raise SeqlabError(f"{extra_path}: not a sweep row (an object with dev_f1_viterbi and wall_s); delete "
+                              "it to measure the run again")
     else:
         extra = {"dev_f1_viterbi": post_viterbi_f1(run_dir), "wall_s": round(wall, 1)}
         with atomic_open(extra_path) as handle:
             json.dump(extra, handle)
-    history = metrics.get("history", [])
-    test = metrics.get("test", {})
-    return {
-        "dev_acc": metrics["dev"]["accuracy"], "dev_f1": metrics["dev"]["f1"],
-        "dev_f1_viterbi": extra["dev_f1_viterbi"], "test_f1": test.get("f1"),
-        "test_np_f1": test.get("per_type", {}).get("NP", {}).get("f1"),
-        "best_epoch": metrics["best_epoch"], "epochs": metrics["epochs"],
-        "sec_per_epoch": sum(h["train_seconds"] for h in history) / max(len(history), 1),
-        "wall_s": extra["wall_s"],
-    }
+    row = {**scores, **extra}
+    return {key: row[key] for key in COLUMNS}
 
 
 def post_viterbi_f1(run_dir: Path, split: str = "dev") -> float | None:

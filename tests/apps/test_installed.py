@@ -1,11 +1,12 @@
 """Installed models: names resolved, a misspelt name refused with the nearest one, the model card."""
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import pytest
 
-from seqlab.apps.installed import MODELS, check_model_name, model_card, model_path, nearest_model
+from seqlab.apps.installed import MODELS, check_model_name, model_card, model_path, nearest_model, read_card
 from seqlab.core.errors import SeqlabError
 
 
@@ -34,3 +35,15 @@ def test_model_card_of_the_installed_model() -> None:
     assert card["bytes"] > 1_000_000 and "tokens per CPU-second" in card["speed"]
     assert card["calibration"]["temperature"] > 1
     assert card["requires"]["packages"] == ["torch"]
+
+
+@pytest.mark.parametrize("text, message", [(b"{\"name\": ", r"member 'card.json':1:10: not valid JSON"),
+                                           (b"[" * 1000, r"member 'card.json': JSON nested deeper than 64")])
+def test_a_corrupt_json_member_is_one_line_naming_the_file_and_member(tmp_path: Path, text: bytes,
+                                                                      message: str) -> None:
+    path = tmp_path / "model.seqlab"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("card.json", text)
+    with pytest.raises(SeqlabError, match=message) as err:
+        read_card(path)
+    assert str(err.value).startswith(f"{path}: member 'card.json'") and "\n" not in str(err.value)

@@ -96,7 +96,7 @@ def test_bad_run_directories_are_clear_errors(tmp_path):
     with pytest.raises(SeqlabError, match="neither metrics.json nor checkpoint.pt"):
         read_run(empty)
     (empty / "metrics.json").write_text("{not json")
-    with pytest.raises(SeqlabError, match=r"metrics.json: not valid JSON"):
+    with pytest.raises(SeqlabError, match=r"metrics.json:1:2: not valid JSON"):
         read_run(empty)
     (empty / "metrics.json").write_text(json.dumps({"history": [], "test": {"f1": 90.0}}))
     with pytest.raises(SeqlabError, match=r"metrics.json: not the metrics of a seqlab tagger run .*'precision'"):
@@ -126,6 +126,12 @@ def test_a_checkpoint_without_the_loop_state_is_a_clear_error(tmp_path):
                                   "state": json.dumps({"epoch": 3})})
     with pytest.raises(SeqlabError, match=r"checkpoint.pt: not the checkpoint of a seqlab run .*'best_epoch'"):
         read_run(run)
+    for state, message in (("{broken", r"checkpoint.pt \(its state\):1:2: not valid JSON"),
+                           (7, r"checkpoint.pt: not the checkpoint of a seqlab run .*'state' is int")):
+        rundir.save_checkpoint(run, {"generator": torch.Generator().get_state(),
+                                      "torch_rng": torch.get_rng_state(), "state": state})
+        with pytest.raises(SeqlabError, match=message):
+            read_run(run)
 
 
 
@@ -167,3 +173,21 @@ def test_a_json_file_that_is_not_a_saved_summary_is_a_clear_error(tmp_path):
     bad.write_text(json.dumps({"rows": [], "configs": {}}) + "trailing")
     with pytest.raises(SeqlabError, match="not valid JSON"):
         summarize([bad])
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{not json", r"metrics.json:1:2: not valid JSON: Expecting property name"),
+    ("[" * 100_000 + "]" * 100_000, r"metrics.json: JSON nested deeper than 64 levels; refused"),
+    (b"{\"history\": \"\xff\"}", r"metrics.json: not valid UTF-8"),
+])
+def test_a_corrupt_metrics_file_is_one_line_naming_it(tmp_path, capsys, text, message):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text(TAGGER % (1, "0.95"))
+    (run / "metrics.json").write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(SeqlabError, match=message) as err:
+        read_run(run)
+    assert "\n" not in str(err.value) and str(run / "metrics.json") in str(err.value)
+    assert main(["summarize", str(run)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and str(run / "metrics.json") in lines[0]

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import csv
+import json
 
 import pytest
 
 from seqlab.cli import main
-from seqlab.core.errors import ConfigError
+from seqlab.core.errors import ConfigError, SeqlabError
 from seqlab.apps.sweep import overrides, points, read_sweep, run_sweep, slug
 from tests.conftest import FIXTURES
 
@@ -75,6 +76,28 @@ def test_a_tiny_sweep_writes_table_csv_and_plot_and_reruns_nothing(sweep_file, t
     stamp = (out / "arch=I-O,filters=0" / "model.pt").stat().st_mtime_ns
     run_sweep(sweep_file)
     assert (out / "arch=I-O,filters=0" / "model.pt").stat().st_mtime_ns == stamp
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("metrics.json", "{\"dev\": ", r"metrics.json:1:9: not valid JSON"),
+    ("metrics.json", "[" * 10_000, r"metrics.json: JSON nested deeper than 64 levels"),
+    ("metrics.json", "[]", r"metrics.json: not the metrics of a finished tagger run"),
+    ("sweep_row.json", "{\"wall_s\": 1}", r"sweep_row.json: not a sweep row"),
+])
+def test_a_corrupt_run_file_is_one_line_naming_it_and_nothing_is_trained(sweep_file, tmp_path, capsys, name, text,
+                                                                         message):
+    run = tmp_path / "out" / "arch=I-O,filters=0"
+    run.mkdir(parents=True)
+    (run / "metrics.json").write_text(json.dumps({"dev": {"accuracy": 90.0, "f1": 80.0}, "best_epoch": 1,
+                                                  "epochs": 1, "history": []}))
+    (run / name).write_text(text)
+    with pytest.raises(SeqlabError, match=message) as err:
+        run_sweep(sweep_file)
+    assert "\n" not in str(err.value) and str(run / name) in str(err.value)
+    assert main(["sweep", str(sweep_file)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and str(run / name) in lines[0]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [run.name]  # nothing trained
 
 
 def test_a_crf_point_has_no_post_viterbi_column(tmp_path, monkeypatch):
