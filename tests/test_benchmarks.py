@@ -126,19 +126,45 @@ def test_relation_speed_prints_json(runs):
         assert result[key]["wall"] > 0 and result[key]["cpu"] > 0
 
 
+def _check_timed_sides(figures: dict, sides: tuple[str, ...]) -> None:
+    """A summarised timing (benchmarks.onnx_speed.summarise): each side's seconds and rates, each non-torch side's
+    ratio to torch by CPU and by wall time, per round and as min / median / max."""
+    for side in sides:
+        assert set(figures[side]) == {"cpu_seconds", "seconds", "tokens_per_cpu_second", "tokens_per_second"}
+        assert figures[side]["seconds"] > 0 and figures[side]["tokens_per_second"] > 0
+    for side in sides[1:]:
+        for measure in ("cpu", "wall"):
+            ratio = figures[f"ratio_{side}_over_torch_{measure}"]
+            assert set(ratio) == {"min", "median", "max", "per_round"} and len(ratio["per_round"]) == 1
+            assert 0 < ratio["min"] <= ratio["median"] <= ratio["max"]
+
+
 def test_onnx_speed_prints_json(runs, tmp_path):
     pytest.importorskip("onnxruntime", reason="the onnx extra (pip install 'seqlab[onnx]') is not installed")
     done = run_script("onnx_speed.py", "--model", str(runs["tagger"]), "--file", "dev.txt", "--export",
                       str(tmp_path / "exported"), "--batch-sizes", "1", "--rounds", "1", "--process-rounds", "1",
-                      data=NER)
+                      "--int8", data=NER)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert result["differing_labels"] == 0 and result["sentences"] > 0
-    assert (tmp_path / "exported" / "model.onnx").is_file()
-    for side in ("torch", "onnx"):
-        assert result["in_process"]["batch_1"][side]["tokens_per_second"] > 0
-        assert result["whole_process"][side]["seconds"] > 0
-    assert result["whole_process"]["identical_output"] is True
+    sides = ("torch", "onnx", "onnx_int8")
+    assert {"command", "model", "file", "sentences", "tokens", "threads", "export_seconds", "differing_labels",
+            "differing_labels_by_side", "f1", "in_process", "whole_process", "versions", "machine",
+            "load_average_before", "load_average_after"} <= set(result)
+    assert (result["model"], result["file"], result["threads"]) == (str(runs["tagger"]), "dev.txt", 1)
+    assert result["sentences"] > 0 and result["tokens"] >= result["sentences"]
+    assert (tmp_path / "exported" / "model.onnx").is_file() and set(result["export_seconds"]) == set(sides[1:])
+    assert result["differing_labels"] == result["differing_labels_by_side"]["onnx"] == 0  # fp32: the same labels
+    assert set(result["differing_labels_by_side"]) == set(sides[1:])
+    assert set(result["f1"]) == set(sides) and result["f1"]["onnx"] == result["f1"]["torch"]
+    assert set(result["versions"]) == {"torch", "onnxruntime", "onnx"}
+    batch = result["in_process"]["batch_1"]
+    assert (batch["sentences"], batch["tokens"]) == (result["sentences"], result["tokens"])
+    _check_timed_sides(batch, sides)
+    process = result["whole_process"]
+    assert process["lines"] == result["sentences"] and process["tokens"] == result["tokens"]
+    _check_timed_sides(process, sides)
+    assert process["identical_output"] is True and process["differing_output_lines"]["onnx"] == 0
+    assert set(process["differing_output_lines"]) == set(sides[1:])
 
 
 def test_portable_paths_name_no_machine(monkeypatch, tmp_path):
