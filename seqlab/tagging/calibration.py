@@ -18,6 +18,7 @@ forward-backward per batch, so a fit reads the encoder's output once.
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -205,15 +206,12 @@ class Outcomes:
 def _gold_ids(tags: Sequence[Sequence[str]], names: np.ndarray) -> np.ndarray:
     """The gold labels of every sentence as label ids (each one's index in ``names``), padded with -1 to the
     longest sentence; a label the model does not have is -1 too, so it never equals a prediction."""
-    lengths = np.array([len(sentence) for sentence in tags], dtype=np.int64)
-    flat = np.array([tag for sentence in tags for tag in sentence], dtype=str)  # shape: (tokens,)
-    labels = names.astype(str)
-    order = np.argsort(labels)
-    at = np.clip(np.searchsorted(labels[order], flat), 0, len(labels) - 1)  # where each gold label would sort
-    found = np.where(labels[order][at] == flat, order[at], -1)  # shape: (tokens,)
-    out = np.full((len(lengths), int(lengths.max(initial=0))), -1, dtype=np.int64)  # shape: (N, T_max)
-    rows = np.repeat(np.arange(len(lengths)), lengths)
-    out[rows, np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)] = found
+    index = {name: k for k, name in enumerate(names.tolist())}
+    lengths = np.fromiter(map(len, tags), dtype=np.int64, count=len(tags))  # shape: (N,)
+    flat = np.fromiter(map(index.get, itertools.chain.from_iterable(tags), itertools.repeat(-1)), dtype=np.int64,
+                       count=int(lengths.sum()))  # shape: (tokens,)
+    out = np.full((len(tags), int(lengths.max(initial=0))), -1, dtype=np.int64)  # shape: (N, T_max)
+    out[np.arange(out.shape[1]) < lengths[:, None]] = flat  # row by row, as the tokens come
     return out
 
 
