@@ -8,7 +8,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from seqlab.data.batching import Encoded, length_mask, make_batch, sorted_batches
+from seqlab.data.batching import MAX_BATCH_CELLS, Encoded, length_mask, make_batch, sorted_batches
 from seqlab.data.labelling import Labelling, SpanLabelling
 from seqlab.data.schemes import Chunk
 from seqlab.data.vocab import Vocab
@@ -152,10 +152,13 @@ class Predictor:
     def scored_batches(self, data: Encoded, batch_size: int = 100) -> Iterator[tuple[torch.Tensor, torch.Tensor,
                                                                                      torch.Tensor]]:
         """(sentence indices, mask (B, T), emissions (B, T, K)) of every batch of ``data``, sorted by length,
-        under inference mode: what :meth:`__call__` decodes, and what calibration re-reads at other temperatures."""
+        under inference mode: what :meth:`__call__` decodes, and what calibration re-reads at other temperatures.
+        On the CPU a batch holds at most :data:`~seqlab.data.batching.MAX_BATCH_CELLS` padded cells (the process's
+        peak memory); a GPU takes each ``batch_size`` whole."""
+        cap = MAX_BATCH_CELLS if self.device.type == "cpu" else None
         with torch.inference_mode():
             score = self.backend.scorer(data)
-            for indices in sorted_batches(data, batch_size):
+            for indices in sorted_batches(data, batch_size, cap):
                 mask = length_mask(data.lengths[indices]).to(self.device)  # shape: (B, T)
                 yield indices, mask, score(indices, mask)  # emissions, shape: (B, T, K)
 
