@@ -511,7 +511,8 @@ def test_seqlab_tag_as_a_program_ends_without_teardown_and_loses_no_output(run_d
                              timeout=120)
     assert missing.returncode == 2 and missing.stdout == ""
     assert missing.stderr.startswith("seqlab: error: ") and missing.stderr.count("\n") == 1, missing.stderr
-    probe = (f"from seqlab.cli import main\ncode = main(['tag', {str(run_dir)!r}, {str(text)!r}, '--format', 'conll'])\n"
+    probe = (f"from seqlab.cli import main\n"
+             f"code = main(['tag', {str(run_dir)!r}, {str(text)!r}, '--format', 'conll'])\n"
              "print('returned', code)")
     inside = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
     assert inside.returncode == 0 and inside.stdout.endswith("returned 0\n"), inside.stderr[-2000:]
