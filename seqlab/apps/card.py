@@ -57,9 +57,11 @@ def _scores(result: dict[str, Any], measure: str) -> dict[str, Any]:
     return {"measure": measure, **overall, "per_type": per_type}
 
 
-def tagger_card(model: Any, tree: dict[str, Any], metrics: dict[str, Any], about: dict[str, str]) -> dict[str, Any]:
+def tagger_card(model: Any, tree: dict[str, Any], metrics: dict[str, Any], about: dict[str, str], *,
+                decoded: dict[str, Any] | None = None) -> dict[str, Any]:
     """The card of a loaded tagger (:class:`seqlab.tagging.api.SequenceTagger`) packaged from a run whose config
-    tree is ``tree``: scores measured on the dev and test files where they are here, calibration on both."""
+    tree is ``tree``: scores measured on the dev and test files where they are here, calibration on both.
+    ``decoded``: splits the model has decoded already (``{"dev": model.outcomes(...)}``), not decoded again."""
     data = tree.get("data") or {}
     scores, calibration = {}, {}
     measure = model.labelling.measure
@@ -69,7 +71,7 @@ def tagger_card(model: Any, tree: dict[str, Any], metrics: dict[str, Any], about
             if isinstance(metrics.get(split), dict):
                 scores[split] = _scores(metrics[split], measure) | {"from": "the training run's metrics.json"}
             continue
-        outcomes = model.outcomes(path)
+        outcomes = (decoded or {}).get(split) or model.outcomes(path)
         scores[split] = _scores(model.evaluate(outcomes).to_dict(), measure)  # the same decoding, not another
         before, after = outcomes.reliability(1.0), outcomes.reliability(model.temperature)
         calibration[split] = {"units": after.count, "ece_uncalibrated": round(before.ece, 4),
@@ -167,7 +169,9 @@ def describe(model: Any, tree: dict[str, Any], metrics: dict[str, Any], about: d
         added[rundir.CARD] = relation_card(model, tree, metrics, about)
         return added
     dev = _split_path(tree.get("data") or {}, "dev")
+    decoded = {}
     if calibration is None and calibrate and dev is not None:
-        added[rundir.CALIBRATION] = model.calibrate(dev)
-    added[rundir.CARD] = tagger_card(model, tree, metrics, about)
+        decoded["dev"] = model.outcomes(dev)  # fitted on, then measured for the card: one decoding
+        added[rundir.CALIBRATION] = model.calibrate(decoded["dev"])
+    added[rundir.CARD] = tagger_card(model, tree, metrics, about, decoded=decoded)
     return added

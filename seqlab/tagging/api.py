@@ -195,8 +195,8 @@ class SequenceTagger:
     def tag_tokens(self, sentences: Sequence[Sequence[str]], *, scheme: str | None = None, batch_size: int = 100,
                    columns: dict[str, list[list[str]]] | None = None) -> list[Sentence]:
         """Tag pre-tokenised sentences; labels in ``scheme`` (iob1, iob2, bioes, bilou; default iob2; a
-        token-label model's labels are its tags). Offsets are into the tokens joined by single spaces. A model that reads
-        other data columns (a windowed chunker's POS tags) gets them as ``columns={"pos": [[...], ...]}``."""
+        token-label model's labels are its tags). Offsets are into the tokens joined by single spaces. A model that
+        reads other data columns (a windowed chunker's POS tags) gets them as ``columns={"pos": [[...], ...]}``."""
         scheme = self._scheme(scheme)
         sentences = check_token_sentences(sentences)
         check_positive("batch_size", batch_size)
@@ -286,13 +286,14 @@ class SequenceTagger:
         encoded = encode(split.tokens, self.vocabs, **encode_options(self.features, split.columns))
         return Outcomes(self.predictor, encoded, split, self.labelling, batch_size=batch_size)
 
-    def calibrate(self, data: str | Path | Split, *, batch_size: int = 100) -> dict[str, Any]:
-        """Fit the confidences' temperature on a labelled file (the dev set) and use it from now on; returns
-        what a run's calibration.json records (the temperature, and the ECE there before and after)."""
-        outcomes = self.outcomes(data, batch_size=batch_size)
+    def calibrate(self, data: str | Path | Split | Outcomes, *, batch_size: int = 100) -> dict[str, Any]:
+        """Fit the confidences' temperature on a labelled file (the dev set), or on a split this model has decoded
+        already (:meth:`outcomes`), and use it from now on; returns what a run's calibration.json records (the
+        temperature, and the ECE there before and after)."""
+        outcomes = data if isinstance(data, Outcomes) else self.outcomes(data, batch_size=batch_size)
         temperature = fit_temperature(outcomes)
         self.predictor.temperature = temperature
-        where = Path(data.path if isinstance(data, Split) else data)
+        where = Path(data.split.path if isinstance(data, Outcomes) else data.path if isinstance(data, Split) else data)
         return calibration_summary(outcomes.reliability(1.0), outcomes.reliability(temperature), data_relative(where))
 
     # ------------------------------------------------------------ the loaded-model protocol (seqlab.core.loaded)

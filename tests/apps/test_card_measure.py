@@ -54,3 +54,24 @@ def test_evaluating_outcomes_gives_the_report_and_predictions_of_evaluating_the_
     fresh = tagger.evaluate(path, output=tmp_path / "fresh.txt", batch_size=3)
     assert again.to_dict() == fresh.to_dict() and str(again) == str(fresh)
     assert (tmp_path / "stored.txt").read_text() == (tmp_path / "fresh.txt").read_text()
+
+
+def test_packaging_an_uncalibrated_model_decodes_dev_once_for_its_fit_and_its_card(trained, monkeypatch):
+    """describe() fits the temperature on dev and measures the card from that one decoding: the calibration is
+    what calibrate() on the dev file gives, and the encoder runs once per split."""
+    from seqlab.apps.card import describe
+    from seqlab.core import rundir
+
+    tagger, tree, folder = trained
+    monkeypatch.setenv("SEQLAB_DATA", str(folder))
+    monkeypatch.setattr(tagger.predictor, "temperature", 1.0)  # the fixture's 1.7 comes back after the test
+    expected = tagger.calibrate(folder / tree["data"]["dev"])
+    tagger.predictor.temperature = 1.0
+    runs = []
+    scorer = TorchEmissions.scorer
+    monkeypatch.setattr(TorchEmissions, "scorer", lambda self, data: runs.append(len(data)) or scorer(self, data))
+    added = describe(tagger, tree, {}, {}, calibration=None, calibrate=True)
+    assert len(runs) == 2  # dev once (fit and card), test once
+    assert added[rundir.CALIBRATION] == expected
+    assert added[rundir.CARD]["calibration"]["temperature"] == round(expected["temperature"], 4)
+    assert tagger.temperature == expected["temperature"]
