@@ -71,7 +71,9 @@ def tagger_card(model: Any, tree: dict[str, Any], metrics: dict[str, Any], about
             if isinstance(metrics.get(split), dict):
                 scores[split] = _scores(metrics[split], measure) | {"from": "the training run's metrics.json"}
             continue
-        outcomes = (decoded or {}).get(split) or model.outcomes(path)
+        outcomes = (decoded or {}).get(split)
+        if outcomes is None:
+            outcomes = model.outcomes(path)
         scores[split] = _scores(model.evaluate(outcomes).to_dict(), measure)  # the same decoding, not another
         before, after = outcomes.reliability(1.0), outcomes.reliability(model.temperature)
         calibration[split] = {"units": after.count, "ece_uncalibrated": round(before.ece, 4),

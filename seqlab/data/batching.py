@@ -272,16 +272,16 @@ def bucketed_batches(lengths: torch.Tensor, batch_size: int, *, generator: torch
     return [rows[: len(rows) - len(rows) % ranks][rank::ranks] for rows in chunks if len(rows) >= ranks]
 
 
-#: Decoding batches hold at most this many padded cells (sentences × the longest one's tokens): a batch of 100
-#: sentences of 256 tokens would hold 25,600, and the encoder's and CRF's per-cell buffers for it (LSTM gates,
-#: (T, B, K, K) potentials) set a long stream's peak memory. Over 20,000 Wikipedia lines, ``seqlab tag``'s peak
-#: RSS was 477-494 MB without a cap, 415-419 MB at 8,192 cells and 390-407 MB at 4,096 (379-385 MB with the
-#: spelling cache's 32,768 words), at the same CPU time; only batches of sentences over 40 tokens get fewer
-#: than 100 rows.
+#: Decoding batches on the CPU (:meth:`seqlab.tagging.predict.Predictor.scored_batches`) hold at most this many
+#: padded cells (sentences × the longest one's tokens): a batch of 100 sentences of 256 tokens would hold 25,600,
+#: and the encoder's and CRF's per-cell buffers for it (LSTM gates, (T, B, K, K) potentials) set a long stream's
+#: peak memory. Over 20,000 Wikipedia lines, ``seqlab tag``'s peak RSS was 477-499 MB without a cap, 415-419 MB at
+#: 8,192 cells and 390-407 MB at 4,096 (379-385 MB with the spelling cache's 32,768 words), at the same CPU time;
+#: only batches of sentences over 40 tokens get fewer than 100 rows.
 MAX_BATCH_CELLS = 4096
 
 
-def sorted_batches(data: Encoded, batch_size: int, max_cells: int | None = MAX_BATCH_CELLS) -> list[torch.Tensor]:
+def sorted_batches(data: Encoded, batch_size: int, max_cells: int | None = None) -> list[torch.Tensor]:
     """Sentence indices for decoding: the data set sorted by length (stable), cut every ``batch_size``
     sentences or sooner, so that no batch holds more than ``max_cells`` padded cells (a longer sentence is a
     batch by itself; ``None``: no such limit)."""

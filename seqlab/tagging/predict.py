@@ -32,7 +32,7 @@ class SpellingCache:
     bytes each for a 100-wide spelling vector); when a call would pass it, the cache starts afresh with the
     words of that call (on 20,000 Wikipedia lines, clearing it all made the BiLSTM run 28% more words than
     the stream's 80,000 types). The default keeps 32,768 words (13 MB of vectors): over those lines the BiLSTM
-    spelled 107,267 words, against 90,492 when it kept 65,536, for 10-15 MB less peak memory at the same CPU
+    spelled 107,267 words, against 90,492 when it kept 65,536, for 10-20 MB less peak memory at the same CPU
     time. The model's weights must not change while it is used (a trained model, in eval mode)."""
 
     def __init__(self, capacity: int = 1 << 15) -> None:
