@@ -12,6 +12,7 @@ from seqlab.core.loaded import DEFAULT_BACKEND, LoadedModel
 from seqlab.core.paths import require_file
 from seqlab.core.errors import DataFormatError, SeqlabError
 from seqlab.data.conll import UTF8_BOM
+from seqlab.data.encoding import decode_line
 
 
 def positive_int(text: str) -> int:
@@ -40,12 +41,7 @@ def utf8_lines(handle: BinaryIO, source: str) -> Iterator[str]:
     for number, raw in enumerate(handle, start=1):
         if number == 1:
             raw = raw.removeprefix(UTF8_BOM)
-        try:
-            yield raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise DataFormatError(
-                source, number, f"not valid UTF-8 (byte {raw[err.start]:#04x} at column {err.start + 1})"
-            ) from None
+        yield decode_line(raw, "utf-8", source, number)
 
 
 def input_lines(file: str | None) -> tuple[Iterable[str], str]:

@@ -15,6 +15,7 @@ from seqlab.core.errors import ConfigError, SeqlabError
 from seqlab.core.strict import choice, count, seed
 from seqlab.data.conll import SKIP, named_columns
 from seqlab.data.conllu import CONLLU_FIELDS
+from seqlab.data.encoding import check_encoding, check_language
 from seqlab.data.formats.registry import LAYOUT, READERS, SPAN_FORMATS, detect_format
 from seqlab.data.label_map import check_data_label_map
 from seqlab.data.labelling import SCHEME_NAMES, SpanLabelling, TokenLabelling, labelling
@@ -54,9 +55,16 @@ class DataConfig:
     tag_scheme: str = "bilou"  # scheme trained with (Ghaddar & Langlais 2018: BILOU); token: POS-style labels
     limit: int = 0  # > 0: read only the first `limit` sentences of each of train, dev and test (a smoke run)
     label_map: dict[str, str | None] | None = None  # old type -> new type, or null (O) to drop it, as files are read
+    language: str = "en"  # ISO 639 code of the text: picks the tokenizer and sentence splitter for raw text
+    encoding: str = "utf-8"  # the files' text encoding (latin-1 for the original CoNLL-2002 files)
 
     def __post_init__(self) -> None:
         choice("data.format", self.format, FORMATS)
+        try:
+            check_language(self.language, "data.language")
+            object.__setattr__(self, "encoding", check_encoding(self.encoding, "data.encoding"))
+        except SeqlabError as err:
+            raise ConfigError(str(err)) from None
         choice("data.tag_scheme", self.tag_scheme, SCHEME_NAMES)
         object.__setattr__(self, "label_map", check_data_label_map(self.label_map, self.tag_scheme))
         if self.file_scheme is not None:

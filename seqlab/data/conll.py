@@ -16,6 +16,7 @@ from typing import Iterable, Iterator, Sequence
 
 from seqlab.core.atomic import atomic_open
 from seqlab.core.paths import require_file
+from seqlab.data.encoding import DEFAULT_ENCODING, decode_line, decode_text, is_utf8
 from seqlab.core.errors import DataFormatError, SeqlabError
 
 DOCSTART = "-DOCSTART-"
@@ -95,19 +96,29 @@ def column_separator(rows: Iterable[Iterable[str]]) -> str:
     return " " if all(is_plain_field(v) for row in rows for v in row) else "\t"
 
 
-def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Yield (line number, text) from a UTF-8 file, with a clear error on bad bytes; a byte-order mark
-    opening the file (as Windows editors save UTF-8) is not part of its first line."""
+def numbered_lines(path: Path, encoding: str = DEFAULT_ENCODING) -> Iterator[tuple[int, str]]:
+    """Yield (line number, text) from a text file in ``encoding`` (UTF-8 by default), with a clear error on bad
+    bytes (:mod:`seqlab.data.encoding`: it names the encoding the file most likely is); a byte-order mark opening
+    the file (as Windows editors save UTF-8) is not part of its first line."""
+    if not is_utf8(encoding):
+        yield from _other_encoding_lines(path, encoding)
+        return
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if number == 1:
                 raw = raw.removeprefix(UTF8_BOM)
-            try:
-                yield number, raw.decode("utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as err:
-                raise DataFormatError(
-                    str(path), number, f"not valid UTF-8 (byte {raw[err.start]:#04x} at column {err.start + 1})"
-                ) from None
+            yield number, decode_line(raw, "utf-8", str(path), number).rstrip("\r\n")
+
+
+def _other_encoding_lines(path: Path, encoding: str) -> Iterator[tuple[int, str]]:
+    """The lines of a file in an encoding other than UTF-8 (Latin-1, UTF-16, ...), decoded by Python's codec."""
+    with open(path, "rb") as handle:
+        raw = handle.read()
+    lines = decode_text(raw, encoding, str(path)).removeprefix("\ufeff").split("\n")
+    if lines[-1] == "":  # the newline ending the last line opens no line of its own
+        lines.pop()
+    for number, line in enumerate(lines, start=1):
+        yield number, line.rstrip("\r")
 
 
 def read_conll(
@@ -115,8 +126,9 @@ def read_conll(
     columns: Sequence[str],
     *,
     min_columns: int | None = None,
+    encoding: str = DEFAULT_ENCODING,
 ) -> Iterator[ColumnSentence]:
-    """Stream sentences from a CoNLL column file.
+    """Stream sentences from a CoNLL column file (in ``encoding``: :func:`numbered_lines`).
 
     Every token line must have exactly ``len(columns)`` fields (or at least
     ``min_columns`` when given, extra fields being ignored). ``-DOCSTART-`` lines
@@ -130,7 +142,7 @@ def read_conll(
     written: dict[int, list[str]] = {}  # row -> its fields as written, where spaces at their edges were cut
     first_line = 0
     doc_start = False
-    for number, text in numbered_lines(path):
+    for number, text in numbered_lines(path, encoding):
         fields = split_fields(text)
         if not fields or fields[0] == BOUNDARY:
             if rows:

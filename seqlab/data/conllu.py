@@ -56,7 +56,7 @@ def _offsets(text: str, forms: tuple[str, ...], tokens: dict[int, tuple[int, str
     return tuple(out)
 
 
-def read_conllu(path: str | os.PathLike[str]) -> Iterator[ColumnSentence]:
+def read_conllu(path: str | os.PathLike[str], encoding: str = "utf-8") -> Iterator[ColumnSentence]:
     """Stream the sentences of a CoNLL-U file, columns named by :data:`CONLLU_FIELDS` (syntactic words only).
 
     Malformed lines (a field count other than 10, an ID that is not a word, range or empty node, word IDs
@@ -65,7 +65,7 @@ def read_conllu(path: str | os.PathLike[str]) -> Iterator[ColumnSentence]:
     require_file(path)
     where = str(path)
     current = _Builder()
-    for number, text in numbered_lines(path):
+    for number, text in numbered_lines(path, encoding):
         if not text.strip():
             if current.rows:
                 yield current.sentence(where)

@@ -86,10 +86,10 @@ def read_sentences(path: Path, config: DataConfig) -> Iterator[ColumnSentence]:
     """The sentences of ``path`` through the reader of its format (``data.format``, or by extension and content)."""
     fmt = file_format(path, config.format)
     if fmt == "conllu":
-        return read_conllu(path)
+        return read_conllu(path, config.encoding)
     if fmt in READERS:  # brat, jsonl, labelstudio, hf (seqlab.data.formats)
         return READERS[fmt](path)
-    return read_conll(path, config.columns)
+    return read_conll(path, config.columns, encoding=config.encoding)
 
 
 def _token_line(sentence: ColumnSentence, offset: int) -> int:
@@ -136,7 +136,7 @@ def file_layout(config: DataConfig, path: str | Path, columns: Sequence[str] | N
     if columns is not None:
         return _named_layout(config, path, columns)
     width, number, first = 0, 0, []
-    for number, text in numbered_lines(path):
+    for number, text in numbered_lines(path, config.encoding):
         fields = split_fields(text)
         if fields and fields[0] != DOCSTART:
             width, first = len(fields), fields

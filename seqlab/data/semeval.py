@@ -24,6 +24,7 @@ from seqlab.core.atomic import atomic_open
 from features.tokenize import tokenize
 from seqlab.core.errors import DataFormatError, SeqlabError
 from seqlab.core.paths import require_file
+from seqlab.data.encoding import decode_line
 
 OTHER = "Other"
 RELATIONS = (
@@ -264,11 +265,7 @@ def dev_split(examples: Sequence[RelationExample], size: int = DEV_SIZE, seed: i
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as err:
-                raise DataFormatError(str(path), number, f"not valid UTF-8 (byte {raw[err.start]:#04x} at column "
-                                      f"{err.start + 1})") from None
+            text = decode_line(raw, "utf-8", str(path), number)
             yield number, text.rstrip("\r\n").lstrip("\ufeff") if number == 1 else text.rstrip("\r\n")
 
 

@@ -10,20 +10,19 @@ from typing import Any, Iterator
 from seqlab.core.errors import DataFormatError
 from seqlab.core.paths import require_file
 from seqlab.data.conll import UTF8_BOM, numbered_lines
+from seqlab.data.encoding import DEFAULT_ENCODING, decode_text, is_utf8
 
 
-def read_text(path: str | os.PathLike[str], *, keep_bom: bool = False) -> str:
-    """The whole of a UTF-8 file, newlines untranslated (so character offsets count every ``\\r``); a leading
-    byte-order mark is dropped unless ``keep_bom`` (brat counts it as a character of a document's text)."""
+def read_text(path: str | os.PathLike[str], *, keep_bom: bool = False, encoding: str = DEFAULT_ENCODING) -> str:
+    """The whole of a text file in ``encoding`` (UTF-8 by default), newlines untranslated (so character offsets
+    count every ``\\r``); a leading byte-order mark is dropped unless ``keep_bom`` (brat counts it as a character
+    of a document's text)."""
     path = require_file(path)
     raw = path.read_bytes()
-    if not keep_bom:
+    if not keep_bom and is_utf8(encoding):
         raw = raw.removeprefix(UTF8_BOM)
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise DataFormatError(str(path), raw.count(b"\n", 0, err.start) + 1,
-                              f"not valid UTF-8 (byte {raw[err.start]:#04x})") from None
+    text = decode_text(raw, encoding, str(path))
+    return text if keep_bom or is_utf8(encoding) else text.removeprefix("\ufeff")
 
 
 def json_objects(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
