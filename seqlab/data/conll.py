@@ -158,8 +158,11 @@ def read_conll(
         if "\t" in text and " " in text and written_fields(text) != fields:
             written[len(rows)] = written_fields(text)[: len(names)]
         if len(fields) < needed or (min_columns is None and len(fields) != needed):
+            example = ", ".join(("word", *(f"col{i}" for i in range(2, len(fields))), "ner")[: max(2, len(fields))])
             raise DataFormatError(
-                str(path), number, f"expected {needed} columns {list(names)}, found {len(fields)}: {text!r}"
+                str(path), number, f"expected {needed} columns {list(names)}, found {len(fields)}: {text!r}; if the "
+                f"file has {len(fields)} columns, name them (data.columns: [{example}] in a config, "
+                "--columns for eval)"
             )
         if not rows:
             first_line = number

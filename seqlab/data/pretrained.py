@@ -34,7 +34,9 @@ def word_vocabulary(emb: EmbeddingsConfig, train: Iterable[Sequence[str]], every
         from seqlab.core.paths import resolve_data_path
         from features.vectors import load_vectors, select_vectors
 
-        vectors = load_vectors(resolve_data_path(emb.path, key="model.embeddings.path"), emb.format)
+        # a spaCy pipeline is named by its package, not found under the data folder
+        where = emb.path if emb.format == "spacy" else resolve_data_path(emb.path, key="model.embeddings.path")
+        vectors = load_vectors(where, emb.format)
         if vectors.dim != emb.dim:
             raise SeqlabError(f"model.embeddings.dim is {emb.dim}, but {emb.path} has {vectors.dim}-dimensional vectors")
         corpus_words = sorted({normalize(w) for sentence in every for w in sentence})
@@ -42,11 +44,29 @@ def word_vocabulary(emb: EmbeddingsConfig, train: Iterable[Sequence[str]], every
         for word, vec in by_word.items():  # store under the key that matched, so lookup finds it the same way
             found.setdefault(word if word in vectors else word.lower(), vec)
         log.info("pretrained vectors for %d of %d corpus word types", len(by_word), len(corpus_words))
+        warn_coverage(emb, by_word, counts)
     frequent = sorted(w for w, n in counts.items() if n >= emb.min_count and w not in found and w.lower() not in found)
     words = WordVocab(sorted(found) + frequent, lowercase_fallback=emb.lowercase_fallback,
                       digits_to_zero=emb.digits_to_zero)
     matrix = embedding_matrix(words, found, emb.dim, seed, emb.scale) if emb.path else None
     return words, matrix
+
+
+#: Below this share of the training word types with a pretrained vector, the vectors likely do not fit the text.
+LOW_COVERAGE = 0.5
+
+
+def warn_coverage(emb: EmbeddingsConfig, found: dict[str, np.ndarray], counts: Counter[str]) -> float:
+    """The share of training word types with a pretrained vector; a warning below :data:`LOW_COVERAGE` (English
+    GloVe covers 42% of CoNLL-2002 Spanish training types: vectors of another language, or another tokenization)."""
+    share = sum(w in found for w in counts) / max(1, len(counts))
+    if share < LOW_COVERAGE:
+        log.warning("model.embeddings.path %s covers only %.0f%% of the %d training word types: vectors for another "
+                    "language than the data's (data.language), or another tokenization? Vectors of the data's "
+                    "language (format: spacy for an installed spaCy pipeline, fasttext_bin, or vectors trained on "
+                    "your own text with seqlab features skipgram) or path: null (no pretrained vectors) may serve "
+                    "better", emb.path, 100 * share, len(counts))
+    return share
 
 
 def embedding_matrix(words: Vocab, found: dict[str, np.ndarray], dim: int, seed: int,

@@ -72,8 +72,8 @@ def glove(tmp_path) -> PretrainedVectors:
 
 
 def test_formats():
-    assert FORMATS == ("glove", "word2vec", "word2vec_bin", "fasttext_vec", "fasttext_bin")
-    assert set(READ_FORMATS) == set(FORMATS) - {"fasttext_bin"} | {"auto", "turian"}
+    assert FORMATS == ("glove", "word2vec", "word2vec_bin", "fasttext_vec", "fasttext_bin", "spacy")
+    assert set(READ_FORMATS) == set(FORMATS) - {"fasttext_bin", "spacy"} | {"auto", "turian"}
 
 
 @pytest.mark.parametrize("suffix", ["", ".gz"])
@@ -240,7 +240,7 @@ def test_corrupt_gzip(tmp_path, fmt):
         ("nope.txt", "glove", r"nope\.txt: no such file \(expected glove word vectors\)"),
         (".", "glove", r"not a file"),
         ("nope.txt", "glvoe", r"unknown vector format 'glvoe': expected one of glove, word2vec, word2vec_bin, "
-                              r"fasttext_vec, fasttext_bin; did you mean 'glove'\?"),
+                              r"fasttext_vec, fasttext_bin, spacy; did you mean 'glove'\?"),
         ("nope.txt", "fasttext", r"unknown vector format 'fasttext'.*did you mean 'fasttext_vec'\?"),
         ("nope.txt", "senna", r"unknown vector format 'senna': expected one of [a-z0-9_, ]+$"),
     ],
