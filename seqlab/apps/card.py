@@ -102,7 +102,7 @@ def _common(tree: dict[str, Any], about: dict[str, str], labels: list[str],
     train = data.get("train")
     return {
         "name": about.get("name"), "description": about.get("description"), "task": tree.get("task", "tagging"),
-        "labels": labels,
+        "labels": labels, "language": data.get("language", "en"),
         "data": {"name": about.get("data"), "licence": about.get("licence", _NOT_STATED),
                  **{split: data.get(split) for split in ("train", "dev", "test") if data.get(split)}},
         "seed": (tree.get("train") or {}).get("seed"), "selection": about.get("selection"),
@@ -126,6 +126,7 @@ def render(card: dict[str, Any]) -> str:
     """A card as the text ``seqlab inspect`` prints (and README shows)."""
     data = card.get("data") or {}
     lines = [f"{card.get('name') or 'model'}: {card.get('description') or card.get('task', '')}",
+             f"  language:    {card.get('language') or 'en'}",
              f"  labels:      {' '.join(card.get('labels') or [])}",
              f"  data:        {data.get('name') or data.get('train')}; train {data.get('train')}, dev "
              f"{data.get('dev')}, test {data.get('test')}",

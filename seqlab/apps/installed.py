@@ -92,6 +92,7 @@ def model_card(name: str) -> dict[str, Any]:
     return {
         "name": name, "file": str(path), "bytes": path.stat().st_size, "task": manifest.get("task"),
         "description": card.get("description") or "", "labels": labels,
+        "language": card.get("language") or (config.get("data") or {}).get("language") or "en",
         "architecture": f"{model.get('encoder', 'bilstm')}-{model.get('decoder', 'crf')}",
         "training_data": {split: data.get(split) for split in ("train", "dev", "test") if data.get(split)},
         "scores": manifest.get("scores") or {}, "measure": manifest.get("measure") or "F1",

@@ -95,6 +95,7 @@ def cmd_models(args: argparse.Namespace) -> int:
         needs = card["requires"]
         print(f"{card['name']}  ({card['task']}, {card['architecture']}, {card['bytes'] / 1e6:.1f} MB)\n"
               f"  {card['description']}\n"
+              f"  language:      {card['language']}\n"
               f"  labels:        {' '.join(card['labels'])}\n"
               f"  training data: {data}\n"
               f"  scores:        {scores or 'not recorded'}\n"

@@ -113,3 +113,11 @@ def test_calibrate_refuses_an_export_folder_and_a_relation_model_file(tmp_path, 
     monkeypatch.setenv("SEQLAB_CACHE", str(tmp_path / "cache"))
     assert main(["calibrate", str(tmp_path / "m.seqlab"), str(NER / "dev.txt")]) == 2
     assert "calibration is for taggers; this is a relation model" in capsys.readouterr().err
+
+
+def test_a_card_names_the_model_language_and_an_old_card_reads_as_english() -> None:
+    from seqlab.apps.card import _common
+
+    card = _common({"data": {"train": "ud_french_sequoia/train.conllu", "language": "fr"}}, {}, ["NOUN"], {})
+    assert card["language"] == "fr" and "  language:    fr" in render(card)
+    assert "  language:    en" in render(read_card(model_path(None)))  # recorded before models had a language
