@@ -12,6 +12,15 @@ from seqlab.core.paths import require_file
 from seqlab.data.conll import UTF8_BOM, numbered_lines
 from seqlab.data.encoding import DEFAULT_ENCODING, decode_text, is_utf8
 
+#: How much of a JSON file is read to tell its format.
+SNIFF_BYTES = 1 << 16
+JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
+
+
+def json_suffix(path: Path) -> bool:
+    """Whether ``path`` is named as JSON or JSON lines."""
+    return path.suffix.lower() in JSON_SUFFIXES
+
 
 def read_text(path: str | os.PathLike[str], *, keep_bom: bool = False, encoding: str = DEFAULT_ENCODING) -> str:
     """The whole of a text file in ``encoding`` (UTF-8 by default), newlines untranslated (so character offsets
@@ -25,11 +34,11 @@ def read_text(path: str | os.PathLike[str], *, keep_bom: bool = False, encoding:
     return text if keep_bom or is_utf8(encoding) else text.removeprefix("\ufeff")
 
 
-def json_objects(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` for each non-blank line of a JSONL file; a line that is not a JSON object is a
-    DataFormatError naming the file and line."""
+def json_objects(path: str | os.PathLike[str], encoding: str = DEFAULT_ENCODING) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of a JSONL file in ``encoding``; a line that is not a
+    JSON object is a DataFormatError naming the file and line."""
     path = require_file(path)
-    for number, line in numbered_lines(Path(path)):
+    for number, line in numbered_lines(Path(path), encoding):
         if not line.strip():
             continue
         try:
@@ -39,6 +48,22 @@ def json_objects(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, 
         if not isinstance(value, dict):
             raise DataFormatError(str(path), number, f"expected a JSON object per line, got {type(value).__name__}")
         yield number, value
+
+
+def json_head(path: Path) -> object:
+    """What a JSON file opens with, for telling formats apart: ``[`` (a JSON list), the first line's JSON value,
+    or None (not JSON, or not readable: the reader that is tried says why)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(SNIFF_BYTES).removeprefix(UTF8_BOM).lstrip()
+    except OSError:
+        return None
+    if head.startswith(b"["):
+        return "["
+    try:
+        return json.loads(head.split(b"\n", 1)[0])
+    except ValueError:
+        return None
 
 
 def integer(value: object, what: str, path: str, line: int) -> int:
