@@ -34,16 +34,17 @@ from seqlab.data.formats.align import COLUMNS, AlignmentReport
 from seqlab.data.formats.files import JSON_SUFFIXES  # noqa: F401  (the suffixes seqlab.data.relations reads too)
 from seqlab.data.formats.format import Format
 
-#: Every format, in the order detection asks them (CoNLL, which has no ``detect``, reads the rest).
+#: Every format, in the order detection asks them (CoNLL, which has no ``detect``, reads the rest; seqlab's own
+#: and HF JSONL before span JSONL, which takes any other JSON lines) and ``seqlab tag --format`` lists them.
 TABLE: tuple[Format, ...] = (
     columns.FORMAT,
+    seqlab_jsonl.FORMAT,
+    inline.FORMAT,
     conllu_writer.FORMAT,
     brat.FORMAT,
     labelstudio.FORMAT,
-    seqlab_jsonl.FORMAT,
     hf.FORMAT,
     jsonl.FORMAT,
-    inline.FORMAT,
 )
 BY_NAME: dict[str, Format] = {f.name: f for f in TABLE}
 #: The ``data.format`` names: the formats seqlab reads.

@@ -51,7 +51,7 @@ def test_a_relative_path_is_looked_for_under_the_data_folder(tmp_path: Path, mon
 
 
 def test_every_format_is_a_data_format_with_the_word_and_ner_columns() -> None:
-    assert FORMATS == ("auto", "conll", "conllu", "brat", "labelstudio", "seqlab", "hf", "jsonl")
+    assert FORMATS == ("auto", "conll", "seqlab", "conllu", "brat", "labelstudio", "hf", "jsonl")
     brat = str(FORMATS_DIR / "brat")
     config = DataConfig(train=brat, dev=brat)
     assert (config.columns, config.word_column, config.tag_column, config.file_scheme) == (("word", "ner"), "word",
@@ -91,8 +91,8 @@ def test_the_table_names_each_format_once_and_derives_every_list_from_it() -> No
     assert len(names) == len(set(names))
     assert FORMATS == ("auto", *(f.name for f in TABLE if f.read is not None))
     assert WRITE_FORMATS == ("conll", "conllu", "brat", "hf", "jsonl")
-    assert list(OUTPUTS) == ["conll", "conllu", "brat", "jsonl", "inline"]  # seqlab tag --format
-    assert OUTPUTS["jsonl"].name == "seqlab" and STREAMED == ("conll", "conllu", "jsonl", "inline")
+    assert list(OUTPUTS) == ["conll", "jsonl", "inline", "conllu", "brat"]  # seqlab tag --format
+    assert OUTPUTS["jsonl"].name == "seqlab" and STREAMED == ("conll", "jsonl", "inline", "conllu")
     assert all(f.render is not None or f.write is not None for f in OUTPUTS.values())
 
 
