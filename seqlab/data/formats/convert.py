@@ -113,9 +113,11 @@ def read_any(path: str | os.PathLike[str], fmt: str, report: AlignmentReport, *,
 
 def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], *, source_format: str = "auto",
             target_format: str, label_map: Mapping[str, str | None] | None = None, scheme: str | None = None,
-            columns: Sequence[str] | None = None, tag_column: str | None = None) -> Conversion:
-    """Read ``source`` (``auto``: its format detected) and write ``target`` in ``target_format``, with the types
-    renamed by ``label_map`` and the tags written in ``scheme`` (None: as read); returns the counts."""
+            columns: Sequence[str] | None = None, tag_column: str | None = None,
+            encoding: str = DEFAULT_ENCODING) -> Conversion:
+    """Read ``source`` (``auto``: its format detected; its text in ``encoding``) and write ``target`` in
+    ``target_format``, with the types renamed by ``label_map`` and the tags written in ``scheme`` (None: as read);
+    returns the counts."""
     fmt = detect_format(source) if source_format == "auto" else source_format
     if fmt not in READ_FORMATS:
         raise SeqlabError(f"--from: expected one of {['auto', *READ_FORMATS]}, got {fmt!r}")
@@ -125,7 +127,7 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], *, s
     relabel = LabelMapper(label_map, SpanLabelling("bilou", "iob2")) if label_map else None
 
     def sentences() -> Iterator[ColumnSentence]:
-        for s in read_any(source, fmt, result.report, columns=columns, tag_column=tag_column):
+        for s in read_any(source, fmt, result.report, columns=columns, tag_column=tag_column, encoding=encoding):
             tags = s[TAG]
             try:
                 tags = relabel(tags) if relabel else tags
