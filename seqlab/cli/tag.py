@@ -22,7 +22,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, Iterable, TextIO
+from typing import Any, Callable, Iterable, Iterator, TextIO
 
 from seqlab.cli._util import (add_backend_option, add_device_option, add_threads_option, input_lines, load_model,
                               model_device, positive_int, use_threads)
@@ -63,7 +63,7 @@ def write_whole(documents: Iterable[Document], lines: list[str], target: Path, n
 
     text, found = "".join(lines), [0]
 
-    def sentences() -> Iterable[ColumnSentence]:
+    def sentences() -> Iterator[ColumnSentence]:
         for start, doc in zip(accumulate((len(line) for line in lines), initial=0), documents):
             found[0] += len(doc.spans)
             for s in doc.sentences:

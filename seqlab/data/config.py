@@ -3,8 +3,8 @@
 Here, on the data floor, because the readers (:mod:`seqlab.data.dataset`) need it; the tagger's whole config
 (:mod:`seqlab.tagging.config`) holds one. ``data.tag_scheme: token`` makes a token-label task (POS tagging);
 ``data.format`` picks the reader: ``conll`` columns, ``conllu`` (Universal Dependencies), one of
-:mod:`seqlab.data.formats` (``brat``, ``jsonl``, ``labelstudio``, ``hf``, ``seqlab``), or ``auto`` by the file's extension
-and content (:func:`seqlab.data.formats.registry.detect_format`).
+:mod:`seqlab.data.formats` (``brat``, ``jsonl``, ``labelstudio``, ``hf``, ``seqlab``), or ``auto`` by the file's
+extension and content (:func:`seqlab.data.formats.registry.detect_format`).
 """
 from __future__ import annotations
 

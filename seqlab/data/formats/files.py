@@ -2,6 +2,7 @@
 failure a :class:`DataFormatError` naming the file and line."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -34,7 +35,8 @@ def read_text(path: str | os.PathLike[str], *, keep_bom: bool = False, encoding:
     return text if keep_bom or is_utf8(encoding) else text.removeprefix("\ufeff")
 
 
-def json_objects(path: str | os.PathLike[str], encoding: str = DEFAULT_ENCODING) -> Iterator[tuple[int, dict[str, Any]]]:
+def json_objects(path: str | os.PathLike[str],
+                 encoding: str = DEFAULT_ENCODING) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for each non-blank line of a JSONL file in ``encoding``; a line that is not a
     JSON object is a DataFormatError naming the file and line."""
     path = require_file(path)
@@ -52,7 +54,17 @@ def json_objects(path: str | os.PathLike[str], encoding: str = DEFAULT_ENCODING)
 
 def json_head(path: Path) -> object:
     """What a JSON file opens with, for telling formats apart: ``[`` (a JSON list), the first line's JSON value,
-    or None (not JSON, or not readable: the reader that is tried says why)."""
+    or None (not JSON, or not readable: the reader that is tried says why). Read once per version of the file,
+    however many formats ask."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return _json_head(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _json_head(path: str, mtime_ns: int, size: int) -> object:
     try:
         with open(path, "rb") as handle:
             head = handle.read(SNIFF_BYTES).removeprefix(UTF8_BOM).lstrip()
