@@ -87,7 +87,8 @@ def _whole_output(args: argparse.Namespace) -> None:
                               f"{args.format} is written to standard output")
         return
     if not args.output:
-        raise SeqlabError(f"--format {args.format} writes a folder of .txt and .ann files: give it with --output DIR")
+        raise SeqlabError(f"--format {args.format} writes files into a folder (brat: NAME.txt and NAME.ann): give it "
+                          "with --output DIR")
     if args.workers > 1 or args.shard:
         raise SeqlabError(f"--format {args.format} writes the whole input as one document; leave out "
                           f"{'--workers' if args.workers > 1 else '--shard'}")
