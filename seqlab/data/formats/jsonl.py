@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import DataFormatError
@@ -25,8 +25,8 @@ from seqlab.data.conll import ColumnSentence
 from seqlab.data.encoding import DEFAULT_ENCODING
 from seqlab.data.formats.align import TAG, WORD, AlignmentReport, CharSpan, SpanDocument, align_documents
 from seqlab.data.formats.files import integer, json_objects, json_suffix
-from seqlab.data.formats.format import Format, offset_reader
-from seqlab.data.formats.seqlab_jsonl import document_groups, encode_sentences
+from seqlab.data.formats.format import Format
+from seqlab.data.formats.seqlab_jsonl import document_groups, encode_sentences, is_seqlab_jsonl, read_seqlab_jsonl
 
 #: Where an object's spans are looked for, in this order.
 SPAN_KEYS = ("spans", "entities", "label")
@@ -107,5 +107,12 @@ def write_span_jsonl(path: str | os.PathLike[str], sentences: Iterable[ColumnSen
     return count
 
 
-FORMAT = Format("jsonl", json_suffix, offset_reader(read_span_jsonl), write_span_jsonl, spans=True,
-                unit="documents")
+def _read(path: Path, *, encoding: str = DEFAULT_ENCODING, columns: Sequence[str] | None = None,
+          report: AlignmentReport | None = None) -> Iterator[ColumnSentence]:
+    """Span JSONL; a file that carries its sentences (as :func:`write_span_jsonl` writes it) is read by them."""
+    if is_seqlab_jsonl(Path(path)):
+        return read_seqlab_jsonl(path, encoding=encoding)
+    return read_span_jsonl(path, encoding=encoding, report=report)
+
+
+FORMAT = Format("jsonl", json_suffix, _read, write_span_jsonl, spans=True, unit="documents")

@@ -126,3 +126,12 @@ def test_every_pair_of_formats_keeps_tokens_sentences_and_spans(tmp_path: Path, 
     convert(a, b, target_format=second)
     convert(b, tmp_path / "back.txt", target_format="conll")
     assert sentences_of(a) == sentences_of(b) == sentences_of(tmp_path / "back.txt") == expected
+
+
+def test_span_jsonl_named_as_such_keeps_the_sentences_it_carries(tmp_path: Path) -> None:
+    source = tmp_path / "source.txt"
+    source.write_text(ROUND_TRIP, encoding="utf-8")
+    convert(source, tmp_path / "a.jsonl", target_format="jsonl")
+    convert(tmp_path / "a.jsonl", tmp_path / "back.txt", source_format="jsonl", target_format="conll")
+    assert sentences_of(tmp_path / "back.txt") == sentences_of(source)
+    assert (tmp_path / "back.txt").read_text(encoding="utf-8") == ROUND_TRIP + "\n"
