@@ -135,3 +135,11 @@ def test_span_jsonl_named_as_such_keeps_the_sentences_it_carries(tmp_path: Path)
     convert(tmp_path / "a.jsonl", tmp_path / "back.txt", source_format="jsonl", target_format="conll")
     assert sentences_of(tmp_path / "back.txt") == sentences_of(source)
     assert (tmp_path / "back.txt").read_text(encoding="utf-8") == ROUND_TRIP + "\n"
+
+
+@pytest.mark.slow
+def test_conll2003_dev_through_jsonl_and_back_keeps_every_sentence(shared_data: Path, tmp_path: Path) -> None:
+    dev = shared_data / "conll2003" / "dev.txt"
+    convert(dev, tmp_path / "dev.jsonl", target_format="jsonl")
+    back = convert(tmp_path / "dev.jsonl", tmp_path / "dev.txt", target_format="conll")
+    assert back.sentences == 3250 and sentences_of(tmp_path / "dev.txt") == sentences_of(dev)
