@@ -10,7 +10,7 @@ line here.
 * a folder holding ``.ann`` files, an ``.ann`` file, or an ``x.txt`` with ``x.ann`` beside it: ``brat``;
 * ``.conllu``: ``conllu``;
 * ``.jsonl``, ``.json`` or ``.ndjson``: a JSON list (first character ``[``) is a Label Studio export
-  (``labelstudio``); JSON lines whose first object has ``sentences``, or ``tokens`` and ``labels``, are seqlab's
+  (``labelstudio``); JSON lines whose first object has ``sentences``, or ``tokens``, ``offsets`` and ``labels``, are seqlab's
   own (``seqlab``: what ``seqlab tag --format jsonl`` and ``seqlab convert --to jsonl`` write); other objects with
   ``tokens`` are ``hf``; other JSON lines are span JSONL (``jsonl``), as is such a file that is missing or
   unreadable (its reader says why);

@@ -3,8 +3,9 @@ to the very tokens, labels and sentences written (``data.format: seqlab``).
 
 Two shapes of object, told apart per line (:mod:`seqlab.core.schema` names the fields):
 
-* a sentence of ``seqlab tag --format jsonl``: ``{"line", "tokens", "offsets", "labels", "spans"}``; consecutive
-  sentences of one input ``line`` are one document, whose text is rebuilt from the tokens at their offsets;
+* a sentence of ``seqlab tag --format jsonl``: ``{"line", "tokens", "offsets", "labels", "spans"}`` (detected
+  by ``tokens``, ``offsets`` and ``labels``); consecutive sentences of one input ``line`` are one document, whose
+  text is rebuilt from the tokens at their offsets;
 * a document, as ``Document.to_dict`` and :func:`seqlab.data.formats.jsonl.write_span_jsonl` write it: ``{"text",
   "sentences": [{"tokens", "offsets", "labels"}, ...]}`` (``id`` names it; ``spans`` is read past, the labels
   being what it was made from).
@@ -28,6 +29,8 @@ from seqlab.data.formats.files import json_head, json_objects, json_suffix
 from seqlab.data.formats.format import Format
 
 Offsets = tuple[tuple[int, int], ...]
+#: The fields that make a JSON object one of seqlab tag's sentences, for detection.
+SENTENCE_KEYS = frozenset({"tokens", "offsets", "labels"})
 #: A sentence as read: its tokens, labels and offsets (None: not given), and the line it was read from.
 _Parsed = tuple[tuple[str, ...], tuple[str, ...], "Offsets | None", int]
 
@@ -160,12 +163,12 @@ def read_seqlab_jsonl(path: str | Path, *, encoding: str = DEFAULT_ENCODING) -> 
 
 
 def is_seqlab_jsonl(path: Path) -> bool:
-    """A JSON file whose first object is a seqlab document (``sentences``) or tagged sentence (``tokens`` and
-    ``labels``)."""
+    """A JSON file whose first object is a seqlab document (``sentences``) or tagged sentence (``tokens``,
+    ``offsets`` and ``labels``; Hugging Face files have tokens but no offsets)."""
     if not json_suffix(path):
         return False
     head = json_head(path)
-    return isinstance(head, dict) and (isinstance(head.get("sentences"), list) or {"tokens", "labels"} <= set(head))
+    return isinstance(head, dict) and (isinstance(head.get("sentences"), list) or SENTENCE_KEYS <= set(head))
 
 
 def render_jsonl(number: int, document: Any, token_labels: bool = False) -> str:

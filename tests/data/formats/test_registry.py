@@ -100,6 +100,7 @@ def test_the_table_names_each_format_once_and_derives_every_list_from_it() -> No
     ({"line": 1, "tokens": ["a"], "offsets": [[0, 1]], "labels": ["O"], "spans": []}, "seqlab"),
     ({"text": "a", "spans": [], "sentences": [{"tokens": ["a"], "labels": ["O"]}]}, "seqlab"),
     ({"tokens": ["a"], "ner_tags": ["O"]}, "hf"),
+    ({"tokens": ["a"], "labels": [0]}, "hf"),  # no offsets: not seqlab's (the hf reader names what it expects)
     ({"text": "a", "spans": []}, "jsonl"),
 ])
 def test_seqlab_jsonl_is_told_from_hf_and_span_jsonl(tmp_path: Path, first: dict, expected: str) -> None:
