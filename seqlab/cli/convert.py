@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from seqlab.core.errors import SeqlabError
+from seqlab.data.encoding import DEFAULT_ENCODING, check_encoding
 from seqlab.data.formats.align import LOGGED_PROBLEMS
 from seqlab.data.labelling import SCHEME_NAMES
 from seqlab.data.relations import CONVERT_FROM, CONVERT_TO, convert_relations
@@ -24,7 +25,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
         return 0
     result = convert(args.input, args.output, source_format=args.source, target_format=args.target,
                      label_map=parse_label_map(args.label_map) if args.label_map else None, scheme=args.scheme,
-                     columns=args.columns.split(",") if args.columns else None, tag_column=args.tag_column)
+                     columns=args.columns.split(",") if args.columns else None, tag_column=args.tag_column,
+                     encoding=check_encoding(args.encoding))
     print(f"{args.input} -> {args.output}: {result.summary()}")
     if result.report.documents:
         print(f"alignment: {result.report.summary()}")
@@ -40,7 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     from seqlab.data.formats.convert import READ_FORMATS, WRITE_FORMATS
 
     c = sub.add_parser("convert", help="convert labelled data between formats (CoNLL, CoNLL-U, brat, span JSONL, "
-                                       "Label Studio, HF JSONL)",
+                                       "Label Studio, HF JSONL, seqlab's own JSONL)",
                        description="Read IN with the readers of data.format, write OUT with a writer; spans that "
                                    "do not align to tokens are reported (the alignment policy: README).")
     c.add_argument("input", help="the file, or a brat folder, to read")
@@ -58,4 +60,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "default: word ... ner)")
     c.add_argument("--tag-column", metavar="FIELD",
                    help="a CoNLL-U IN's tag field (default: NER= in misc where the file has it, else upos)")
+    c.add_argument("--encoding", default=DEFAULT_ENCODING,
+                   help="IN's text encoding (as data.encoding; default utf-8); OUT is written in UTF-8")
     c.set_defaults(func=cmd_convert)

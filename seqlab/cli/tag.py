@@ -9,6 +9,9 @@ these formats, ``eval`` prints ``evaluate``'s report (conlleval's, or the offici
 * ``inline``: each input line with entities marked ``[LABEL words]``;
 * ``conllu``: CoNLL-U sentences (:mod:`seqlab.data.formats.conllu_writer`);
 * ``brat``: the whole input as one brat document, ``NAME.txt`` (the input) and ``NAME.ann`` in ``--output``.
+
+The formats are those of :data:`seqlab.data.formats.registry.OUTPUTS`: one that renders a document is streamed to
+standard output, one written whole (brat) goes to ``--output``; all of them read back as gold files.
 """
 from __future__ import annotations
 
@@ -19,15 +22,19 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, Iterable, TextIO
+from typing import Any, Callable, Iterable, Iterator, TextIO
 
 from seqlab.cli._util import (add_backend_option, add_device_option, add_threads_option, input_lines, load_model,
                               model_device, positive_int, use_threads)
 from seqlab.core.paths import require_file
 from seqlab.core.errors import SeqlabError
 from seqlab.data.config import FORMATS as DATA_FORMATS, file_format
+from seqlab.data.conll import ColumnSentence
+from seqlab.data.formats.align import TAG, WORD
+from seqlab.data.formats.format import Format
+from seqlab.data.formats.registry import OUTPUTS
 from seqlab.data.labelling import SCHEME_NAMES
-from seqlab.tagging.document import FORMATS, Document, render
+from seqlab.tagging.document import Document, render
 
 log = logging.getLogger("seqlab")
 
@@ -48,32 +55,42 @@ def write_documents(documents: Iterable[Document], out: TextIO, fmt: str, number
         out.flush()
 
 
-def write_brat(documents: Iterable[Document], lines: list[str], folder: Path, name: str) -> int:
-    """Write the tagged ``lines`` (each with its line ending) as one brat document ``name``: ``folder/name.txt``,
-    the lines as read, and ``folder/name.ann``, the spans at their offsets into it; returns how many spans."""
+def write_whole(documents: Iterable[Document], lines: list[str], target: Path, name: str, fmt: Format) -> int:
+    """Write the tagged ``lines`` (each with its line ending) as one document ``name`` through ``fmt``'s writer
+    (brat: ``target/name.txt``, the lines as read, and ``target/name.ann``), each sentence at its offsets into the
+    whole text; returns how many spans."""
     from itertools import accumulate
 
-    from seqlab.data.formats.align import CharSpan, SpanDocument
-    from seqlab.data.formats.brat import write_brat_documents
+    text, found = "".join(lines), [0]
 
-    starts = accumulate((len(line) for line in lines), initial=0)
-    spans = tuple(CharSpan(start + span.start, start + span.end, span.label)
-                  for start, doc in zip(starts, documents) for span in doc.spans)
-    write_brat_documents(folder, [SpanDocument(name, "".join(lines), spans)])
-    return len(spans)
+    def sentences() -> Iterator[ColumnSentence]:
+        for start, doc in zip(accumulate((len(line) for line in lines), initial=0), documents):
+            found[0] += len(doc.spans)
+            for s in doc.sentences:
+                offsets = tuple((start + a, start + b) for a, b in s.offsets)
+                yield ColumnSentence({WORD: tuple(s.tokens), TAG: tuple(s.labels)}, path=name,
+                                     extra={"doc_id": name, "text": text, "offsets": offsets})
+
+    if fmt.write is None:
+        raise SeqlabError(f"{fmt.name}: this format is streamed, not written whole")
+    fmt.write(target, sentences())
+    return found[0]
 
 
-def _brat_output(args: argparse.Namespace) -> None:
-    """Refuse options that ``--format brat`` (one document, written to a folder) and the others cannot take."""
-    if args.format != "brat":
+def _whole_output(args: argparse.Namespace) -> None:
+    """Refuse options that a format written whole (one document, to ``--output``: brat) and the streamed ones
+    cannot take."""
+    whole = [name for name, fmt in OUTPUTS.items() if fmt.render is None]
+    if OUTPUTS[args.format].render is not None:
         if args.output:
-            raise SeqlabError(f"--output applies to --format brat (a folder); --format {args.format} is written to "
-                              "standard output")
+            raise SeqlabError(f"--output applies to --format {' or '.join(whole)} (a folder); --format "
+                              f"{args.format} is written to standard output")
         return
     if not args.output:
-        raise SeqlabError("--format brat writes a folder of .txt and .ann files: give it with --output DIR")
+        raise SeqlabError(f"--format {args.format} writes files into a folder (brat: NAME.txt and NAME.ann): give it "
+                          "with --output DIR")
     if args.workers > 1 or args.shard:
-        raise SeqlabError(f"--format brat writes the whole input as one document; leave out "
+        raise SeqlabError(f"--format {args.format} writes the whole input as one document; leave out "
                           f"{'--workers' if args.workers > 1 else '--shard'}")
 
 
@@ -96,7 +113,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
     if file is None and model is not None and not _is_model(model):  # `seqlab tag FILE`: the installed model
         check_model_name(model)  # unless it is a misspelt model name (en-ner-conll), not a missing file
         model, file = None, model
-    _brat_output(args)
+    _whole_output(args)
     lines, _ = input_lines(file)
     index, count = parse_shard(args.shard) if args.shard else (0, 1)
     interactive = file in (None, "-") and sys.stdin.isatty()  # a person typing: answer each line at once
@@ -115,14 +132,15 @@ def cmd_tag(args: argparse.Namespace) -> int:
     use_threads(args.threads)
     tagger = load_model(model, "tagging", "tag", args.backend, device)
     gc.freeze()  # the modules and model just loaded stay alive: full collections while tagging need not scan them
-    if args.format == "brat":
+    output = OUTPUTS[args.format]
+    if output.render is None:  # written whole, to --output (brat)
         if not tagger.labelling.has_spans:
-            raise SeqlabError("--format brat writes spans, and this model predicts token labels; use --format "
-                              "conllu or conll")
+            raise SeqlabError(f"--format {args.format} writes spans, and this model predicts token labels; use "
+                              "--format conllu or conll")
         text = list(lines)
         name = "stdin" if file in (None, "-") else Path(file).stem
-        found = write_brat(tagger.tag_many(text, **options), text, Path(args.output), name)
-        log.info("wrote %s and %s: %d spans", Path(args.output) / f"{name}.txt", f"{name}.ann", found)
+        found = write_whole(tagger.tag_many(text, **options), text, Path(args.output), name, output)
+        log.info("wrote %s in %s: %d spans", name, args.output, found)
         return 0
     numbered_a, numbered_b = itertools.tee(shard(lines, index, count))
     texts = (line for _, line in numbered_a)
@@ -232,7 +250,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     g.add_argument("model", nargs="?", help="a run directory, a .seqlab file or an installed model's name "
                                             "(default: en-ner-conll03)")
     g.add_argument("file", nargs="?", help="text file, or - / nothing for standard input")
-    g.add_argument("--format", choices=(*FORMATS, "brat"), default="conll",
+    g.add_argument("--format", choices=tuple(OUTPUTS), default="conll",
                    help="conll, jsonl (the JSON output schema), inline, conllu (labels in MISC NER=, a POS "
                         "tagger's in UPOS), or brat (the input as one document, NAME.txt and NAME.ann in --output)")
     g.add_argument("--output", metavar="DIR", help="--format brat: the folder to write the document to")

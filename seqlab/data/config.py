@@ -3,8 +3,8 @@
 Here, on the data floor, because the readers (:mod:`seqlab.data.dataset`) need it; the tagger's whole config
 (:mod:`seqlab.tagging.config`) holds one. ``data.tag_scheme: token`` makes a token-label task (POS tagging);
 ``data.format`` picks the reader: ``conll`` columns, ``conllu`` (Universal Dependencies), one of
-:mod:`seqlab.data.formats` (``brat``, ``jsonl``, ``labelstudio``, ``hf``), or ``auto`` by the file's extension
-and content (:func:`seqlab.data.formats.registry.detect_format`).
+:mod:`seqlab.data.formats` (``brat``, ``jsonl``, ``labelstudio``, ``hf``, ``seqlab``), or ``auto`` by the file's
+extension and content (:func:`seqlab.data.formats.registry.detect_format`).
 """
 from __future__ import annotations
 
@@ -16,16 +16,16 @@ from seqlab.core.strict import choice, count, seed
 from seqlab.data.conll import SKIP, named_columns
 from seqlab.data.conllu import CONLLU_FIELDS
 from seqlab.data.encoding import check_encoding, check_language
-from seqlab.data.formats.registry import LAYOUT, READERS, SPAN_FORMATS, detect_format
+from seqlab.data.formats.registry import LAYOUT, READ_FORMATS, SPAN_FORMATS, WORD_NER_FORMATS, detect_format
 from seqlab.data.label_map import check_data_label_map
 from seqlab.data.labelling import SCHEME_NAMES, SpanLabelling, TokenLabelling, labelling
 
-FORMATS = ("auto", "conll", "conllu", *READERS)
+FORMATS = ("auto", *READ_FORMATS)
 #: The columns, word column and tag column of each format when the config does not name them.
 DEFAULT_LAYOUT = {
     "conll": (("word", "pos", "chunk", "ner"), "word", "ner"),
     "conllu": (CONLLU_FIELDS, "form", "upos"),
-    **{name: LAYOUT for name in READERS},  # brat, jsonl, labelstudio, hf: the columns word and ner
+    **{name: LAYOUT for name in WORD_NER_FORMATS},  # brat, jsonl, labelstudio, hf, seqlab: word and ner
 }
 
 
@@ -80,10 +80,11 @@ class DataConfig:
         for key, default in (("columns", columns), ("word_column", word), ("tag_column", tag)):
             if getattr(self, key) is None:
                 object.__setattr__(self, key, default)
-        if file_format(self.train, self.format) == "conllu" and tuple(self.columns) != CONLLU_FIELDS:
+        conllu_columns = (CONLLU_FIELDS, LAYOUT[0])  # its fields, or the word and ner an eval file is read by
+        if file_format(self.train, self.format) == "conllu" and tuple(self.columns) not in conllu_columns:
             raise ConfigError(f"data.columns: a CoNLL-U file has the columns {list(CONLLU_FIELDS)}; leave "
                               f"data.columns unset, got {list(self.columns)}")
-        if file_format(self.train, self.format) in READERS and tuple(self.columns) != LAYOUT[0]:
+        if file_format(self.train, self.format) in WORD_NER_FORMATS and tuple(self.columns) != LAYOUT[0]:
             raise ConfigError(f"data.columns: a {file_format(self.train, self.format)} file is read as the columns "
                               f"{list(LAYOUT[0])}; leave data.columns unset, got {list(self.columns)}")
         try:

@@ -11,9 +11,8 @@ from typing import Iterator, Sequence
 from seqlab.core.errors import DataFormatError, SeqlabError
 from seqlab.core.paths import resolve_data_path
 from seqlab.data.config import DataConfig, file_format
-from seqlab.data.conll import DOCSTART, SKIP, ColumnSentence, named_columns, numbered_lines, read_conll, split_fields
-from seqlab.data.conllu import read_conllu
-from seqlab.data.formats.registry import LAYOUT, READERS
+from seqlab.data.conll import DOCSTART, SKIP, ColumnSentence, named_columns, numbered_lines, split_fields
+from seqlab.data.formats.registry import LAYOUT, WORD_NER_FORMATS, read_format
 from seqlab.data.label_map import mapper
 from seqlab.data.schemes import split_tag
 
@@ -83,13 +82,10 @@ def read_split(config: DataConfig, name: str, path: str | Path | None = None) ->
 
 
 def read_sentences(path: Path, config: DataConfig) -> Iterator[ColumnSentence]:
-    """The sentences of ``path`` through the reader of its format (``data.format``, or by extension and content)."""
-    fmt = file_format(path, config.format)
-    if fmt == "conllu":
-        return read_conllu(path, config.encoding)
-    if fmt in READERS:  # brat, jsonl, labelstudio, hf (seqlab.data.formats)
-        return READERS[fmt](path)
-    return read_conll(path, config.columns, encoding=config.encoding)
+    """The sentences of ``path`` through the reader of its format (``data.format``, or by extension and content:
+    :func:`seqlab.data.formats.registry.read_format`), in ``data.encoding``, a column file's columns named as
+    ``data.columns``."""
+    return read_format(path, file_format(path, config.format), encoding=config.encoding, columns=config.columns)
 
 
 def _token_line(sentence: ColumnSentence, offset: int) -> int:
@@ -121,13 +117,12 @@ def file_layout(config: DataConfig, path: str | Path, columns: Sequence[str] | N
     """
     path = Path(path)
     model_format, given = file_format(config.train, config.format), file_format(path, fmt)
-    if "conllu" in (model_format, given):
-        if given != model_format:
-            hint = f" (seqlab convert {path} OUT --to conll makes one)" if given == "conllu" else ""
-            raise SeqlabError(f"{path}: a {given} file, but the model was trained on {model_format} files; "
-                              f"give it a {model_format} file{hint}")
+    if given == "conllu" == model_format:
         return dataclasses.replace(config, format=given)
-    if given in READERS:  # brat, jsonl, labelstudio, hf: always the columns word and ner
+    if model_format == "conllu" and given != "conll":
+        raise SeqlabError(f"{path}: a {given} file, but the model was trained on conllu files (FORM and UPOS); "
+                          f"give it a conllu or CoNLL file (seqlab convert {path} OUT --to conllu makes one)")
+    if given in WORD_NER_FORMATS or given == "conllu":  # read by the columns word and ner (conllu: FORM, NER=)
         if columns is not None:
             raise SeqlabError(f"{path}: a {given} file has the columns {list(LAYOUT[0])}; columns are named for "
                               "CoNLL files only")

@@ -1,14 +1,14 @@
 """What tagging returns: documents of sentences, with spans that carry character offsets and confidences."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from seqlab.core.schema import encode_document, encode_line, encode_sentence
-from seqlab.data.formats.conllu_writer import conllu_sentence
+from seqlab.core.schema import encode_document, encode_sentence
+from seqlab.data.formats.registry import OUTPUTS
 
-FORMATS = ("conll", "jsonl", "inline", "conllu")
+#: The formats :func:`render` streams (``seqlab tag --format``; brat is written whole).
+FORMATS = tuple(name for name, fmt in OUTPUTS.items() if fmt.render is not None)
 
 
 @dataclass(frozen=True)
@@ -70,8 +70,8 @@ class Document:
 
 
 def render(numbered: Iterable[tuple[int, Document]], fmt: str, *, token_labels: bool = False) -> str:
-    """Documents as ``seqlab tag`` writes them, each with its input line number (``jsonl`` and ``conllu`` record
-    it):
+    """Documents as ``seqlab tag --format fmt`` streams them, each with its input line number (``jsonl`` and
+    ``conllu`` record it), through the format's renderer in :data:`seqlab.data.formats.registry.OUTPUTS`:
 
     * ``conll``: ``token label`` lines, a blank line after each sentence;
     * ``jsonl``: one JSON object per sentence, :func:`seqlab.core.schema.encode_line`: its input line number,
@@ -81,17 +81,7 @@ def render(numbered: Iterable[tuple[int, Document]], fmt: str, *, token_labels: 
     * ``conllu``: CoNLL-U, ``# sent_id = LINE-K`` (the K-th sentence of input line LINE) and ``# text``, the
       labels in UPOS when they are ``token_labels`` (a POS tagger's), else ``NER=label`` in MISC
       (:func:`seqlab.data.formats.conllu_writer.conllu_sentence`)."""
-    if fmt not in FORMATS:
+    found = OUTPUTS.get(fmt)
+    if found is None or found.render is None:
         raise ValueError(f"unknown output format {fmt!r}; expected one of {FORMATS}")
-    parts: list[str] = []
-    for number, doc in numbered:
-        if fmt == "inline":
-            parts.append(doc.inline() + "\n")
-        elif fmt == "conll":
-            parts.extend("\n".join(map(" ".join, zip(s.tokens, s.labels))) + "\n\n" for s in doc.sentences)
-        elif fmt == "conllu":
-            parts.extend(conllu_sentence(s.tokens, s.labels, s.offsets, doc.text, f"{number}-{k}",
-                                         token_labels=token_labels) for k, s in enumerate(doc.sentences, start=1))
-        else:
-            parts.extend(json.dumps(encode_line(number, s), ensure_ascii=False) + "\n" for s in doc.sentences)
-    return "".join(parts)
+    return "".join(found.render(number, doc, token_labels) for number, doc in numbered)

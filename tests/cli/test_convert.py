@@ -34,3 +34,14 @@ def test_errors_are_one_line(argv, message, tmp_path, capsys, monkeypatch) -> No
     assert main(["convert", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+def test_encoding_reads_a_latin1_file_and_a_wrong_one_is_one_line(tmp_path, capsys) -> None:
+    (tmp_path / "x.txt").write_bytes("Zürich B-LOC\n".encode("latin-1"))
+    assert main(["convert", str(tmp_path / "x.txt"), str(tmp_path / "y.txt"), "--to", "conll",
+                 "--encoding", "latin-1"]) == 0
+    assert (tmp_path / "y.txt").read_text(encoding="utf-8") == "Zürich B-LOC\n\n"
+    capsys.readouterr()
+    assert main(["convert", str(tmp_path / "x.txt"), str(tmp_path / "z.txt"), "--to", "conll",
+                 "--encoding", "klingon"]) == 2
+    assert "--encoding: unknown text encoding 'klingon'" in capsys.readouterr().err

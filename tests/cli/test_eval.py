@@ -87,14 +87,15 @@ def test_plain_tokens_are_still_written_space_separated(tmp_path, capsys) -> Non
     assert (tmp_path / "o").read_text(encoding="utf-8").splitlines()[0].split(" ")[:2] == ["Paris", "B-LOC"]
 
 
-def test_a_conllu_gold_file_for_a_conll_model_names_convert(tmp_path, capsys) -> None:
-    """The CoNLL-U that ``seqlab tag --format conllu`` writes is scored after ``seqlab convert`` (NER= in MISC)."""
+def test_a_conllu_gold_file_for_a_conll_model_is_read_by_its_ner_misc(tmp_path, capsys) -> None:
+    """The CoNLL-U that ``seqlab tag --format conllu`` writes is scored as it stands (NER= in MISC), and after
+    ``seqlab convert`` to CoNLL."""
     text = tmp_path / "news.txt"
     text.write_text("Angela Merkel visited Paris.\n", encoding="utf-8")
     assert main(["tag", str(text), "--format", "conllu"]) == 0
     (tmp_path / "news.conllu").write_text(capsys.readouterr().out, encoding="utf-8")
-    assert main(["eval", "en-ner-conll03", str(tmp_path / "news.conllu")]) == 2
-    assert "--to conll makes one" in capsys.readouterr().err
+    assert main(["eval", "en-ner-conll03", str(tmp_path / "news.conllu"), "--output", str(tmp_path / "u")]) == 0
+    assert "with 2 phrases; found: 2 phrases; correct: 2." in capsys.readouterr().out
     assert main(["convert", str(tmp_path / "news.conllu"), str(tmp_path / "news.conll"), "--to", "conll"]) == 0
     capsys.readouterr()
     assert main(["eval", "en-ner-conll03", str(tmp_path / "news.conll"), "--output", str(tmp_path / "o")]) == 0

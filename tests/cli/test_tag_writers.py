@@ -64,3 +64,33 @@ def test_brat_options_are_checked_in_one_line(news, argv, message, capsys) -> No
     assert main(["tag", str(news), *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("fmt, name", [("jsonl", "gold.jsonl"), ("conll", "gold.txt"), ("conllu", "gold.conllu"),
+                                       ("brat", "gold")])
+def test_a_model_scores_100_on_its_own_output_read_as_gold(news, tmp_path, capsys, fmt, name) -> None:
+    gold = tmp_path / name
+    if fmt == "brat":
+        assert main(["tag", str(news), "--format", "brat", "--output", str(gold)]) == 0
+    else:
+        assert main(["tag", str(news), "--format", fmt]) == 0
+        gold.write_text(capsys.readouterr().out, encoding="utf-8")
+    capsys.readouterr()
+    assert main(["eval", "en-ner-conll03", str(gold), "--output", str(tmp_path / "pred.txt")]) == 0
+    report = capsys.readouterr().out
+    assert "FB1: 100.00" in report.splitlines()[1] and "found: 0 phrases" not in report
+
+
+def test_tag_jsonl_output_is_training_data_and_converts_keeping_its_sentences(news, tmp_path, capsys) -> None:
+    from seqlab.data.config import DataConfig
+    from seqlab.data.dataset import read_split
+
+    assert main(["tag", str(news), "--format", "jsonl"]) == 0
+    objects = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    (tmp_path / "out.jsonl").write_text("".join(json.dumps(o) + "\n" for o in objects), encoding="utf-8")
+    split = read_split(DataConfig(train=str(tmp_path / "out.jsonl"), dev=str(tmp_path / "out.jsonl")), "train")
+    assert split.tokens == [o["tokens"] for o in objects] and split.file_tags == [o["labels"] for o in objects]
+    assert main(["convert", str(tmp_path / "out.jsonl"), str(tmp_path / "out.conll"), "--to", "conll"]) == 0
+    blocks = [b for b in (tmp_path / "out.conll").read_text(encoding="utf-8").split("\n\n") if b.strip()]
+    sentences = [[line.split(" ") for line in b.splitlines() if not line.startswith("-DOCSTART-")] for b in blocks]
+    assert [[t for t, _ in s] for s in sentences if s] == [o["tokens"] for o in objects]

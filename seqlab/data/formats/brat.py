@@ -20,7 +20,9 @@ from seqlab.core.errors import DataFormatError, SeqlabError
 from seqlab.data.conll import ColumnSentence
 from seqlab.data.formats.align import (TAG, WORD, AlignmentReport, CharSpan, SpanDocument, align_documents,
                                        documents_of, problem)
+from seqlab.data.encoding import DEFAULT_ENCODING
 from seqlab.data.formats.files import read_text
+from seqlab.data.formats.format import Format, offset_reader
 
 ANN, TXT = ".ann", ".txt"
 #: How a discontinuous span (several fragments) is read: the range covering them all, or the first fragment.
@@ -59,11 +61,11 @@ def _fragments(ann: Path, number: int, line: str) -> tuple[str, str, list[tuple[
 
 
 def read_ann(ann: Path, doc: SpanDocument, report: AlignmentReport, *, discontinuous: str = "cover",
-             strict: bool = False) -> tuple[CharSpan, ...]:
+             strict: bool = False, encoding: str = DEFAULT_ENCODING) -> tuple[CharSpan, ...]:
     """The text-bound spans of ``ann`` over ``doc``'s text (module docstring for the policies)."""
     if discontinuous not in DISCONTINUOUS:
         raise SeqlabError(f"discontinuous: expected one of {list(DISCONTINUOUS)}, got {discontinuous!r}")
-    lines = read_text(ann).splitlines()
+    lines = read_text(ann, encoding=encoding).splitlines()
     spans = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -89,7 +91,7 @@ def read_ann(ann: Path, doc: SpanDocument, report: AlignmentReport, *, discontin
 
 
 def brat_documents(path: str | os.PathLike[str], report: AlignmentReport, *, discontinuous: str = "cover",
-                   strict: bool = False) -> Iterator[SpanDocument]:
+                   strict: bool = False, encoding: str = DEFAULT_ENCODING) -> Iterator[SpanDocument]:
     """The documents of a brat folder (or of one .ann), their spans read from the .ann files."""
     files = brat_files(path)
     if Path(path).is_dir():
@@ -100,19 +102,19 @@ def brat_documents(path: str | os.PathLike[str], report: AlignmentReport, *, dis
         txt = ann.with_suffix(TXT)
         if not txt.is_file():
             raise SeqlabError(f"{txt}: no such file (every {ANN} needs its {TXT})")
-        doc = SpanDocument(ann.stem, read_text(txt, keep_bom=True), path=str(txt), span_path=str(ann),
-                           raw_text=True)
-        spans = read_ann(ann, doc, report, discontinuous=discontinuous, strict=strict)
+        doc = SpanDocument(ann.stem, read_text(txt, keep_bom=True, encoding=encoding), path=str(txt),
+                           span_path=str(ann), raw_text=True)
+        spans = read_ann(ann, doc, report, discontinuous=discontinuous, strict=strict, encoding=encoding)
         yield SpanDocument(doc.ident, doc.text, spans, path=doc.path, span_path=doc.span_path, raw_text=True)
 
 
 def read_brat(path: str | os.PathLike[str], *, strict: bool = False, discontinuous: str = "cover",
-              report: AlignmentReport | None = None) -> Iterator[ColumnSentence]:
+              report: AlignmentReport | None = None, encoding: str = DEFAULT_ENCODING) -> Iterator[ColumnSentence]:
     """Stream the sentences of a brat folder (or one document), tagged IOB2 in the columns ``word`` and
     ``ner``; the report (counts and problems) is logged at the end, unless the caller passes its own ``report``."""
     own, report = report is None, report if report is not None else AlignmentReport()
-    yield from align_documents(brat_documents(path, report, discontinuous=discontinuous, strict=strict),
-                               report, strict=strict)
+    yield from align_documents(brat_documents(path, report, discontinuous=discontinuous, strict=strict,
+                                              encoding=encoding), report, strict=strict)
     if own:  # a caller that passes its report reads it (seqlab convert prints it)
         report.log(str(path))
 
@@ -144,3 +146,14 @@ def write_brat_documents(folder: str | os.PathLike[str], documents: Iterable[Spa
         with atomic_open(folder / f"{name}{ANN}", "wb") as out:
             out.write("".join(lines).encode("utf-8"))
     return len(written)
+
+
+def is_brat(path: Path) -> bool:
+    """A folder holding ``.ann`` files, an ``.ann`` file, or an ``x.txt`` with ``x.ann`` beside it."""
+    if path.is_dir():
+        return next(path.glob(f"*{ANN}"), None) is not None
+    suffix = path.suffix.lower()
+    return suffix == ANN or (suffix == TXT and path.with_suffix(ANN).is_file())
+
+
+FORMAT = Format("brat", is_brat, offset_reader(read_brat), write_brat, spans=True, unit="documents", output="brat")

@@ -2,6 +2,7 @@
 failure a :class:`DataFormatError` naming the file and line."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -11,6 +12,15 @@ from seqlab.core.errors import DataFormatError
 from seqlab.core.paths import require_file
 from seqlab.data.conll import UTF8_BOM, numbered_lines
 from seqlab.data.encoding import DEFAULT_ENCODING, decode_text, is_utf8
+
+#: How much of a JSON file is read to tell its format.
+SNIFF_BYTES = 1 << 16
+JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
+
+
+def json_suffix(path: Path) -> bool:
+    """Whether ``path`` is named as JSON or JSON lines."""
+    return path.suffix.lower() in JSON_SUFFIXES
 
 
 def read_text(path: str | os.PathLike[str], *, keep_bom: bool = False, encoding: str = DEFAULT_ENCODING) -> str:
@@ -25,11 +35,12 @@ def read_text(path: str | os.PathLike[str], *, keep_bom: bool = False, encoding:
     return text if keep_bom or is_utf8(encoding) else text.removeprefix("\ufeff")
 
 
-def json_objects(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` for each non-blank line of a JSONL file; a line that is not a JSON object is a
-    DataFormatError naming the file and line."""
+def json_objects(path: str | os.PathLike[str],
+                 encoding: str = DEFAULT_ENCODING) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of a JSONL file in ``encoding``; a line that is not a
+    JSON object is a DataFormatError naming the file and line."""
     path = require_file(path)
-    for number, line in numbered_lines(Path(path)):
+    for number, line in numbered_lines(Path(path), encoding):
         if not line.strip():
             continue
         try:
@@ -39,6 +50,32 @@ def json_objects(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, 
         if not isinstance(value, dict):
             raise DataFormatError(str(path), number, f"expected a JSON object per line, got {type(value).__name__}")
         yield number, value
+
+
+def json_head(path: Path) -> object:
+    """What a JSON file opens with, for telling formats apart: ``[`` (a JSON list), the first line's JSON value,
+    or None (not JSON, or not readable: the reader that is tried says why). Read once per version of the file,
+    however many formats ask."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return _json_head(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _json_head(path: str, mtime_ns: int, size: int) -> object:
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(SNIFF_BYTES).removeprefix(UTF8_BOM).lstrip()
+    except OSError:
+        return None
+    if head.startswith(b"["):
+        return "["
+    try:
+        return json.loads(head.split(b"\n", 1)[0])
+    except ValueError:
+        return None
 
 
 def integer(value: object, what: str, path: str, line: int) -> int:

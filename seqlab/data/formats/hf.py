@@ -19,7 +19,9 @@ from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import DataFormatError, SeqlabError
 from seqlab.data.conll import ColumnSentence
 from seqlab.data.formats.align import TAG, WORD
-from seqlab.data.formats.files import json_objects
+from seqlab.data.encoding import DEFAULT_ENCODING
+from seqlab.data.formats.files import json_head, json_objects, json_suffix
+from seqlab.data.formats.format import Format
 
 #: Label-list files looked for beside ``<stem>.jsonl``, in order (one label per line).
 LABEL_FILES = ("{stem}.labels.txt", "labels.txt")
@@ -88,14 +90,14 @@ def _sentence(obj: dict[str, Any], path: Path, line: int, labels: _Labels, token
                           extra={"id": obj.get("id"), "lines": (line,) * len(tokens)})
 
 
-def read_hf_jsonl(path: str | os.PathLike[str], *, labels: Sequence[str] | None = None,
-                  token_field: str = "tokens", tag_field: str = "ner_tags") -> Iterator[ColumnSentence]:
+def read_hf_jsonl(path: str | os.PathLike[str], *, labels: Sequence[str] | None = None, token_field: str = "tokens",
+                  tag_field: str = "ner_tags", encoding: str = DEFAULT_ENCODING) -> Iterator[ColumnSentence]:
     """Stream the sentences of a Hugging Face-style JSONL file (module docstring); empty sentences are skipped
     and counted in the log."""
     path = Path(path)
     names = _Labels(path, labels, tag_field)
     empty = 0
-    for line, obj in json_objects(path):
+    for line, obj in json_objects(path, encoding):
         sentence = _sentence(obj, path, line, names, token_field, tag_field)
         if len(sentence):
             yield sentence
@@ -116,3 +118,17 @@ def write_hf_jsonl(path: str | os.PathLike[str], sentences: Iterable[ColumnSente
             out.write(json.dumps({"id": ident, "tokens": list(sentence[word_column]),
                                   "ner_tags": list(sentence[tag_column])}, ensure_ascii=False) + "\n")
     return count
+
+
+def is_hf_jsonl(path: Path) -> bool:
+    """A JSON file whose first object has ``tokens`` (after seqlab's own, which have them too)."""
+    head = json_head(path) if json_suffix(path) else None
+    return isinstance(head, dict) and "tokens" in head
+
+
+def _read(path: Path, *, encoding: str = DEFAULT_ENCODING, columns: Sequence[str] | None = None,
+          report: object = None) -> Iterator[ColumnSentence]:
+    return read_hf_jsonl(path, encoding=encoding)
+
+
+FORMAT = Format("hf", is_hf_jsonl, _read, write_hf_jsonl)

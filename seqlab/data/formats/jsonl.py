@@ -8,21 +8,25 @@ entities. ``id`` names the document (else ``<file stem>-<line>``). Prodigy's rej
 :mod:`seqlab.data.formats.align`.
 
 :func:`write_span_jsonl` writes sentences back as ``{"id", "text", "spans": [{"start", "end", "label",
-"text"}]}``, the span fields of seqlab's output schema (:mod:`seqlab.core.schema`).
+"text"}], "sentences": [...]}``, the span fields of seqlab's output schema (:mod:`seqlab.core.schema`) and the
+document's sentences (their tokens, offsets and labels), so that the file reads back, as a seqlab document
+(:mod:`seqlab.data.formats.seqlab_jsonl`), to the very tokens and sentences written.
 """
 from __future__ import annotations
 
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import DataFormatError
 from seqlab.data.conll import ColumnSentence
-from seqlab.data.formats.align import (TAG, WORD, AlignmentReport, CharSpan, SpanDocument, align_documents,
-                                       documents_of)
-from seqlab.data.formats.files import integer, json_objects
+from seqlab.data.encoding import DEFAULT_ENCODING
+from seqlab.data.formats.align import TAG, WORD, AlignmentReport, CharSpan, SpanDocument, align_documents
+from seqlab.data.formats.files import integer, json_objects, json_suffix
+from seqlab.data.formats.format import Format
+from seqlab.data.formats.seqlab_jsonl import document_groups, encode_sentences, is_seqlab_jsonl, read_seqlab_jsonl
 
 #: Where an object's spans are looked for, in this order.
 SPAN_KEYS = ("spans", "entities", "label")
@@ -66,21 +70,22 @@ def span_document(obj: dict[str, Any], path: str, line: int, *, text_key: str = 
     return SpanDocument(ident, text, spans, path=path, line=line)
 
 
-def span_documents(path: str | os.PathLike[str], report: AlignmentReport) -> Iterator[SpanDocument]:
+def span_documents(path: str | os.PathLike[str], report: AlignmentReport,
+                   encoding: str = DEFAULT_ENCODING) -> Iterator[SpanDocument]:
     """The documents of a span JSONL file."""
-    for number, obj in json_objects(path):
+    for number, obj in json_objects(path, encoding):
         if obj.get("answer", "accept") != "accept":
             report.notes["records not accepted (answer reject or ignore) skipped"] += 1
             continue
         yield span_document(obj, str(path), number)
 
 
-def read_span_jsonl(path: str | os.PathLike[str], *, strict: bool = False,
-                    report: AlignmentReport | None = None) -> Iterator[ColumnSentence]:
+def read_span_jsonl(path: str | os.PathLike[str], *, strict: bool = False, report: AlignmentReport | None = None,
+                    encoding: str = DEFAULT_ENCODING) -> Iterator[ColumnSentence]:
     """Stream the sentences of a span JSONL file, tagged IOB2 in the columns ``word`` and ``ner``; the
     report (counts and problems) is logged at the end, unless the caller passes its own ``report``."""
     own, report = report is None, report if report is not None else AlignmentReport()
-    yield from align_documents(span_documents(path, report), report, strict=strict)
+    yield from align_documents(span_documents(path, report, encoding), report, strict=strict)
     if own:  # a caller that passes its report reads it (seqlab convert prints it)
         report.log(str(path))
 
@@ -88,12 +93,26 @@ def read_span_jsonl(path: str | os.PathLike[str], *, strict: bool = False,
 def write_span_jsonl(path: str | os.PathLike[str], sentences: Iterable[ColumnSentence], *,
                      word_column: str = WORD, tag_column: str = TAG) -> int:
     """Write sentences as span JSONL, one document per line (grouped as
-    :func:`seqlab.data.formats.align.documents_of` says), atomically; returns how many documents."""
+    :func:`seqlab.data.formats.align.documents_of` says), its sentences under ``sentences`` (tokens, offsets,
+    labels: :func:`seqlab.data.formats.seqlab_jsonl.encode_sentences`), atomically; returns how many documents."""
     count = 0
     with atomic_open(path) as out:
-        for doc in documents_of(sentences, word_column=word_column, tag_column=tag_column):
+        for doc, group in document_groups(sentences, word_column=word_column, tag_column=tag_column):
             spans = [{"start": s.start, "end": s.end, "label": s.label, "text": doc.text[s.start:s.end]}
                      for s in doc.spans]
-            out.write(json.dumps({"id": doc.ident, "text": doc.text, "spans": spans}, ensure_ascii=False) + "\n")
+            out.write(json.dumps({"id": doc.ident, "text": doc.text, "spans": spans,
+                                  "sentences": encode_sentences(group, word_column, tag_column)},
+                                 ensure_ascii=False) + "\n")
             count += 1
     return count
+
+
+def _read(path: Path, *, encoding: str = DEFAULT_ENCODING, columns: Sequence[str] | None = None,
+          report: AlignmentReport | None = None) -> Iterator[ColumnSentence]:
+    """Span JSONL; a file that carries its sentences (as :func:`write_span_jsonl` writes it) is read by them."""
+    if is_seqlab_jsonl(Path(path)):
+        return read_seqlab_jsonl(path, encoding=encoding)
+    return read_span_jsonl(path, encoding=encoding, report=report)
+
+
+FORMAT = Format("jsonl", json_suffix, _read, write_span_jsonl, spans=True, unit="documents")

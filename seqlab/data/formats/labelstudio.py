@@ -17,12 +17,14 @@ from typing import Any, Iterator
 from seqlab.core.errors import DataFormatError, SeqlabError
 from seqlab.data.conll import ColumnSentence
 from seqlab.data.formats.align import AlignmentReport, CharSpan, SpanDocument, align_documents
-from seqlab.data.formats.files import integer, read_text
+from seqlab.data.encoding import DEFAULT_ENCODING
+from seqlab.data.formats.files import integer, json_head, json_suffix, read_text
+from seqlab.data.formats.format import Format, offset_reader
 
 
-def json_list(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
+def json_list(path: str | os.PathLike[str], encoding: str = DEFAULT_ENCODING) -> Iterator[tuple[int, Any]]:
     """``(line number, element)`` for each element of the JSON list that is the whole of ``path``."""
-    text = read_text(path)
+    text = read_text(path, encoding=encoding)
     decoder = json.JSONDecoder()
     at = _skip(text, 0)
     if not text.startswith("[", at):
@@ -89,11 +91,11 @@ def task_document(task: object, number: int, path: str, line: int, report: Align
     return SpanDocument(ident, data[text_key], tuple(spans), path=path, line=line)
 
 
-def label_studio_documents(path: str | os.PathLike[str], report: AlignmentReport, *,
-                           text_key: str = "text") -> Iterator[SpanDocument]:
+def label_studio_documents(path: str | os.PathLike[str], report: AlignmentReport, *, text_key: str = "text",
+                           encoding: str = DEFAULT_ENCODING) -> Iterator[SpanDocument]:
     """The documents of a Label Studio JSON export."""
     count = 0
-    for number, (line, task) in enumerate(json_list(path)):
+    for number, (line, task) in enumerate(json_list(path, encoding)):
         doc = task_document(task, number, str(path), line, report, text_key=text_key)
         count += 1
         if doc is not None:
@@ -103,10 +105,20 @@ def label_studio_documents(path: str | os.PathLike[str], report: AlignmentReport
 
 
 def read_label_studio(path: str | os.PathLike[str], *, strict: bool = False, text_key: str = "text",
-                      report: AlignmentReport | None = None) -> Iterator[ColumnSentence]:
+                      report: AlignmentReport | None = None,
+                      encoding: str = DEFAULT_ENCODING) -> Iterator[ColumnSentence]:
     """Stream the sentences of a Label Studio JSON export, tagged IOB2 in the columns ``word`` and ``ner``;
     the report (counts and problems) is logged at the end, unless the caller passes its own ``report``."""
     own, report = report is None, report if report is not None else AlignmentReport()
-    yield from align_documents(label_studio_documents(path, report, text_key=text_key), report, strict=strict)
+    yield from align_documents(label_studio_documents(path, report, text_key=text_key, encoding=encoding), report,
+                               strict=strict)
     if own:  # a caller that passes its report reads it (seqlab convert prints it)
         report.log(str(path))
+
+
+def is_label_studio(path: Path) -> bool:
+    """A JSON file that is a list (Label Studio's export; JSON lines hold objects)."""
+    return json_suffix(path) and json_head(path) == "["
+
+
+FORMAT = Format("labelstudio", is_label_studio, offset_reader(read_label_studio), spans=True)

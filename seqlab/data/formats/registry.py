@@ -1,12 +1,19 @@
-"""Which reader reads a file: the ``data.format`` names of :mod:`seqlab.data.formats`, and detection.
+"""The one table of labelled-data formats: every :class:`~seqlab.data.formats.format.Format` seqlab reads or
+writes, each defined in its own module, and detection.
 
-:func:`detect_format` tells formats apart by extension and, where an extension is shared, by content:
+Training (``data.format``, :func:`seqlab.data.dataset.read_split`), ``seqlab eval``, ``seqlab convert`` and
+``seqlab tag --format`` all go through :data:`TABLE`; a new format is one module defining its ``FORMAT`` and one
+line here.
+
+:func:`detect_format` asks the formats in table order and takes the first that recognises the file:
 
 * a folder holding ``.ann`` files, an ``.ann`` file, or an ``x.txt`` with ``x.ann`` beside it: ``brat``;
 * ``.conllu``: ``conllu``;
 * ``.jsonl``, ``.json`` or ``.ndjson``: a JSON list (first character ``[``) is a Label Studio export
-  (``labelstudio``); JSON lines whose first object has ``tokens`` are ``hf``; other JSON lines are span JSONL
-  (``jsonl``), as is such a file that is missing or unreadable (its reader says why);
+  (``labelstudio``); JSON lines whose first object has ``sentences``, or ``tokens``, ``offsets`` and ``labels``, are seqlab's
+  own (``seqlab``: what ``seqlab tag --format jsonl`` and ``seqlab convert --to jsonl`` write); other objects with
+  ``tokens`` are ``hf``; other JSON lines are span JSONL (``jsonl``), as is such a file that is missing or
+  unreadable (its reader says why);
 * anything else: CoNLL columns (``conll``).
 
 A relative path that is not found from the working directory is looked for under the data folder, as config
@@ -14,35 +21,45 @@ paths are (:func:`seqlab.core.paths.resolve_data_path`).
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator, Sequence
 
 from seqlab.core.errors import SeqlabError
 from seqlab.core.paths import resolve_data_path
-from seqlab.data.conll import UTF8_BOM, ColumnSentence
-from seqlab.data.formats.align import COLUMNS
-from seqlab.data.formats.brat import ANN, TXT, read_brat
-from seqlab.data.formats.hf import read_hf_jsonl
-from seqlab.data.formats.jsonl import read_span_jsonl
-from seqlab.data.formats.labelstudio import read_label_studio
+from seqlab.data.conll import ColumnSentence
+from seqlab.data.encoding import DEFAULT_ENCODING
+from seqlab.data.formats import brat, columns, conllu_writer, hf, inline, jsonl, labelstudio, seqlab_jsonl
+from seqlab.data.formats.align import COLUMNS, AlignmentReport
+from seqlab.data.formats.files import JSON_SUFFIXES  # noqa: F401  (the suffixes seqlab.data.relations reads too)
+from seqlab.data.formats.format import Format
 
-Reader = Callable[[Path], Iterator[ColumnSentence]]
-#: The readers by ``data.format`` name (CoNLL and CoNLL-U are read by :mod:`seqlab.data.conll` and
-#: :mod:`seqlab.data.conllu`). Offset formats read leniently: what cannot be aligned is logged, not fatal.
-READERS: dict[str, Reader] = {
-    "brat": read_brat,
-    "jsonl": read_span_jsonl,
-    "labelstudio": read_label_studio,
-    "hf": read_hf_jsonl,
-}
+#: Every format, in the order detection asks them (CoNLL, which has no ``detect``, reads the rest; seqlab's own
+#: and HF JSONL before span JSONL, which takes any other JSON lines) and ``seqlab tag --format`` lists them.
+TABLE: tuple[Format, ...] = (
+    columns.FORMAT,
+    seqlab_jsonl.FORMAT,
+    inline.FORMAT,
+    conllu_writer.FORMAT,
+    brat.FORMAT,
+    labelstudio.FORMAT,
+    hf.FORMAT,
+    jsonl.FORMAT,
+)
+BY_NAME: dict[str, Format] = {f.name: f for f in TABLE}
+#: The ``data.format`` names: the formats seqlab reads.
+READ_FORMATS = tuple(f.name for f in TABLE if f.read is not None)
+#: The ``seqlab convert --to`` names: the formats written from sentences.
+WRITE_FORMATS = tuple(f.name for f in TABLE if f.write is not None)
+#: ``seqlab tag --format``: the formats tagged documents are written in, by the name the option gives them.
+OUTPUTS: dict[str, Format] = {f.output: f for f in TABLE if f.output}
 #: The formats of character spans, which the readers write as IOB2 tags.
-SPAN_FORMATS = ("brat", "jsonl", "labelstudio")
-#: The columns, word column and tag column of every format in :data:`READERS`.
+SPAN_FORMATS = tuple(f.name for f in TABLE if f.spans)
+#: The formats read as the columns ``word`` and ``ner`` whatever the config names (all but column files).
+WORD_NER_FORMATS = tuple(name for name in READ_FORMATS if name not in ("conll", "conllu"))
+#: The columns, word column and tag column of every format in :data:`WORD_NER_FORMATS`.
 LAYOUT = (COLUMNS, COLUMNS[0], COLUMNS[1])
-JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
-_SNIFF_BYTES = 1 << 16
+FALLBACK = "conll"
 
 
 def _located(path: str | os.PathLike[str]) -> Path:
@@ -56,33 +73,26 @@ def _located(path: str | os.PathLike[str]) -> Path:
         return found
 
 
-def _json_kind(path: Path) -> str:
-    """``labelstudio``, ``hf`` or ``jsonl`` by the first characters of a JSON file."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(_SNIFF_BYTES).removeprefix(UTF8_BOM).lstrip()
-    except OSError:
-        return "jsonl"
-    if head.startswith(b"["):
-        return "labelstudio"
-    try:
-        first = json.loads(head.split(b"\n", 1)[0])
-    except ValueError:
-        return "jsonl"
-    return "hf" if isinstance(first, dict) and "tokens" in first else "jsonl"
-
-
 def detect_format(path: str | os.PathLike[str]) -> str:
-    """The format of ``path`` (module docstring for the rules): a name of :data:`READERS`, ``conllu`` or
-    ``conll``."""
+    """The format of ``path`` (module docstring for the rules): a name of :data:`READ_FORMATS`."""
     where = _located(path)
-    suffix = where.suffix.lower()
-    if where.is_dir():
-        return "brat" if next(where.glob(f"*{ANN}"), None) is not None else "conll"
-    if suffix == ANN or (suffix == TXT and where.with_suffix(ANN).is_file()):
-        return "brat"
-    if suffix == ".conllu":
-        return "conllu"
-    if suffix in JSON_SUFFIXES:
-        return _json_kind(where)
-    return "conll"
+    return next((f.name for f in TABLE if f.detect is not None and f.detect(where)), FALLBACK)
+
+
+def format_named(name: str, what: str = "format") -> Format:
+    """The format called ``name``; an unknown name is a one-line error listing the known ones."""
+    if name not in BY_NAME:
+        raise SeqlabError(f"{what}: expected one of {list(BY_NAME)}, got {name!r}")
+    return BY_NAME[name]
+
+
+def read_format(path: str | os.PathLike[str], fmt: str = "auto", *, encoding: str = DEFAULT_ENCODING,
+                columns: Sequence[str] | None = None,
+                report: AlignmentReport | None = None) -> Iterator[ColumnSentence]:
+    """The sentences of ``path`` read as format ``fmt`` (``auto``: :func:`detect_format`): text in ``encoding``,
+    a column file's ``columns`` (None: the format's own), an offset format's alignment counted in ``report``
+    (None: logged)."""
+    found = format_named(detect_format(path) if fmt == "auto" else fmt)
+    if found.read is None:
+        raise SeqlabError(f"{path}: {found.name} is written, not read; expected one of {list(READ_FORMATS)}")
+    return found.read(Path(path), encoding=encoding, columns=columns, report=report)

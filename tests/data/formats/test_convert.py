@@ -11,8 +11,9 @@ import pytest
 from seqlab.core.errors import SeqlabError
 from seqlab.data.formats.align import AlignmentReport
 from seqlab.data.formats.brat import read_brat
-from seqlab.data.formats.convert import convert, read_any
+from seqlab.data.formats.convert import WRITE_FORMATS, convert, read_any
 from seqlab.data.formats.jsonl import read_span_jsonl
+from seqlab.data.schemes import spans
 
 FORMATS = Path(__file__).parents[2] / "fixtures" / "formats"
 BRAT = FORMATS / "brat"
@@ -20,8 +21,6 @@ BRAT = FORMATS / "brat"
 
 def spans_of(path: Path, fmt: str) -> list[tuple[str, str]]:
     """(label, covered tokens) of every span, in order: what every format must carry over."""
-    from seqlab.data.schemes import spans
-
     return [(kind, " ".join(s["word"][a:b])) for s in read_any(path, fmt, AlignmentReport())
             for kind, a, b in spans(s["ner"])]
 
@@ -101,3 +100,46 @@ def test_reading_with_a_report_leaves_logging_to_the_caller(caplog) -> None:
         assert not caplog.records
         list(read_span_jsonl(FORMATS / "spans.jsonl"))
         assert caplog.records
+
+
+#: Where each writer writes (brat: a folder).
+SUFFIX = {"conll": "txt", "conllu": "conllu", "brat": "ann.d", "jsonl": "jsonl", "hf": "json"}
+ROUND_TRIP = ("-DOCSTART- O\n\nEU B-ORG\nrejects O\nGerman B-MISC\ncall O\n. O\n\nPeter B-PER\nBlackburn I-PER\n\n"
+              "-DOCSTART- O\n\nBRUSSELS B-LOC\n1996-08-22 O\n")
+
+
+def sentences_of(path: Path) -> list[tuple[tuple[str, ...], list[tuple[str, int, int]]]]:
+    """Each sentence's tokens and spans, read with the format detected."""
+    return [(s["word"], spans(s["ner"])) for s in read_any(path, "auto" if path.suffix != ".txt" else "conll",
+                                                            AlignmentReport())]
+
+
+@pytest.mark.parametrize("first", WRITE_FORMATS)
+@pytest.mark.parametrize("second", WRITE_FORMATS)
+def test_every_pair_of_formats_keeps_tokens_sentences_and_spans(tmp_path: Path, first: str, second: str) -> None:
+    source = tmp_path / "source.txt"
+    source.write_text(ROUND_TRIP, encoding="utf-8")
+    expected = sentences_of(source)
+    assert len(expected) == 3
+    a, b = tmp_path / f"a.{SUFFIX[first]}", tmp_path / f"b.{SUFFIX[second]}"
+    convert(source, a, target_format=first)
+    convert(a, b, target_format=second)
+    convert(b, tmp_path / "back.txt", target_format="conll")
+    assert sentences_of(a) == sentences_of(b) == sentences_of(tmp_path / "back.txt") == expected
+
+
+def test_span_jsonl_named_as_such_keeps_the_sentences_it_carries(tmp_path: Path) -> None:
+    source = tmp_path / "source.txt"
+    source.write_text(ROUND_TRIP, encoding="utf-8")
+    convert(source, tmp_path / "a.jsonl", target_format="jsonl")
+    convert(tmp_path / "a.jsonl", tmp_path / "back.txt", source_format="jsonl", target_format="conll")
+    assert sentences_of(tmp_path / "back.txt") == sentences_of(source)
+    assert (tmp_path / "back.txt").read_text(encoding="utf-8") == ROUND_TRIP + "\n"
+
+
+@pytest.mark.slow
+def test_conll2003_dev_through_jsonl_and_back_keeps_every_sentence(shared_data: Path, tmp_path: Path) -> None:
+    dev = shared_data / "conll2003" / "dev.txt"
+    convert(dev, tmp_path / "dev.jsonl", target_format="jsonl")
+    back = convert(tmp_path / "dev.jsonl", tmp_path / "dev.txt", target_format="conll")
+    assert back.sentences == 3250 and sentences_of(tmp_path / "dev.txt") == sentences_of(dev)

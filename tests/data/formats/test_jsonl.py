@@ -68,7 +68,9 @@ def test_write_span_jsonl_round_trips(tmp_path: Path) -> None:
     first = json.loads(out.read_text().splitlines()[0])
     assert first == {"id": "a", "text": "Barack Obama visited Paris.", "spans": [
         {"start": 0, "end": 12, "label": "PER", "text": "Barack Obama"},
-        {"start": 21, "end": 26, "label": "LOC", "text": "Paris"}]}
+        {"start": 21, "end": 26, "label": "LOC", "text": "Paris"}], "sentences": [
+        {"tokens": ["Barack", "Obama", "visited", "Paris", "."], "labels": ["B-PER", "I-PER", "O", "B-LOC", "O"],
+         "offsets": [[0, 6], [7, 12], [13, 20], [21, 26], [26, 27]]}]}
     again = list(read_span_jsonl(out))
     assert [(s.columns, s.extra["offsets"], s.extra["doc_id"]) for s in again] == \
         [(s.columns, s.extra["offsets"], s.extra["doc_id"]) for s in sentences]

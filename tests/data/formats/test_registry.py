@@ -51,7 +51,7 @@ def test_a_relative_path_is_looked_for_under_the_data_folder(tmp_path: Path, mon
 
 
 def test_every_format_is_a_data_format_with_the_word_and_ner_columns() -> None:
-    assert FORMATS == ("auto", "conll", "conllu", "brat", "jsonl", "labelstudio", "hf")
+    assert FORMATS == ("auto", "conll", "seqlab", "conllu", "brat", "labelstudio", "hf", "jsonl")
     brat = str(FORMATS_DIR / "brat")
     config = DataConfig(train=brat, dev=brat)
     assert (config.columns, config.word_column, config.tag_column, config.file_scheme) == (("word", "ner"), "word",
@@ -81,3 +81,38 @@ def test_a_conll_model_evaluates_an_offset_format_by_the_word_and_ner_columns() 
     assert read_split(fitted, "eval", path=spans).tokens[0] == ["Barack", "Obama", "visited", "Paris", "."]
     with pytest.raises(SeqlabError, match=r"spans.jsonl: a jsonl file has the columns \['word', 'ner'\]"):
         file_layout(config, spans, ["word", "ner"])
+
+
+def test_the_table_names_each_format_once_and_derives_every_list_from_it() -> None:
+    from seqlab.data.formats.registry import OUTPUTS, TABLE, WRITE_FORMATS
+    from seqlab.tagging.document import FORMATS as STREAMED
+
+    names = [f.name for f in TABLE]
+    assert len(names) == len(set(names))
+    assert FORMATS == ("auto", *(f.name for f in TABLE if f.read is not None))
+    assert WRITE_FORMATS == ("conll", "conllu", "brat", "hf", "jsonl")
+    assert list(OUTPUTS) == ["conll", "jsonl", "inline", "conllu", "brat"]  # seqlab tag --format
+    assert OUTPUTS["jsonl"].name == "seqlab" and STREAMED == ("conll", "jsonl", "inline", "conllu")
+    assert all(f.render is not None or f.write is not None for f in OUTPUTS.values())
+
+
+@pytest.mark.parametrize("first, expected", [
+    ({"line": 1, "tokens": ["a"], "offsets": [[0, 1]], "labels": ["O"], "spans": []}, "seqlab"),
+    ({"text": "a", "spans": [], "sentences": [{"tokens": ["a"], "labels": ["O"]}]}, "seqlab"),
+    ({"tokens": ["a"], "ner_tags": ["O"]}, "hf"),
+    ({"tokens": ["a"], "labels": [0]}, "hf"),  # no offsets: not seqlab's (the hf reader names what it expects)
+    ({"text": "a", "spans": []}, "jsonl"),
+])
+def test_seqlab_jsonl_is_told_from_hf_and_span_jsonl(tmp_path: Path, first: dict, expected: str) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_text(json.dumps(first) + "\n", encoding="utf-8")
+    assert detect_format(path) == expected
+
+
+def test_every_reader_reads_in_the_configured_encoding(tmp_path: Path) -> None:
+    (tmp_path / "x.jsonl").write_bytes('{"text": "Zürich", "spans": [[0, 6, "LOC"]]}\n'.encode("latin-1"))
+    (tmp_path / "y.txt").write_bytes("Zürich B-LOC\n".encode("latin-1"))
+    for name in ("x.jsonl", "y.txt"):
+        path = str(tmp_path / name)
+        split = read_split(DataConfig(train=path, dev=path, encoding="latin-1", columns=("word", "ner")), "train")
+        assert split.tokens == [["Zürich"]] and split.file_tags == [["B-LOC"]]
