@@ -212,7 +212,8 @@ def test_bytes_that_are_not_utf8_name_the_line(run_dir, tmp_path, monkeypatch, c
         argv, name = ["tag", str(run_dir), "-"], "<stdin>"
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err == f"seqlab: error: {name}:3: not valid UTF-8 (byte 0xff at column 12)\n"
+    assert err == (f"seqlab: error: {name}:3: not valid UTF-8 (byte 0xff at column 12); the file looks like latin-1 "
+                   "text: read it with --encoding latin-1 (data.encoding: latin-1 in a config)\n")
 
 
 def test_decomposed_text_is_tagged_like_composed_text_with_offsets_into_it(run_dir):
