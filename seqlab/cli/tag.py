@@ -63,8 +63,23 @@ def write_brat(documents: Iterable[Document], lines: list[str], folder: Path, na
     return len(spans)
 
 
+def write_html(tagger: Any, documents: Iterable[Document], out: TextIO, name: str) -> None:
+    """Write the tagged ``documents`` as one HTML page (:mod:`seqlab.render.html`), each flushed once tagged."""
+    from seqlab.render.html import document_html, page_parts
+
+    token_labels = not tagger.labelling.has_spans
+    head, tail = page_parts(title=f"seqlab tag: {name}", labels=() if token_labels else tagger.types)
+    out.write(head)
+    for document in documents:
+        out.write(document_html(document, token_labels=token_labels) + "\n")
+        out.flush()
+    out.write(tail)
+
+
 def _brat_output(args: argparse.Namespace) -> None:
     """Refuse options that ``--format brat`` (one document, written to a folder) and the others cannot take."""
+    if args.format == "html" and (args.workers > 1 or args.shard):
+        raise SeqlabError(f"--format html writes one page; leave out {'--workers' if args.workers > 1 else '--shard'}")
     if args.format != "brat":
         if args.output:
             raise SeqlabError(f"--output applies to --format brat (a folder); --format {args.format} is written to "
@@ -101,7 +116,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
     index, count = parse_shard(args.shard) if args.shard else (0, 1)
     interactive = file in (None, "-") and sys.stdin.isatty()  # a person typing: answer each line at once
     options = {"batch_size": args.batch_size, "scheme": args.scheme, "pool": 1 if interactive else POOL_BATCHES,
-               "confidences": args.format == "jsonl"}  # the only format that prints them
+               "confidences": args.format in ("jsonl", "html")}  # the formats that show them
     device = model_device(args.device, args.workers)  # a bad --device is said before any work
     if args.workers > 1:  # each worker loads its own copy, tags and renders its chunks; here they are only written,
         # and torch is not imported (1.8 s before the workers could start importing it themselves)
@@ -123,6 +138,9 @@ def cmd_tag(args: argparse.Namespace) -> int:
         name = "stdin" if file in (None, "-") else Path(file).stem
         found = write_brat(tagger.tag_many(text, **options), text, Path(args.output), name)
         log.info("wrote %s and %s: %d spans", Path(args.output) / f"{name}.txt", f"{name}.ann", found)
+        return 0
+    if args.format == "html":
+        write_html(tagger, tagger.tag_many(lines, **options), sys.stdout, "stdin" if file in (None, "-") else file)
         return 0
     numbered_a, numbered_b = itertools.tee(shard(lines, index, count))
     texts = (line for _, line in numbered_a)
@@ -232,9 +250,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     g.add_argument("model", nargs="?", help="a run directory, a .seqlab file or an installed model's name "
                                             "(default: en-ner-conll03)")
     g.add_argument("file", nargs="?", help="text file, or - / nothing for standard input")
-    g.add_argument("--format", choices=(*FORMATS, "brat"), default="conll",
+    g.add_argument("--format", choices=(*FORMATS, "brat", "html"), default="conll",
                    help="conll, jsonl (the JSON output schema), inline, conllu (labels in MISC NER=, a POS "
-                        "tagger's in UPOS), or brat (the input as one document, NAME.txt and NAME.ann in --output)")
+                        "tagger's in UPOS), brat (the input as one document, NAME.txt and NAME.ann in --output), or html (one "
+                        "self-contained page, entities coloured by type)")
     g.add_argument("--output", metavar="DIR", help="--format brat: the folder to write the document to")
     g.add_argument("--batch-size", type=positive_int, default=100)
     g.add_argument("--workers", type=positive_int, default=1,
