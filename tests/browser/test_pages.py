@@ -95,3 +95,17 @@ def test_the_demo_page_of_a_relation_model_names_the_relation(browser, relation_
         server.shutdown()
     assert marks == [["e1", "smoke"], ["e2", "fire"]]
     assert name == model.classify(sentence).label
+
+
+def test_the_training_report_shows_its_plots_and_fetches_nothing(browser, tagger_run, tmp_path):
+    pytest.importorskip("matplotlib")
+    from seqlab.apps.report import REPORT
+
+    page = tagger_run / REPORT
+    browser.requests.clear()
+    browser.open(page.as_uri())
+    shown = browser.evaluate("[...document.images].map(i => [i.alt, i.complete && i.naturalWidth > 100])")
+    assert [alt for alt, _ in shown][:1] == ["dev score per epoch"] and all(ok for _, ok in shown)
+    assert "reliability diagram" in [alt for alt, _ in shown]
+    assert all(url == page.as_uri() or url.startswith("data:image/png;base64,") for url in browser.requests)
+    assert browser.screenshot(tmp_path / "report.png").stat().st_size > 1000
