@@ -75,7 +75,7 @@ def add_parsers(sub: argparse._SubParsersAction, score_sub: argparse._SubParsers
     x = sub.add_parser("explain", help="relation runs: attention heat maps, latent entity types (paper §5)")
     x.add_argument("model_dir", help="a relation classifier: its run directory, .seqlab file or installed name")
     x.add_argument("file", help="a SemEval-format file (e.g. TEST_FILE_FULL.TXT)")
-    x.add_argument("--out", required=True, help="folder for attention.html, latent_types.md, latent_types_tsne.svg")
+    x.add_argument("--out", required=True, help="folder for attention.html, latent_types.md, latent_types_tsne.png")
     x.add_argument("--sentences", type=positive_int, default=20, help="sentences shown in the heat maps")
     x.add_argument("--top", type=positive_int, default=10, help="entities listed per latent type")
     add_device_option(x)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import io
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from seqlab.core.errors import SeqlabError
@@ -21,7 +22,8 @@ def have_matplotlib() -> bool:
     return True
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
+    """matplotlib's pyplot on the Agg backend (files, no display), or a one-line error with the install hint."""
     try:
         import matplotlib
     except ImportError:
@@ -32,13 +34,27 @@ def _pyplot() -> Any:
     return pyplot
 
 
-def data_uri(figure: Any) -> str:
-    """A matplotlib figure as a PNG ``data:`` URI (the figure is closed)."""
+def png_bytes(figure: Any) -> bytes:
+    """A matplotlib figure as PNG bytes (the figure is closed)."""
     buffer = io.BytesIO()
     figure.tight_layout()
     figure.savefig(buffer, format="png")
-    _pyplot().close(figure)
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    pyplot().close(figure)
+    return buffer.getvalue()
+
+
+def data_uri(figure: Any) -> str:
+    """A matplotlib figure as a PNG ``data:`` URI (the figure is closed)."""
+    return png_uri(png_bytes(figure))
+
+
+def save_png(figure: Any, path: str | Path) -> None:
+    """Write a matplotlib figure as a PNG file, atomically (the figure is closed)."""
+    from seqlab.core.atomic import atomic_open
+
+    data = png_bytes(figure)
+    with atomic_open(path, "wb") as out:
+        out.write(data)
 
 
 def png_uri(data: bytes) -> str:
@@ -48,7 +64,7 @@ def png_uri(data: bytes) -> str:
 
 def history_plot(history: Sequence[Mapping[str, Any]], best_epoch: int, measure: str) -> str:
     """Dev score (left axis, the best epoch marked) and training loss (right axis) per epoch."""
-    plt = _pyplot()
+    plt = pyplot()
     figure, score_axes = plt.subplots(figsize=(6, 3.4), dpi=100)
     epochs = [entry["epoch"] for entry in history]
     scores = [entry.get("dev_score") for entry in history]
@@ -68,7 +84,7 @@ def history_plot(history: Sequence[Mapping[str, Any]], best_epoch: int, measure:
 
 def bars_plot(rows: Mapping[str, Mapping[str, float]], keys: Sequence[str], title: str) -> str:
     """Grouped bars: for each row name (a type, tag or relation), one bar per key (precision, recall, F1)."""
-    plt = _pyplot()
+    plt = pyplot()
     names = list(rows)
     figure, axes = plt.subplots(figsize=(max(4.0, 0.6 * len(names) * len(keys) / 2 + 2), 3.2), dpi=100)
     width = 0.8 / max(len(keys), 1)
@@ -85,7 +101,7 @@ def matrix_plot(counts: Sequence[Sequence[int]], rows: Sequence[str], columns: S
     """A confusion matrix (gold rows, predicted columns), each cell's count written in it."""
     import numpy as np
 
-    plt = _pyplot()
+    plt = pyplot()
     values = np.asarray(counts, dtype=float).reshape(len(rows), len(columns))
     side = max(3.5, 0.45 * max(len(rows), len(columns)) + 2)
     figure, axes = plt.subplots(figsize=(side, side), dpi=100)
