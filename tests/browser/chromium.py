@@ -99,9 +99,9 @@ class Browser:
         self.evaluate(f"document.querySelector({json.dumps(selector)}).focus()")
         self.call("Input.insertText", text=text)
 
-    def screenshot(self, path: Path) -> Path:
-        """A PNG of the whole page at ``path``."""
-        data = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)["data"]
+    def screenshot(self, path: Path, *, whole: bool = True) -> Path:
+        """A PNG of the whole page (or, not ``whole``, of the window) at ``path``."""
+        data = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=whole)["data"]
         path.write_bytes(base64.b64decode(data))
         return path
 
