@@ -252,8 +252,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     g.add_argument("file", nargs="?", help="text file, or - / nothing for standard input")
     g.add_argument("--format", choices=(*FORMATS, "brat", "html"), default="conll",
                    help="conll, jsonl (the JSON output schema), inline, conllu (labels in MISC NER=, a POS "
-                        "tagger's in UPOS), brat (the input as one document, NAME.txt and NAME.ann in --output), or html (one "
-                        "self-contained page, entities coloured by type)")
+                        "tagger's in UPOS), brat (the input as one document, NAME.txt and NAME.ann in --output), "
+                        "or html (one self-contained page, entities coloured by type)")
     g.add_argument("--output", metavar="DIR", help="--format brat: the folder to write the document to")
     g.add_argument("--batch-size", type=positive_int, default=100)
     g.add_argument("--workers", type=positive_int, default=1,

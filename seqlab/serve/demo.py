@@ -18,7 +18,8 @@ from seqlab.render.html import CSS, label_css
 #: ``__TOKEN_LABELS__``: the endpoint, its request field and whether the model labels tokens, filled in as JSON).
 SCRIPT = r"""
 const path = __PATH__, field = __FIELD__, tokenLabels = __TOKEN_LABELS__;
-const form = document.getElementById("form"), out = document.getElementById("out"), say = document.getElementById("status");
+const form = document.getElementById("form"), out = document.getElementById("out");
+const say = document.getElementById("status");
 function el(tag, attrs, text) {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
@@ -43,7 +44,8 @@ function drawDocument(doc) {
   let cursor = 0;
   for (const s of doc.spans) {
     div.appendChild(document.createTextNode(doc.text.slice(cursor, s.start)));
-    div.appendChild(mark(doc.text.slice(s.start, s.end), "data-label", s.label, s.label + " " + s.confidence.toFixed(3)));
+    const title = s.label + " " + s.confidence.toFixed(3);
+    div.appendChild(mark(doc.text.slice(s.start, s.end), "data-label", s.label, title));
     cursor = s.end;
   }
   div.appendChild(document.createTextNode(doc.text.slice(cursor)));
@@ -67,7 +69,8 @@ form.addEventListener("submit", async (event) => {
   say.textContent = "…";
   const body = field === "sentences" ? {sentences: lines} : {texts: lines};
   try {
-    const answer = await fetch(path, {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(body)});
+    const answer = await fetch(path, {method: "POST", headers: {"Content-Type": "application/json"},
+                                      body: JSON.stringify(body)});
     const data = await answer.json();
     if (!answer.ok) { say.textContent = answer.status + ": " + data.error; return; }
     out.replaceChildren(...(field === "sentences" ? data.relations.map((r, i) => drawRelation(lines[i], r))

@@ -38,12 +38,14 @@ def test_the_demo_page_names_its_endpoint_under_a_nonce_policy(trained, kind, pa
 
 
 def test_the_card_and_the_title_are_escaped():
-    described = {"model": "<b>m</b>", "task": "tagging", "labels": ["PER", "<i>"], "config": {"data": {"language": "en"}},
+    described = {"model": "<b>m</b>", "task": "tagging", "labels": ["PER", "<i>"],
+                 "config": {"data": {"language": "en"}},
                  "manifest": {"scores": {"dev": 94.612, "test": 90.46}, "best_epoch": 43}}
     page = demo_page(described, "/tag", "abc")
     assert "<b>m</b>" not in page and "&lt;b&gt;m&lt;/b&gt;" in page and "<i>" not in page
     card = card_html(described)
-    for shown in ("dev score</th><td>94.61", "test score</th><td>90.46", "best epoch</th><td>43", "language</th><td>en"):
+    for shown in ("dev score</th><td>94.61", "test score</th><td>90.46", "best epoch</th><td>43",
+                  "language</th><td>en"):
         assert shown in card
 
 
