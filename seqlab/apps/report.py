@@ -23,7 +23,7 @@ from typing import Any, Mapping, Sequence
 
 from seqlab.core import rundir
 from seqlab.core.atomic import atomic_open
-from seqlab.core.errors import SeqlabError
+from seqlab.core.errors import DataFormatError, SeqlabError
 from seqlab.render import plots
 from seqlab.render.html import page
 
@@ -116,7 +116,8 @@ def _scores_section(metrics: Mapping[str, Any], key: str, what: str) -> str:
                                               for name, r in rows.items()])
         parts.append(f"<h3>{split}</h3>{table}" + _figure(_plot(plots.bars_plot, rows, PRF, f"{split}: per {what}"),
                                                          f"{split} precision, recall and F1 per {what}"))
-    return f"<h2>Scores per {html.escape(what)}</h2>" + "".join(parts) if parts else ""
+    note = "<p>A tag's recall is its accuracy: the share of its tokens tagged right.</p>" if what == "tag" else ""
+    return f"<h2>Scores per {html.escape(what)}</h2>{note}" + "".join(parts) if parts else ""
 
 
 def _history_section(metrics: Mapping[str, Any]) -> str:
@@ -148,13 +149,32 @@ def _span_error_section(run_dir: Path) -> str:
                       "confusion matrix of types") + kinds)
 
 
-def _tag_confusion_section(run_dir: Path) -> str:
-    from seqlab.data.metrics import read_prediction_file
+def read_token_predictions(path: Path) -> tuple[list[list[str]], list[list[str]]]:
+    """The gold and predicted labels of a token-label run's ``token gold pred`` file (any labels, unlike
+    conlleval's tags), one list per sentence; a line of fewer than three columns is an error naming it."""
+    from seqlab.data.conll import numbered_lines, split_fields
 
+    gold: list[list[str]] = [[]]
+    pred: list[list[str]] = [[]]
+    for number, line in numbered_lines(path):
+        fields = split_fields(line)
+        if not fields:
+            if gold[-1]:
+                gold.append([])
+                pred.append([])
+            continue
+        if len(fields) < 3:
+            raise DataFormatError(str(path), number, f"expected 3 columns (token, gold, predicted), got {len(fields)}")
+        gold[-1].append(fields[-2])
+        pred[-1].append(fields[-1])
+    return [s for s in gold if s], [s for s in pred if s]
+
+
+def _tag_confusion_section(run_dir: Path) -> str:
     path = run_dir / "dev.predictions.txt"
     if not path.is_file():
         return ""
-    gold, pred, _ = read_prediction_file(path)
+    gold, pred = read_token_predictions(path)
     labels, counts = _matrix_rows(tag_confusion(gold, pred))
     return ("<h2>Tag confusion on dev</h2>"
             + _figure(_plot(plots.matrix_plot, counts, labels, labels, "dev: tags"), "tag confusion matrix")

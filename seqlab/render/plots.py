@@ -93,7 +93,7 @@ def bars_plot(rows: Mapping[str, Mapping[str, float]], keys: Sequence[str], titl
                  width=width, label=key)
     axes.set_xticks([i + width * (len(keys) - 1) / 2 for i in range(len(names))], names, rotation=45, ha="right")
     axes.set(ylim=(0, 100), ylabel="%", title=title)
-    axes.legend(fontsize=8)
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return data_uri(figure)
 
 

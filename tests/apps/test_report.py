@@ -7,9 +7,9 @@ import pytest
 
 import seqlab
 from seqlab.apps import report
-from seqlab.apps.report import NONE, REPORT, report_html, span_errors, tag_confusion
+from seqlab.apps.report import NONE, REPORT, read_token_predictions, report_html, span_errors, tag_confusion
 from seqlab.cli import main
-from seqlab.core.errors import SeqlabError
+from seqlab.core.errors import DataFormatError, SeqlabError
 from tests.conftest import FIXTURES, forget_new_log_handlers
 
 
@@ -41,6 +41,8 @@ def runs(tmp_path_factory):
                      progress=False)
         mp.setenv("SEQLAB_DATA", str(FIXTURES / "semeval"))
         seqlab.train(FIXTURES / "semeval" / "tiny.yaml", out / "relation", progress=False)
+        mp.setenv("SEQLAB_DATA", str(FIXTURES / "pos"))
+        seqlab.train(FIXTURES / "pos" / "tiny.yaml", out / "pos", overrides=("train.epochs=1",), progress=False)
     return out
 
 
@@ -64,6 +66,24 @@ def test_a_relation_report_shows_the_relations_and_the_official_confusion_matrix
     page = report_html(runs / "relation")
     assert "dev precision, recall and F1 per relation" in _images(page)
     assert "Confusion matrix:" in page and "Cause-Effect" in page
+
+
+def test_a_pos_report_shows_the_tags_and_their_confusion(runs):
+    pytest.importorskip("matplotlib")
+    page = (runs / "pos" / REPORT).read_text(encoding="utf-8")
+    assert _images(page) == ["dev score per epoch", "dev precision, recall and F1 per tag",
+                             "test precision, recall and F1 per tag", "tag confusion matrix"]
+    assert "<th>gold \\ predicted</th>" in page and "<td>NOUN</td>" in page
+
+
+def test_a_token_prediction_line_without_three_columns_names_its_line(tmp_path):
+    path = tmp_path / "dev.predictions.txt"
+    path.write_text("The DET DET\ncat NOUN NOUN\n\nsat VERB\n", encoding="utf-8")
+    with pytest.raises(DataFormatError, match=r"dev.predictions.txt:4: expected 3 columns \(token, gold, predicted\), "
+                                              r"got 2$"):
+        read_token_predictions(path)
+    path.write_text("The DET DET\ncat NOUN VERB\n\n\nsat VERB VERB\n", encoding="utf-8")
+    assert read_token_predictions(path) == ([["DET", "NOUN"], ["VERB"]], [["DET", "VERB"], ["VERB"]])
 
 
 def test_without_matplotlib_the_report_says_where_the_plots_would_be(runs, monkeypatch):
