@@ -9,11 +9,14 @@
 * token-label taggers (POS): accuracy per tag and the tag confusion matrix;
 * relation classifiers: precision, recall and F1 per relation, and the official scorer's confusion matrix.
 
+Several runs (``seqlab report A B --output FILE``, as ``seqlab compare`` takes two) get their reports side by side.
+
 Without matplotlib the page has the tables, and a note where the plots would be.
 """
 from __future__ import annotations
 
 import html
+import itertools
 import logging
 import tempfile
 from collections import Counter
@@ -219,8 +222,8 @@ def _relation_confusion(run_dir: Path) -> str:
     return f"<h2>Confusion matrix on dev (official scorer)</h2><pre>{html.escape(text[start:end].rstrip())}</pre>"
 
 
-def report_html(run_dir: str | Path) -> str:
-    """The report page of a finished run (one with ``metrics.json``)."""
+def report_sections(run_dir: str | Path) -> list[str]:
+    """The sections of a finished run's report (one with ``metrics.json``), as HTML, in the order shown."""
     run_dir = Path(run_dir)
     metrics = rundir.load_json(run_dir, "metrics.json")
     if metrics is None:
@@ -234,13 +237,31 @@ def report_html(run_dir: str | Path) -> str:
     else:
         sections += [_scores_section(metrics, "per_type", "type"), _span_error_section(run_dir),
                      _reliability_section(run_dir)]
-    return page("\n".join(s for s in sections if s), title=f"seqlab report: {run_dir.name}")
+    return [section for section in sections if section]
 
 
-def write_report(run_dir: str | Path) -> Path:
-    """Write ``report.html`` into the run directory (atomically) and return its path."""
-    path = Path(run_dir) / REPORT
-    text = report_html(run_dir)
+def report_html(run_dir: str | Path) -> str:
+    """The report page of a finished run."""
+    return page("\n".join(report_sections(run_dir)), title=f"seqlab report: {Path(run_dir).name}")
+
+
+def compare_html(run_dirs: Sequence[str | Path]) -> str:
+    """The reports of several runs side by side: one column per run, their sections row by row."""
+    columns = [report_sections(run) for run in run_dirs]
+    head = "".join(f"<th>{html.escape(str(run))}</th>" for run in run_dirs)
+    rows = "".join("<tr>" + "".join(f'<td class="side">{section}</td>' for section in row) + "</tr>"
+                   for row in itertools.zip_longest(*columns, fillvalue=""))
+    names = " / ".join(Path(run).name for run in run_dirs)
+    return page(f'<table class="side"><tr>{head}</tr>{rows}</table>', title=f"seqlab report: {names}")
+
+
+def write_report(run_dir: str | Path, *others: str | Path, output: str | Path | None = None) -> Path:
+    """Write ``report.html`` into the run directory, or (``others``: more runs) the runs' reports side by side
+    at ``output``, atomically; returns the path written."""
+    if others and output is None:
+        raise SeqlabError("the reports of several runs side by side are one page: say where with --output FILE.html")
+    path = Path(output) if output is not None else Path(run_dir) / REPORT
+    text = compare_html([run_dir, *others]) if others else report_html(run_dir)
     with atomic_open(path) as out:
         out.write(text)
     return path

@@ -30,7 +30,9 @@ mark.ent .lab{font-size:.65em;font-weight:bold;text-transform:uppercase;margin-l
 .tok .tag{display:block;font-size:.7em;color:#555;font-weight:bold}
 .rel .name{font-weight:bold;margin-left:.6em}.rel .conf{color:#666;font-size:.8em;margin-left:.4em}
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.1em .5em;line-height:1.4;text-align:right}
-.card{line-height:1.5}pre{line-height:1.3}img{max-width:100%}"""
+.card{line-height:1.5}pre{line-height:1.3}img{max-width:100%}
+table.side{table-layout:fixed;width:100%}td.side,table.side>tbody>tr>th{text-align:left;vertical-align:top;border:none;
+padding:0 1em 0 0}"""
 
 
 def label_css(labels: Iterable[str]) -> str:

@@ -74,6 +74,7 @@ def history_plot(history: Sequence[Mapping[str, Any]], best_epoch: int, measure:
         score_axes.plot(*best[0], marker="*", markersize=16, color="tab:red", linestyle="none",
                         label=f"best epoch ({best_epoch})")
     score_axes.set(xlabel="epoch", ylabel=f"dev {measure}")
+    score_axes.xaxis.get_major_locator().set_params(integer=True)
     loss_axes = score_axes.twinx()
     loss_axes.plot(epochs, [entry.get("loss") for entry in history], color="tab:gray", linestyle="--", label="loss")
     loss_axes.set(ylabel="training loss")

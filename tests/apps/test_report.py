@@ -100,3 +100,13 @@ def test_seqlab_report_writes_the_page_and_refuses_what_is_no_run(runs, tmp_path
     assert "missing: not a directory; expected a training run's directory" in capsys.readouterr().err
     with pytest.raises(SeqlabError, match="no metrics.json; a report needs a finished training run"):
         report_html(tmp_path)
+
+
+def test_several_runs_are_reported_side_by_side(runs, tmp_path, capsys):
+    output = tmp_path / "both.html"
+    assert main(["report", str(runs / "tagger"), str(runs / "pos"), "--output", str(output)]) == 0
+    page = output.read_text(encoding="utf-8")
+    assert page.count('<td class="side"><h2>Training</h2>') == 2 and "Span errors on dev" in page
+    assert "Tag confusion on dev" in page
+    assert main(["report", str(runs / "tagger"), str(runs / "pos")]) == 2
+    assert "say where with --output FILE.html" in capsys.readouterr().err
