@@ -184,8 +184,9 @@ def _tag_confusion_section(run_dir: Path) -> str:
             + _table(["gold \\ predicted", *labels], [[label, *row] for label, row in zip(labels, counts)]))
 
 
-def _reliability_section(run_dir: Path) -> str:
-    """The reliability diagram of the run's confidences on its dev file, decoded by the run's model."""
+def _reliability_section(run_dir: Path, device: str) -> str:
+    """The reliability diagram of the run's confidences on its dev file, decoded by the run's model on
+    ``device``."""
     from seqlab.core.paths import resolve_data_path
 
     if not plots.have_matplotlib():
@@ -193,7 +194,7 @@ def _reliability_section(run_dir: Path) -> str:
     import seqlab
     from seqlab.tagging.calibration import plot
 
-    tagger = seqlab.load(run_dir, "cpu")
+    tagger = seqlab.load(run_dir, device)
     try:
         dev = resolve_data_path(str(tagger.config.data.dev), key="data.dev")
         outcomes = tagger.outcomes(dev, batch_size=tagger.config.train.eval_batch_size)
@@ -222,8 +223,9 @@ def _relation_confusion(run_dir: Path) -> str:
     return f"<h2>Confusion matrix on dev (official scorer)</h2><pre>{html.escape(text[start:end].rstrip())}</pre>"
 
 
-def report_sections(run_dir: str | Path) -> list[str]:
-    """The sections of a finished run's report (one with ``metrics.json``), as HTML, in the order shown."""
+def report_sections(run_dir: str | Path, device: str = "cpu") -> list[str]:
+    """The sections of a finished run's report (one with ``metrics.json``), as HTML, in the order shown; the
+    run's model decodes dev on ``device`` for the reliability diagram."""
     run_dir = Path(run_dir)
     metrics = rundir.load_json(run_dir, "metrics.json")
     if metrics is None:
@@ -236,18 +238,18 @@ def report_sections(run_dir: str | Path) -> list[str]:
         sections += [_scores_section(metrics, "per_label", "tag"), _tag_confusion_section(run_dir)]
     else:
         sections += [_scores_section(metrics, "per_type", "type"), _span_error_section(run_dir),
-                     _reliability_section(run_dir)]
+                     _reliability_section(run_dir, device)]
     return [section for section in sections if section]
 
 
-def report_html(run_dir: str | Path) -> str:
+def report_html(run_dir: str | Path, device: str = "cpu") -> str:
     """The report page of a finished run."""
-    return page("\n".join(report_sections(run_dir)), title=f"seqlab report: {Path(run_dir).name}")
+    return page("\n".join(report_sections(run_dir, device)), title=f"seqlab report: {Path(run_dir).name}")
 
 
-def compare_html(run_dirs: Sequence[str | Path]) -> str:
+def compare_html(run_dirs: Sequence[str | Path], device: str = "cpu") -> str:
     """The reports of several runs side by side: one column per run, their sections row by row."""
-    columns = [report_sections(run) for run in run_dirs]
+    columns = [report_sections(run, device) for run in run_dirs]
     head = "".join(f"<th>{html.escape(str(run))}</th>" for run in run_dirs)
     rows = "".join("<tr>" + "".join(f'<td class="side">{section}</td>' for section in row) + "</tr>"
                    for row in itertools.zip_longest(*columns, fillvalue=""))
@@ -255,23 +257,24 @@ def compare_html(run_dirs: Sequence[str | Path]) -> str:
     return page(f'<table class="side"><tr>{head}</tr>{rows}</table>', title=f"seqlab report: {names}")
 
 
-def write_report(run_dir: str | Path, *others: str | Path, output: str | Path | None = None) -> Path:
+def write_report(run_dir: str | Path, *others: str | Path, output: str | Path | None = None,
+                 device: str = "cpu") -> Path:
     """Write ``report.html`` into the run directory, or (``others``: more runs) the runs' reports side by side
-    at ``output``, atomically; returns the path written."""
+    at ``output``, atomically; returns the path written. ``device``: where the models decode dev."""
     if others and output is None:
         raise SeqlabError("the reports of several runs side by side are one page: say where with --output FILE.html")
     path = Path(output) if output is not None else Path(run_dir) / REPORT
-    text = compare_html([run_dir, *others]) if others else report_html(run_dir)
+    text = compare_html([run_dir, *others], device) if others else report_html(run_dir, device)
     with atomic_open(path) as out:
         out.write(text)
     return path
 
 
-def report_after_training(run_dir: Path) -> None:
-    """Write the report of a run that has just finished; a failure is logged as a warning (the run itself is
-    whole), with the command that tries again."""
+def report_after_training(run_dir: Path, device: Any = "cpu") -> None:
+    """Write the report of a run that has just finished (its model decoding dev on the training ``device``); a
+    failure is logged as a warning (the run itself is whole), with the command that tries again."""
     try:
-        path = write_report(run_dir)
+        path = write_report(run_dir, device=str(device))
     except Exception as err:  # noqa: BLE001 - the trained model and its metrics are written already
         log.warning("%s not written (%s: %s); seqlab report %s tries again", REPORT, type(err).__name__, err, run_dir)
         return

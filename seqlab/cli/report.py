@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from seqlab.cli._util import add_device_option, model_device
 from seqlab.core.errors import SeqlabError
 
 
@@ -14,7 +15,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     for run in args.runs:
         if not Path(run).is_dir():
             raise SeqlabError(f"{run}: not a directory; expected a training run's directory (with metrics.json)")
-    print(write_report(*args.runs, output=args.output))
+    print(write_report(*args.runs, output=args.output, device=str(model_device(args.device))))
     return 0
 
 
@@ -25,4 +26,5 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                                             "by side in --output")
     r.add_argument("--output", metavar="FILE.html", help="where to write the page (default RUN/report.html; "
                                                          "needed for several runs)")
+    add_device_option(r)
     r.set_defaults(func=cmd_report)

@@ -260,7 +260,7 @@ class Trainer:
         rundir.save_metrics(self.out_dir, metrics)
         from seqlab.apps.report import report_after_training
 
-        report_after_training(self.out_dir)  # report.html: the run's plots and errors, for a person to look at
+        report_after_training(self.out_dir, self.device)  # report.html: the run's plots and errors, for a person to look at
         return metrics
 
 
