@@ -126,12 +126,14 @@ def _scores_section(metrics: Mapping[str, Any], key: str, what: str) -> str:
 def _history_section(metrics: Mapping[str, Any]) -> str:
     history, best = metrics.get("history") or [], metrics.get("best_epoch")
     measure = metrics.get("measure", "score")
-    rows = [[e.get("epoch"), float(e.get("loss", 0.0)), float(e.get("dev_score", 0.0)),
+    def number(value: Any) -> float | str:
+        return float(value) if isinstance(value, (int, float)) else ""
+
+    rows = [[e.get("epoch"), number(e.get("loss")), number(e.get("dev_score")),
              "best" if e.get("epoch") == best else ""] for e in history]
+    figure = _figure(_plot(plots.history_plot, history, best, measure), "dev score per epoch") if history else ""
     return (f"<h2>Training</h2><p>{len(history)} epochs; best epoch {html.escape(str(best))} on dev "
-            f"{html.escape(measure)}.</p>"
-            + _figure(_plot(plots.history_plot, history, best, measure) if history else None, "dev score per epoch")
-            + _table(["epoch", "loss", f"dev {measure}", ""], rows))
+            f"{html.escape(measure)}.</p>" + figure + _table(["epoch", "loss", f"dev {measure}", ""], rows))
 
 
 def _span_error_section(run_dir: Path) -> str:
@@ -195,6 +197,8 @@ def _reliability_section(run_dir: Path, device: str) -> str:
     from seqlab.tagging.calibration import plot
 
     tagger = seqlab.load(run_dir, device)
+    if not tagger.config.data.dev:
+        return "<h2>Calibration</h2><p><em>No reliability diagram: the run has no dev split.</em></p>"
     try:
         dev = resolve_data_path(str(tagger.config.data.dev), key="data.dev")
         outcomes = tagger.outcomes(dev, batch_size=tagger.config.train.eval_batch_size)
