@@ -196,10 +196,10 @@ def _reliability_section(run_dir: Path, device: str) -> str:
     import seqlab
     from seqlab.tagging.calibration import plot
 
-    tagger = seqlab.load(run_dir, device)
-    if not tagger.config.data.dev:
-        return "<h2>Calibration</h2><p><em>No reliability diagram: the run has no dev split.</em></p>"
     try:
+        tagger = seqlab.load(run_dir, device)
+        if not tagger.config.data.dev:
+            raise SeqlabError("the run has no dev split")
         dev = resolve_data_path(str(tagger.config.data.dev), key="data.dev")
         outcomes = tagger.outcomes(dev, batch_size=tagger.config.train.eval_batch_size)
     except SeqlabError as err:

@@ -62,21 +62,27 @@ def png_uri(data: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
 
 
+def _number(value: Any) -> float:
+    """A recorded figure as a float; NaN (a gap in the line) where the run recorded none."""
+    return float(value) if isinstance(value, (int, float)) else float("nan")
+
+
 def history_plot(history: Sequence[Mapping[str, Any]], best_epoch: int, measure: str) -> str:
     """Dev score (left axis, the best epoch marked) and training loss (right axis) per epoch."""
     plt = pyplot()
     figure, score_axes = plt.subplots(figsize=(6, 3.4), dpi=100)
     epochs = [entry["epoch"] for entry in history]
-    scores = [entry.get("dev_score") for entry in history]
+    scores = [_number(entry.get("dev_score")) for entry in history]
     score_axes.plot(epochs, scores, marker="o", color="tab:blue", label=f"dev {measure}")
-    best = [(e, s) for e, s in zip(epochs, scores) if e == best_epoch and s is not None]
+    best = [(e, s) for e, s in zip(epochs, scores) if e == best_epoch and s == s]  # s != s: NaN, no score
     if best:
         score_axes.plot(*best[0], marker="*", markersize=16, color="tab:red", linestyle="none",
                         label=f"best epoch ({best_epoch})")
     score_axes.set(xlabel="epoch", ylabel=f"dev {measure}")
     score_axes.xaxis.get_major_locator().set_params(integer=True)
     loss_axes = score_axes.twinx()
-    loss_axes.plot(epochs, [entry.get("loss") for entry in history], color="tab:gray", linestyle="--", label="loss")
+    losses = [_number(entry.get("loss")) for entry in history]
+    loss_axes.plot(epochs, losses, color="tab:gray", linestyle="--", label="loss")
     loss_axes.set(ylabel="training loss")
     lines = score_axes.get_legend_handles_labels()[0] + loss_axes.get_legend_handles_labels()[0]
     score_axes.legend(lines, [line.get_label() for line in lines], loc="best", fontsize=8)

@@ -110,3 +110,18 @@ def test_several_runs_are_reported_side_by_side(runs, tmp_path, capsys):
     assert "Tag confusion on dev" in page
     assert main(["report", str(runs / "tagger"), str(runs / "pos")]) == 2
     assert "say where with --output FILE.html" in capsys.readouterr().err
+
+
+def test_an_epoch_without_a_dev_score_is_a_gap_not_an_error(tmp_path):
+    pytest.importorskip("matplotlib")
+    (tmp_path / "metrics.json").write_text('{"best_epoch": 2, "measure": "F1", "history": [{"epoch": 1, "loss": 2.0}, '
+                                           '{"epoch": 2, "loss": 1.5, "dev_score": 50.0}], "dev": {"per_type": {}}}')
+    page = report_html(tmp_path)
+    assert _images(page)[0] == "dev score per epoch" and "<td>1</td><td>2.00</td><td></td>" in page
+
+
+def test_without_its_dev_file_the_report_says_why_there_is_no_reliability_diagram(runs, tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    monkeypatch.setenv("SEQLAB_DATA", str(tmp_path / "no data here"))
+    page = report_html(runs / "tagger")
+    assert "No reliability diagram: " in page and "reliability diagram" not in _images(page)
