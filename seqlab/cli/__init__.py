@@ -26,7 +26,8 @@ log = logging.getLogger("seqlab")
 #: imports) only that module's parsers; any other command line (``--help``, ``score``, a misspelt verb) builds them all.
 OWN_MODULE = {"tag": ("tag", "add_parsers"), "eval": ("tag", "add_parsers"), "train": ("train", "add_parser"),
               "convert": ("convert", "add_parser"), "export": ("export", "add_parser"),
-              "serve": ("serve", "add_parser"), "features": ("features", "add_parser")}
+              "serve": ("serve", "add_parser"), "features": ("features", "add_parser"),
+              "report": ("report", "add_parser")}
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -75,7 +76,7 @@ def parser(verb: str | None = None) -> argparse.ArgumentParser:
         return p
     from seqlab.apps.summarize import add_parser as add_summarize_parser
     from seqlab.apps.sweep import add_parser as add_sweep_parser
-    from seqlab.cli import convert, export, features, package, relation, score, serve, tag, train
+    from seqlab.cli import convert, export, features, package, relation, report, score, serve, tag, train
 
     train.add_parser(sub)
     tag.add_parsers(sub)
@@ -86,6 +87,7 @@ def parser(verb: str | None = None) -> argparse.ArgumentParser:
     package.add_parsers(sub)
     export.add_parser(sub)
     serve.add_parser(sub)
+    report.add_parser(sub)
     add_sweep_parser(sub)
     add_summarize_parser(sub)
     return p

@@ -18,6 +18,15 @@ def classify(args: argparse.Namespace) -> int:
     relation as :func:`seqlab.core.schema.encode_relation` writes it)."""
     model = load_model(args.model_dir, "relation", "classify", device=model_device(args.device))
     lines, source = input_lines(args.file)
+    if args.format == "html":
+        from seqlab.data.relations import parse_input_lines
+        from seqlab.render.html import relations_html
+
+        lines = list(lines)
+        examples = list(parse_input_lines(lines, source))
+        relations = model.classify_many(lines, batch_size=args.batch_size, source=source)
+        sys.stdout.write(relations_html(examples, relations, title=f"seqlab classify: {source}"))
+        return 0
     for r in model.classify_many(lines, batch_size=args.batch_size, source=source):
         if args.format == "jsonl":
             sys.stdout.write(json.dumps(model.encode(r)) + "\n")
@@ -56,8 +65,9 @@ def add_parsers(sub: argparse._SubParsersAction, score_sub: argparse._SubParsers
     c = sub.add_parser("classify", help="classify sentences marked with <e1>..</e1> and <e2>..</e2>")
     c.add_argument("model_dir", help="a relation classifier: its run directory, .seqlab file or installed name")
     c.add_argument("file", nargs="?", help="one sentence per line ('ID<TAB>\"sentence\"' or the sentence); - for stdin")
-    c.add_argument("--format", choices=("tsv", "jsonl"), default="tsv",
-                   help="tsv: id, label, confidence; jsonl: id, label, confidence, e1, e2, probabilities")
+    c.add_argument("--format", choices=("tsv", "jsonl", "html"), default="tsv",
+                   help="tsv: id, label, confidence; jsonl: id, label, confidence, e1, e2, probabilities; html: one "
+                        "self-contained page, the entities marked and the relation named")
     c.add_argument("--batch-size", type=positive_int, default=200)
     add_device_option(c)
     c.set_defaults(func=classify)
@@ -65,7 +75,7 @@ def add_parsers(sub: argparse._SubParsersAction, score_sub: argparse._SubParsers
     x = sub.add_parser("explain", help="relation runs: attention heat maps, latent entity types (paper §5)")
     x.add_argument("model_dir", help="a relation classifier: its run directory, .seqlab file or installed name")
     x.add_argument("file", help="a SemEval-format file (e.g. TEST_FILE_FULL.TXT)")
-    x.add_argument("--out", required=True, help="folder for attention.html, latent_types.md, latent_types_tsne.svg")
+    x.add_argument("--out", required=True, help="folder for attention.html, latent_types.md, latent_types_tsne.png")
     x.add_argument("--sentences", type=positive_int, default=20, help="sentences shown in the heat maps")
     x.add_argument("--top", type=positive_int, default=10, help="entities listed per latent type")
     add_device_option(x)

@@ -81,6 +81,9 @@ def _whole_output(args: argparse.Namespace) -> None:
     """Refuse options that a format written whole (one document, to ``--output``: brat) and the streamed ones
     cannot take."""
     whole = [name for name, fmt in OUTPUTS.items() if fmt.render is None]
+    if OUTPUTS[args.format].page is not None and (args.workers > 1 or args.shard):
+        raise SeqlabError(f"--format {args.format} writes one page; leave out "
+                          f"{'--workers' if args.workers > 1 else '--shard'}")
     if OUTPUTS[args.format].render is not None:
         if args.output:
             raise SeqlabError(f"--output applies to --format {' or '.join(whole)} (a folder); --format "
@@ -118,7 +121,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
     index, count = parse_shard(args.shard) if args.shard else (0, 1)
     interactive = file in (None, "-") and sys.stdin.isatty()  # a person typing: answer each line at once
     options = {"batch_size": args.batch_size, "scheme": args.scheme, "pool": 1 if interactive else POOL_BATCHES,
-               "confidences": args.format == "jsonl"}  # the only format that prints them
+               "confidences": args.format in ("jsonl", "html")}  # the formats that show them
     device = model_device(args.device, args.workers)  # a bad --device is said before any work
     if args.workers > 1:  # each worker loads its own copy, tags and renders its chunks; here they are only written,
         # and torch is not imported (1.8 s before the workers could start importing it themselves)
@@ -144,8 +147,13 @@ def cmd_tag(args: argparse.Namespace) -> int:
         return 0
     numbered_a, numbered_b = itertools.tee(shard(lines, index, count))
     texts = (line for _, line in numbered_a)
+    token_labels = not tagger.labelling.has_spans
+    head, tail = ("", "") if output.page is None else output.page(
+        f"seqlab tag: {'stdin' if file in (None, '-') else file}", () if token_labels else tagger.types)
+    sys.stdout.write(head)
     write_documents(tagger.tag_many(texts, **options), sys.stdout, args.format, (number for number, _ in numbered_b),
-                    token_labels=not tagger.labelling.has_spans)
+                    token_labels=token_labels)
+    sys.stdout.write(tail)
     return 0
 
 
@@ -252,7 +260,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     g.add_argument("file", nargs="?", help="text file, or - / nothing for standard input")
     g.add_argument("--format", choices=tuple(OUTPUTS), default="conll",
                    help="conll, jsonl (the JSON output schema), inline, conllu (labels in MISC NER=, a POS "
-                        "tagger's in UPOS), or brat (the input as one document, NAME.txt and NAME.ann in --output)")
+                        "tagger's in UPOS), brat (the input as one document, NAME.txt and NAME.ann in --output), "
+                        "or html (one self-contained page, entities coloured by type)")
     g.add_argument("--output", metavar="DIR", help="--format brat: the folder to write the document to")
     g.add_argument("--batch-size", type=positive_int, default=100)
     g.add_argument("--workers", type=positive_int, default=1,

@@ -236,7 +236,7 @@ class Trainer:
         return f"; {self.pace.left(epoch)} ({epoch} of {self.config.train.epochs} epochs done)"
 
     def finish(self) -> dict[str, Any]:
-        """Reload the best weights, score dev and test once, write their predictions and metrics.json."""
+        """Reload the best weights, score dev and test once, write their predictions, metrics.json and the report."""
         self.model.load_state_dict(rundir.load_weights(self.out_dir, self.device))
         metrics: dict[str, Any] = {"best_epoch": self.state["best_epoch"], "epochs": self.state["epoch"],
                                    "selected_on": "dev", "measure": self.task.measure, "history": self.state["history"]}
@@ -258,6 +258,9 @@ class Trainer:
             log.info("confidences calibrated on dev: temperature %.3f, expected calibration error %.4f -> %.4f",
                      calibration["temperature"], calibration["ece_before"], calibration["ece_after"])
         rundir.save_metrics(self.out_dir, metrics)
+        from seqlab.apps.report import report_after_training
+
+        report_after_training(self.out_dir, self.device)  # report.html: the run's plots and errors, for a person to look at
         return metrics
 
 

@@ -5,15 +5,16 @@
 - ``attention.html``: per sentence, the entity-aware attention over the tokens (Fig. 3 of the
   paper) and the self-attention matrix averaged over heads, as colour-scaled HTML tables;
 - ``latent_types.md``: the entities most strongly assigned to each latent type (the paper's Table 3);
-- ``latent_types_tsne.svg``: a t-SNE map (scikit-learn) of the entities' latent type
+- ``latent_types_tsne.png``: a t-SNE map (scikit-learn) of the entities' latent type
   representations ``t_e`` together with the K latent type vectors, coloured by each entity's most
-  likely type (the paper's Fig. 4).
+  likely type (the paper's Fig. 4), drawn by matplotlib (the ``plots`` extra; without it the map is
+  left out, and the log says how to install it).
 
-No plotting library is needed: the heat maps are HTML and the scatter plot is hand-written SVG.
+The heat maps are HTML tables and need no plotting library.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import html
 import logging
@@ -123,25 +124,45 @@ def latent_type_table(examples: list[RelationExample], info: dict[str, list], to
     return "\n".join(lines) + "\n"
 
 
-def tsne_svg(states: np.ndarray, assigned: np.ndarray, types: np.ndarray, seed: int = 1, size: int = 600) -> str:
-    """t-SNE of entity representations (dots, coloured by latent type) and the K type vectors (large squares)."""
+def tsne_map(states: np.ndarray, types: np.ndarray, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """t-SNE coordinates (N, 2) of the entity representations ``states`` and (K, 2) of the type vectors ``types``,
+    mapped together (perplexity at most 30, at least 2, and below a third of the points)."""
     from sklearn.manifold import TSNE
 
     points = np.concatenate([states, types]).astype(np.float64)
     perplexity = float(min(30, max(2, (len(points) - 1) // 3)))
     xy = TSNE(n_components=2, perplexity=perplexity, init="pca", random_state=seed).fit_transform(points)
-    xy = (xy - xy.min(axis=0)) / np.maximum(np.ptp(xy, axis=0), 1e-9) * (size - 40) + 20
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{size + 30}">',
-             f'<rect width="{size}" height="{size + 30}" fill="white"/>']
-    for (x, y), k in zip(xy[: len(states)], assigned):
-        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{COLOURS[k % len(COLOURS)]}" fill-opacity="0.6"/>')
-    for k, (x, y) in enumerate(xy[len(states):]):
-        parts.append(f'<rect x="{x - 7:.1f}" y="{y - 7:.1f}" width="14" height="14" fill="{COLOURS[k % len(COLOURS)]}" '
-                     f'stroke="black" stroke-width="2"/><text x="{x + 10:.1f}" y="{y + 4:.1f}" font-size="14">'
-                     f'type {k + 1}</text>')
-    parts.append(f'<text x="10" y="{size + 20}" font-size="12">t-SNE of the entities&#8217; latent type representations '
-                 f'(dots, colour = most likely type) and the K latent type vectors (squares)</text></svg>')
-    return "\n".join(parts) + "\n"
+    return xy[: len(states)], xy[len(states):]
+
+
+def tsne_figure(states_xy: np.ndarray, assigned: np.ndarray, types_xy: np.ndarray) -> Any:
+    """A matplotlib figure of the t-SNE map: entities as dots coloured by their most likely latent type
+    (``assigned``), the K type vectors as large squares labelled ``type k``."""
+    from seqlab.render.plots import pyplot
+
+    figure, axes = pyplot().subplots(figsize=(6, 6), dpi=100)
+    axes.scatter(states_xy[:, 0], states_xy[:, 1], s=8, alpha=0.6,
+                 c=[COLOURS[k % len(COLOURS)] for k in assigned])
+    axes.scatter(types_xy[:, 0], types_xy[:, 1], s=160, marker="s", edgecolors="black", linewidths=2,
+                 c=[COLOURS[k % len(COLOURS)] for k in range(len(types_xy))])
+    for k, (x, y) in enumerate(types_xy):
+        axes.annotate(f"type {k + 1}", (x, y), xytext=(9, 4), textcoords="offset points")
+    axes.set(xticks=[], yticks=[], title="t-SNE of the entities\u2019 latent type representations (dots, colour = "
+             "most likely type)\nand the K latent type vectors (squares)")
+    axes.title.set_fontsize(9)
+    return figure
+
+
+def write_tsne(path: Path, states: np.ndarray, assigned: np.ndarray, types: np.ndarray, seed: int = 1) -> bool:
+    """Write the t-SNE map as a PNG at ``path``; False (and a log line with the install hint) without matplotlib."""
+    from seqlab.render.plots import INSTALL_HINT, have_matplotlib, save_png
+
+    if not have_matplotlib():
+        log.info("no t-SNE map: drawing it needs matplotlib (%s)", INSTALL_HINT)
+        return False
+    states_xy, types_xy = tsne_map(states, types, seed)
+    save_png(tsne_figure(states_xy, assigned, types_xy), path)
+    return True
 
 
 def explain_file(model: "RelationModel | str | Path", path: str | Path, out_dir: Path, *, sentences: int = 20,
@@ -168,8 +189,7 @@ def explain_file(model: "RelationModel | str | Path", path: str | Path, out_dir:
     weights = np.stack(info["e1_types"] + info["e2_types"])  # shape: (2N, K)
     types = run.model.attention.typing.types.detach().cpu().numpy()  # shape: (K, 2H)
     keep = np.random.default_rng(run.config.train.seed).permutation(len(weights))[:max_points]
-    svg = out_dir / "latent_types_tsne.svg"
-    with atomic_open(svg) as out:  # the entities' latent type representations t_e = Σ_k α_k c_k
-        out.write(tsne_svg(weights[keep] @ types, np.argmax(weights[keep], axis=1), types, seed=run.config.train.seed))
-    written.append(svg)
+    png = out_dir / "latent_types_tsne.png"  # the entities' latent type representations t_e = Σ_k α_k c_k
+    if write_tsne(png, weights[keep] @ types, np.argmax(weights[keep], axis=1), types, seed=run.config.train.seed):
+        written.append(png)
     return written

@@ -2,6 +2,8 @@
 
 Endpoints:
 
+* ``GET /`` → a demo page (:mod:`seqlab.serve.demo`): text typed there is sent to ``POST /tag`` (or ``/classify``)
+  and drawn as :mod:`seqlab.render.html` draws it, beside the model's card;
 * ``GET /health`` → ``{"status": "ok", "model": ..., "task": ...}``;
 * ``GET /model`` → the task, labels, resolved config and, for a ``.seqlab`` file, its manifest;
 * ``POST /tag`` (a tagger) with ``{"text": "..."}`` or ``{"texts": [...]}`` → ``{"documents": [...]}``, each

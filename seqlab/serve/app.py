@@ -98,14 +98,18 @@ class _Asgi:
 def make_app(service: ModelService) -> Any:
     """The ASGI application of ``service``: ``POST /tag`` and ``/classify``, the hot path, are answered by a
     lean handler (Starlette's routing, ``Request`` and ``Response`` cost more per request than the model's
-    share of a batch of 32); Starlette serves the rest (``GET /health``, ``GET /model``, 404 and 405
-    answers) and the lifespan, whose shutdown drains the batcher."""
+    share of a batch of 32); Starlette serves the rest (``GET /``, the demo page, ``GET /health``, ``GET /model``,
+    404 and 405 answers) and the lifespan, whose shutdown drains the batcher."""
     from contextlib import asynccontextmanager
 
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import Response
+    from starlette.responses import HTMLResponse, Response
     from starlette.routing import Route
+
+    from seqlab.serve.demo import demo_page, new_nonce, policy
+
+    described = service.describe()  # once: the demo page's card
 
     def respond(status: int, payload: dict[str, Any]) -> Response:
         return Response(_dumps(payload), status_code=status, media_type="application/json")
@@ -115,6 +119,14 @@ def make_app(service: ModelService) -> Any:
 
     async def describe(request: Request) -> Response:
         return respond(200, service.describe())
+
+    async def demo(request: Request) -> Response:
+        """``GET /``: the demo page (:mod:`seqlab.serve.demo`), under its own strict Content-Security-Policy."""
+        nonce = new_nonce()
+        token_labels = not getattr(getattr(service.model, "labelling", None), "has_spans", True)
+        headers = {"Content-Security-Policy": policy(nonce), "X-Content-Type-Options": "nosniff",
+                   "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
+        return HTMLResponse(demo_page(described, service.path, nonce, token_labels=token_labels), headers=headers)
 
     async def post(scope: dict[str, Any], receive: Any, send: Any) -> None:
         try:
@@ -131,15 +143,16 @@ def make_app(service: ModelService) -> Any:
 
     async def not_found(request: Request, exc: Exception) -> Response:
         return respond(getattr(exc, "status_code", 404),
-                       {"error": f"{request.method} {request.url.path}: this service answers GET /health, "
-                                 f"GET /model and POST {service.path}"})
+                       {"error": f"{request.method} {request.url.path}: this service answers GET / (a demo page), "
+                                 f"GET /health, GET /model and POST {service.path}"})
 
     @asynccontextmanager
     async def lifespan(app: Any) -> Any:
         yield
         await asyncio.get_running_loop().run_in_executor(None, service.batcher.close)
 
-    routes = [Route("/health", health, methods=["GET"]), Route("/model", describe, methods=["GET"]),
+    routes = [Route("/", demo, methods=["GET"]), Route("/health", health, methods=["GET"]),
+              Route("/model", describe, methods=["GET"]),
               *(Route(path, _Asgi(post), methods=["POST"]) for path in PATHS.values())]
     framework = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})
     hot = {("POST", path) for path in PATHS.values()}

@@ -68,6 +68,13 @@ class Document:
         """The document as JSON-ready data (:mod:`seqlab.core.schema`): text, spans, sentences."""
         return encode_document(self)
 
+    def to_html(self, *, token_labels: bool = False, title: str = "seqlab") -> str:
+        """The document as a self-contained HTML page (:func:`seqlab.render.html.documents_html`): its spans
+        highlighted by type, or (``token_labels``, a POS tagger's) each word's tag under it."""
+        from seqlab.render.html import documents_html
+
+        return documents_html([self], title=title, token_labels=token_labels)
+
 
 def render(numbered: Iterable[tuple[int, Document]], fmt: str, *, token_labels: bool = False) -> str:
     """Documents as ``seqlab tag --format fmt`` streams them, each with its input line number (``jsonl`` and

@@ -115,7 +115,7 @@ def test_explain_writes_heat_maps_and_latent_types(run_dir, tmp_path):
     assert code == 0 and len(out.splitlines()) == 3
     assert "Entity-aware attention" in (tmp_path / "x" / "attention.html").read_text()
     assert (tmp_path / "x" / "latent_types.md").read_text().count("\n| ") == 4  # header + 3 types
-    assert "<svg" in (tmp_path / "x" / "latent_types_tsne.svg").read_text()
+    assert (tmp_path / "x" / "latent_types_tsne.png").read_bytes()[:4] == b"\x89PNG"
 
 
 @pytest.mark.parametrize("argv, stdin, message", [

@@ -1,20 +1,19 @@
-"""Tests for seqlab.relation.explain's pure parts: attention HTML, the latent type table, the t-SNE SVG."""
+"""Tests for seqlab.relation.explain's pure parts: attention HTML, the latent type table, the t-SNE map."""
 from __future__ import annotations
 
 import re
 import sys
 import types
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from seqlab.data.semeval import RelationExample
-from seqlab.relation.explain import COLOURS, _cell, _sentence_html, latent_type_table, tsne_svg, write_attention_html
+from seqlab.relation.explain import (COLOURS, _cell, _sentence_html, latent_type_table, tsne_figure, tsne_map,
+                                     write_attention_html, write_tsne)
 
 LABELS = ["Cause-Effect(e1,e2)", "Other", "Message-Topic(e2,e1)"]
-SVG = "{http://www.w3.org/2000/svg}"
 
 
 def _example(id_: str = "7", tokens: tuple[str, ...] = ("The", "<b>", "caused", "A&B", "\"x'"),
@@ -139,30 +138,17 @@ def test_latent_type_table_uses_multi_token_entity_text():
     assert lines[2:] == ["| 1 | 1 | new york (0.60) |", "| 2 | 1 | big apple (0.90) |"]
 
 
-# ------------------------------------------------------------------ t-SNE SVG
+# ------------------------------------------------------------------ t-SNE map
 
 
-def test_tsne_svg_is_well_formed_with_a_point_per_state_and_a_square_per_type():
+def test_tsne_map_gives_a_point_per_state_and_per_type():
     """The one test with the real t-SNE of scikit-learn."""
     rng = np.random.default_rng(0)
     type_vectors = rng.normal(size=(3, 4)) * 3
     assigned = np.array([0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2])
     states = type_vectors[assigned] + rng.normal(scale=0.1, size=(12, 4))
-    size = 300
-    svg = tsne_svg(states, assigned, type_vectors, seed=1, size=size)
-    root = ET.fromstring(svg)  # raises on malformed XML
-    assert root.tag == f"{SVG}svg" and root.get("width") == str(size) and root.get("height") == str(size + 30)
-    circles = root.findall(f"{SVG}circle")
-    assert len(circles) == len(states)
-    assert [c.get("fill") for c in circles] == [COLOURS[k] for k in assigned]
-    squares = [r for r in root.findall(f"{SVG}rect") if r.get("stroke") == "black"]
-    assert [r.get("fill") for r in squares] == list(COLOURS[:3])
-    labels = [t.text for t in root.findall(f"{SVG}text")]
-    assert labels[:3] == ["type 1", "type 2", "type 3"] and "t-SNE" in labels[3]
-    xs = [float(c.get("cx")) for c in circles] + [float(r.get("x")) + 7 for r in squares]
-    ys = [float(c.get("cy")) for c in circles] + [float(r.get("y")) + 7 for r in squares]
-    for values in (xs, ys):  # scaled into the margins, spanning the plot
-        assert min(values) == pytest.approx(20, abs=0.1) and max(values) == pytest.approx(size - 20, abs=0.1)
+    states_xy, types_xy = tsne_map(states, type_vectors, seed=1)
+    assert states_xy.shape == (12, 2) and types_xy.shape == (3, 2) and np.isfinite(states_xy).all()
 
 
 class _FakeTSNE:
@@ -185,37 +171,42 @@ def fake_tsne(monkeypatch) -> type[_FakeTSNE]:
     return _FakeTSNE
 
 
-def test_tsne_svg_maps_states_then_types_into_the_margins(fake_tsne):
+def test_tsne_map_fits_states_then_types_together(fake_tsne):
     states = np.array([[0.0, 0.0], [10.0, 5.0], [5.0, 10.0]], dtype=np.float32)
     type_vectors = np.array([[2.5, 2.5], [7.5, 0.0]])
-    root = ET.fromstring(tsne_svg(states, np.array([1, 0, 1]), type_vectors, seed=3, size=220))
+    states_xy, types_xy = tsne_map(states, type_vectors, seed=3)
     (call,) = fake_tsne.calls
     assert call["random_state"] == 3 and call["n_components"] == 2
     assert call["perplexity"] == 2.0  # 5 points: (5 - 1) // 3 = 1, raised to the minimum of 2
     assert call["points"].dtype == np.float64 and call["points"].tolist() == states.tolist() + type_vectors.tolist()
-    # x and y each scaled from [0, 10] to [20, 200]
-    assert [(c.get("cx"), c.get("cy")) for c in root.findall(f"{SVG}circle")] == [
-        ("20.0", "20.0"), ("200.0", "110.0"), ("110.0", "200.0")]
-    squares = [r for r in root.findall(f"{SVG}rect") if r.get("stroke") == "black"]
-    assert [(r.get("x"), r.get("y")) for r in squares] == [("58.0", "58.0"), ("148.0", "13.0")]  # centre - 7
+    assert states_xy.tolist() == states.tolist() and types_xy.tolist() == type_vectors.tolist()
 
 
-def test_tsne_svg_caps_the_perplexity_at_30(fake_tsne):
-    tsne_svg(np.zeros((200, 3)), np.zeros(200, dtype=int), np.ones((4, 3)))
+def test_tsne_map_caps_the_perplexity_at_30(fake_tsne):
+    tsne_map(np.zeros((200, 3)), np.ones((4, 3)))
     assert fake_tsne.calls[0]["perplexity"] == 30.0
 
 
-def test_tsne_svg_survives_identical_points(fake_tsne):
-    root = ET.fromstring(tsne_svg(np.ones((3, 2)), np.zeros(3, dtype=int), np.ones((1, 2)), size=100))
-    assert {(c.get("cx"), c.get("cy")) for c in root.findall(f"{SVG}circle")} == {("20.0", "20.0")}
+def test_the_tsne_figure_colours_dots_by_type_and_wraps_the_palette():
+    pytest.importorskip("matplotlib")
+    from matplotlib.colors import to_hex
 
-
-def test_tsne_svg_wraps_colours_beyond_the_palette(fake_tsne):
     k = len(COLOURS) + 2
-    type_vectors = np.random.default_rng(1).normal(size=(k, 3))
-    assigned = np.arange(k)
-    root = ET.fromstring(tsne_svg(type_vectors + 0.01, assigned, type_vectors, size=200))
-    assert [c.get("fill") for c in root.findall(f"{SVG}circle")] == [COLOURS[i % len(COLOURS)] for i in assigned]
-    squares = [r for r in root.findall(f"{SVG}rect") if r.get("stroke") == "black"]
-    assert [r.get("fill") for r in squares] == [COLOURS[i % len(COLOURS)] for i in range(k)]
-    assert [t.text for t in root.findall(f"{SVG}text")][:k] == [f"type {i + 1}" for i in range(k)]
+    xy = np.random.default_rng(1).normal(size=(k, 2))
+    figure = tsne_figure(xy + 0.01, np.arange(k), xy)
+    dots, squares = figure.axes[0].collections
+    assert [to_hex(c) for c in dots.get_facecolors()] == [COLOURS[i % len(COLOURS)] for i in range(k)]
+    assert [to_hex(c) for c in squares.get_facecolors()] == [COLOURS[i % len(COLOURS)] for i in range(k)]
+    assert np.allclose(squares.get_offsets(), xy)
+    assert [t.get_text() for t in figure.axes[0].texts] == [f"type {i + 1}" for i in range(k)]
+
+
+def test_write_tsne_writes_a_png_or_says_matplotlib_is_missing(fake_tsne, tmp_path, monkeypatch, caplog):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "map.png"
+    assert write_tsne(path, np.ones((3, 2)), np.zeros(3, dtype=int), np.ones((1, 2)))  # identical points too
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    monkeypatch.setattr("seqlab.render.plots.have_matplotlib", lambda: False)
+    with caplog.at_level("INFO"):
+        assert not write_tsne(tmp_path / "none.png", np.ones((3, 2)), np.zeros(3, dtype=int), np.ones((1, 2)))
+    assert not (tmp_path / "none.png").exists() and "pip install 'seqlab[plots]'" in caplog.text

@@ -33,6 +33,9 @@ Writer = Callable[[Path, "Iterable[ColumnSentence]"], int]
 #: One tagged document (:class:`seqlab.tagging.document.Document`) with its input line number as ``seqlab tag``
 #: streams it; the flag says the labels are token labels (a POS tagger's) rather than span tags.
 Renderer = Callable[[int, Any, bool], str]
+#: The opening and closing text a page format writes around its rendered documents, given the page's title and
+#: the model's entity types (HTML: the page head with a colour per type, and its end).
+Page = Callable[[str, Sequence[str]], tuple[str, str]]
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,8 @@ class Format:
     be named, or, for CoNLL, to read whatever no other format claims. ``spans``: the reader aligns character
     spans to tokens and writes them as IOB2 tags. ``output``: the name ``seqlab tag --format`` gives it (None:
     not one of tag's outputs); tag streams a format that has ``render`` to standard output, and writes one that
-    has only ``write`` to ``--output``. ``unit``: what ``write`` counts."""
+    has only ``write`` to ``--output``. ``unit``: what ``write`` counts. ``page``: a format whose rendered
+    documents stand inside one page (HTML) gives its opening and closing text."""
 
     name: str
     detect: Callable[[Path], bool] | None
@@ -53,6 +57,7 @@ class Format:
     spans: bool = False
     output: str | None = None
     unit: str = "sentences"
+    page: Page | None = None
 
 
 def offset_reader(read: Callable[..., "Iterator[ColumnSentence]"]) -> Reader:

@@ -29,7 +29,7 @@ from seqlab.core.errors import SeqlabError
 from seqlab.core.paths import resolve_data_path
 from seqlab.data.conll import ColumnSentence
 from seqlab.data.encoding import DEFAULT_ENCODING
-from seqlab.data.formats import brat, columns, conllu_writer, hf, inline, jsonl, labelstudio, seqlab_jsonl
+from seqlab.data.formats import brat, columns, conllu_writer, hf, html, inline, jsonl, labelstudio, seqlab_jsonl
 from seqlab.data.formats.align import COLUMNS, AlignmentReport
 from seqlab.data.formats.files import JSON_SUFFIXES  # noqa: F401  (the suffixes seqlab.data.relations reads too)
 from seqlab.data.formats.format import Format
@@ -42,6 +42,7 @@ TABLE: tuple[Format, ...] = (
     inline.FORMAT,
     conllu_writer.FORMAT,
     brat.FORMAT,
+    html.FORMAT,
     labelstudio.FORMAT,
     hf.FORMAT,
     jsonl.FORMAT,
