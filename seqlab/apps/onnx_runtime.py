@@ -24,9 +24,10 @@ from seqlab.core.json_limits import read_json
 from seqlab.data.batching import Encoded, make_batch
 from seqlab.data.vocab import load_vocabs
 from seqlab.tagging.predict import SpellingCache
+from seqlab.core.runfiles import ONNX_MANIFEST
 
 #: An export folder's files (written by :mod:`seqlab.apps.onnx_export`) and the format its manifest names.
-ONNX, SPELLING, PACKAGE, MANIFEST = "model.onnx", "spelling.onnx", "model.seqlab", "onnx.json"
+ONNX, SPELLING, PACKAGE, MANIFEST = "model.onnx", "spelling.onnx", "model.seqlab", ONNX_MANIFEST
 #: Version 2: spelling vectors from their own graph, once per word type (version 1 ran the character BiLSTM
 #: inside the emissions graph, on every batch's word types).
 FORMAT, FORMAT_VERSION = "seqlab-onnx", 2

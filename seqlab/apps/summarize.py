@@ -26,6 +26,7 @@ from typing import Any, Sequence
 from seqlab.core.errors import ConfigError, SeqlabError
 from seqlab.core.json_limits import load_json, read_json
 from seqlab.core.strict import read_mapping
+from seqlab.core import runfiles
 
 SEED_KEYS = frozenset({"train.seed", "train.threads", "train.device"})  # may differ between seeds of one config
 STAT_COLUMNS = ("dev", "test_precision", "test_recall", "test_f1", "train_hours")
@@ -53,7 +54,7 @@ class RunRow:
 
 
 def _read_config(run_dir: Path) -> dict[str, Any]:
-    path = run_dir / "config.yaml"
+    path = run_dir / runfiles.CONFIG
     if not path.is_file():
         raise SeqlabError(f"{run_dir}: no config.yaml there; not a seqlab run directory")
     return read_mapping(path)
@@ -99,11 +100,11 @@ def read_run(run_dir: str | Path) -> RunRow:
     if not run_dir.is_dir():
         raise SeqlabError(f"{run_dir}: not a directory")
     task = "relation" if _read_config(run_dir).get("task") == "relation" else "tagger"
-    path = run_dir / "metrics.json"
+    path = run_dir / runfiles.METRICS
     if path.is_file():
         metrics = read_json(path)
-    elif (run_dir / "checkpoint.pt").is_file():
-        metrics, path = _progress(run_dir), run_dir / "checkpoint.pt"
+    elif (run_dir / runfiles.CHECKPOINT).is_file():
+        metrics, path = _progress(run_dir), run_dir / runfiles.CHECKPOINT
     else:
         raise SeqlabError(f"{run_dir}: neither metrics.json nor checkpoint.pt there; its first epoch has not finished")
     try:
@@ -141,7 +142,7 @@ def _resolved(run_dir: Path) -> dict[str, Any]:
 
     tree = _read_config(run_dir)
     try:
-        config = read_config(run_dir / "config.yaml")
+        config = read_config(run_dir / runfiles.CONFIG)
     except ConfigError:  # a key since removed: compare the file as written
         return _flatten(tree)
     return _flatten(to_tree(config))

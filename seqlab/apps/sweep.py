@@ -37,6 +37,7 @@ from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import ConfigError, SeqlabError
 from seqlab.core.json_limits import read_json
 from seqlab.core.strict import read_mapping, suggest
+from seqlab.core import runfiles
 
 log = logging.getLogger("seqlab.apps.sweep")
 KEYS = {"config": str, "output": str, "set": list, "grid": dict, "skip": list, "plot": dict}
@@ -124,7 +125,7 @@ def run_sweep(path: str | Path, *, dry_run: bool = False, progress: bool = False
 
 def _row(run_dir: Path, wall: float) -> dict[str, Any]:
     """One table row from a finished run (post-Viterbi scores computed once and kept)."""
-    path, extra_path = run_dir / "metrics.json", run_dir / "sweep_row.json"
+    path, extra_path = run_dir / runfiles.METRICS, run_dir / runfiles.SWEEP_ROW
     metrics = read_json(path)
     try:
         history, test = metrics.get("history", []), metrics.get("test", {})

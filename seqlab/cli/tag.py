@@ -28,6 +28,7 @@ from seqlab.core.errors import SeqlabError
 from seqlab.data.config import FORMATS as DATA_FORMATS, file_format
 from seqlab.data.labelling import SCHEME_NAMES
 from seqlab.tagging.document import FORMATS, Document, render
+from seqlab.core import runfiles
 
 log = logging.getLogger("seqlab")
 
@@ -81,7 +82,7 @@ def _is_model(name: str) -> bool:
     from seqlab.apps.installed import MODELS
 
     path = Path(name)
-    return (name in MODELS or (path / "config.yaml").is_file() or (path / "onnx.json").is_file()
+    return (name in MODELS or (path / runfiles.CONFIG).is_file() or (path / runfiles.ONNX_MANIFEST).is_file()
             or (path.is_file() and path.suffix == ".seqlab"))
 
 
