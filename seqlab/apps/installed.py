@@ -73,7 +73,7 @@ def model_card(name: str) -> dict[str, Any]:
     data, scores, speed (where measured) and requirements, read from its checked manifest and members."""
     import yaml
 
-    from seqlab.apps.package import read_manifest
+    from seqlab.apps.model_file import read_manifest
     from seqlab.data.labelling import labelling
 
     path = model_path(name)
@@ -112,7 +112,7 @@ def read_card(path: str | Path) -> dict[str, Any] | None:
 
 def read_json_member(path: str | Path, name: str) -> dict[str, Any] | None:
     """The JSON member ``name`` (card.json, calibration.json) of a model file whose checks passed
-    (:func:`seqlab.apps.package.read_manifest`), or None when the file has none."""
+    (:func:`seqlab.apps.model_file.read_manifest`), or None when the file has none."""
     with zipfile.ZipFile(path) as zf:
         if name not in zf.namelist():
             return None

@@ -162,9 +162,9 @@ def load_onnx(folder: str | Path, device: torch.device | str = "auto", *, backen
               threads: int | None = None) -> Any:
     """The tagger of an export folder, its emissions computed by onnxruntime (see :func:`seqlab.load`);
     ``backend``: the name it is loaded under (:data:`seqlab.apps.backends.BACKENDS`). The folder's model file is
-    unpacked only while its parts load (:func:`seqlab.apps.package.unpacked`: with the cache off, the temporary
+    unpacked only while its parts load (:func:`seqlab.apps.model_cache.unpacked`: with the cache off, the temporary
     copy is removed before this returns)."""
-    from seqlab.apps.package import unpacked
+    from seqlab.apps.model_cache import unpacked
     from seqlab.tagging.api import SequenceTagger
     from seqlab.tagging.calibration import stored_temperature
     from seqlab.tagging.config import load_config

@@ -22,7 +22,6 @@ Results: ``results.md`` and ``results.csv`` (one row per point), ``results.png``
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import itertools
@@ -214,18 +213,3 @@ def plot_results(spec: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], pat
     plt.close(fig)
     with atomic_open(path, "wb") as handle:
         handle.write(buffer.getvalue())
-
-
-def add_parser(sub: Any) -> None:
-    """The ``seqlab sweep`` verb."""
-    s = sub.add_parser("sweep", help="train a grid of config overrides; write a table and a plot")
-    s.add_argument("sweep", help="sweep YAML (config, output, set, grid, skip, plot)")
-    s.add_argument("--dry-run", action="store_true", help="check every point's config and list them; train nothing")
-    s.set_defaults(func=_cmd_sweep)
-
-
-def _cmd_sweep(args: argparse.Namespace) -> int:
-    rows = run_sweep(args.sweep, dry_run=args.dry_run)
-    for row in rows:
-        print(json.dumps(row))
-    return 0

@@ -121,7 +121,7 @@ def extend_run(run_dir: Path, saved: Any, extended: Any) -> None:
         rundir.save_config(run_dir, dump_config(extended))
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction) -> None:
     t = sub.add_parser("train", help="train a model from a YAML config (its 'task' key: tagging, the default, or "
                                      "relation)")
     t.add_argument("config", nargs="?", help="YAML config (see configs/)")

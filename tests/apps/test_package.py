@@ -12,7 +12,8 @@ import yaml
 import seqlab
 from seqlab.cli import main
 from seqlab.core.errors import SeqlabError
-from seqlab.apps.package import package, read_manifest
+from seqlab.apps.model_file import read_manifest
+from seqlab.apps.package import package
 from tests.conftest import FIXTURES, forget_new_log_handlers
 
 NER = FIXTURES / "ner"
@@ -249,7 +250,7 @@ def test_staging_folders_a_killed_unpack_left_are_removed_when_the_cache_is_next
     import os
     import time
 
-    from seqlab.apps.package import ABANDONED_AFTER, unpack
+    from seqlab.apps.model_cache import ABANDONED_AFTER, unpack
 
     _, path = model_file
     models = tmp_path / "cache" / "models"
