@@ -256,8 +256,8 @@ def check_contents(model: ModelFile, texts: dict[str, bytes]) -> dict[str, Any]:
     for i, feature in enumerate(feature_entries(tree, where)):
         value = feature.get("path")
         if value and value not in members and not any(name.startswith(f"{value}/") for name in members):
-            raise SeqlabError(f"{where}: member {runfiles.CONFIG!r}: model.features[{i}].path {value!r} is not a member "
-                              "of this model file (its feature files are read from the file itself, files/...)")
+            raise SeqlabError(f"{where}: member {runfiles.CONFIG!r}: model.features[{i}].path {value!r} is not a "
+                              "member of this model file (its feature files are read from the file itself, files/...)")
     parsed = {name: load_json(texts[name], f"{where}: member {name!r}") for name in JSON_MEMBERS if name in texts}
     for name, value in parsed.items():
         if not isinstance(value, dict):
