@@ -57,17 +57,12 @@ def build_projection(in_dim: int, num_tags: int, m: ModelConfig) -> nn.Module:
     return nn.Sequential(nn.Linear(in_dim, hidden), nn.Tanh(), out)
 
 
-def build_tagger(
-    config: Config,
-    vocabs: dict[str, Vocab],
-    *,
-    token_features: TokenFeatures | None = None,
-    pretrained: torch.Tensor | None = None,
-    encoder_record: "EncoderRecord | None" = None,
-) -> Tagger:
-    """Assemble ``Tagger(embedder, encoder, decoder)`` from a config; ``encoder_record`` is the transformer a
-    trained model needs (a different one is refused)."""
-    m = config.model
+def build_embedder(m: ModelConfig, vocabs: dict[str, Vocab], token_features: TokenFeatures | None = None,
+                   pretrained: torch.Tensor | None = None,
+                   encoder_record: "EncoderRecord | None" = None) -> TokenEmbedder:
+    """The token representations a model config names, concatenated: word embeddings (``pretrained`` copied in),
+    the character BiLSTM, capitalization, token features and a transformer's vectors, made in that order (the
+    order in which they draw their initial weights)."""
     words = nn.Embedding(len(vocabs["words"]), m.embeddings.dim, padding_idx=0) if m.embeddings else None
     if pretrained is not None and words is not None:
         if pretrained.shape != words.weight.shape:
@@ -84,7 +79,21 @@ def build_tagger(
         from seqlab.modules.transformer import TransformerEmbedder
 
         contextual = TransformerEmbedder(m.transformer, expected=encoder_record)
-    embedder = TokenEmbedder(words, chars, caps, tf.dense_dim if tf else 0, discrete, contextual)
+    return TokenEmbedder(words, chars, caps, tf.dense_dim if tf else 0, discrete, contextual)
+
+
+def build_tagger(
+    config: Config,
+    vocabs: dict[str, Vocab],
+    *,
+    token_features: TokenFeatures | None = None,
+    pretrained: torch.Tensor | None = None,
+    encoder_record: "EncoderRecord | None" = None,
+) -> Tagger:
+    """Assemble ``Tagger(embedder, encoder, decoder)`` from a config, the encoder and decoder through their tables;
+    ``encoder_record`` is the transformer a trained model needs (a different one is refused)."""
+    m = config.model
+    embedder = build_embedder(m, vocabs, token_features, pretrained, encoder_record)
     encoder = ENCODERS.get(m.encoder, "model.encoder").build(embedder.output_dim, m)
     labels = vocabs["tags"].itos
     decoder = DECODERS.get(m.decoder, "model.decoder")(labels, config.data.labelling)
