@@ -25,7 +25,6 @@ from seqlab.core.progress import Interrupted, signal_of
 log = logging.getLogger("seqlab")
 
 
-
 @dataclass(frozen=True)
 class Verb:
     """A verb of the ``seqlab`` command: the module of :mod:`seqlab.cli` whose ``add_parsers(sub)`` adds it (with
