@@ -6,7 +6,7 @@ import importlib.util
 import pytest
 
 import seqlab
-from seqlab.apps.package import read_manifest
+from seqlab.apps.model_file import read_manifest
 from seqlab.core.errors import SeqlabError
 from seqlab.core.paths import data_root
 from seqlab.apps.installed import DEFAULT_MODEL, model_path

@@ -30,10 +30,10 @@ class Backend:
 
 def _load_torch(path: Path, device: Any, name: str, given: str) -> LoadedModel:
     """A model of any task with its torch modules: a run directory, or a ``.seqlab`` file (an export folder's
-    for one) unpacked for as long as it loads (:func:`seqlab.apps.package.unpacked`: with the cache off, the
+    for one) unpacked for as long as it loads (:func:`seqlab.apps.model_cache.unpacked`: with the cache off, the
     temporary copy is removed once the model is loaded)."""
     from seqlab.apps.onnx_runtime import PACKAGE, is_export
-    from seqlab.apps.package import unpacked
+    from seqlab.apps.model_cache import unpacked
 
     if is_export(path):
         path = path / PACKAGE

@@ -12,6 +12,7 @@ from typing import Any
 
 from seqlab.core.errors import SeqlabError
 from seqlab.core.json_limits import load_json
+from seqlab.core import runfiles
 
 #: Models installed with the package, by short name (files in seqlab/resources/models/); what each is, its
 #: scores, calibration, speed and limitations are in the file's model card (:mod:`seqlab.apps.card`).
@@ -72,7 +73,7 @@ def model_card(name: str) -> dict[str, Any]:
     data, scores, speed (where measured) and requirements, read from its checked manifest and members."""
     import yaml
 
-    from seqlab.apps.package import read_manifest
+    from seqlab.apps.model_file import read_manifest
     from seqlab.data.labelling import labelling
 
     path = model_path(name)
@@ -80,9 +81,9 @@ def model_card(name: str) -> dict[str, Any]:
     card = read_card(path) or {}
     with zipfile.ZipFile(path) as zf:
         members = set(zf.namelist())
-        vocabs = _member_json(path, zf, "vocabs.json")
-        config = yaml.safe_load(zf.read("config.yaml")) or {}
-        encoder = _member_json(path, zf, "encoder.json") if "encoder.json" in members else None
+        vocabs = _member_json(path, zf, runfiles.VOCABS)
+        config = yaml.safe_load(zf.read(runfiles.CONFIG)) or {}
+        encoder = _member_json(path, zf, runfiles.ENCODER) if runfiles.ENCODER in members else None
     tags = ((vocabs.get("tags") if isinstance(vocabs, dict) else None) or {}).get("itos") or []
     data = manifest.get("training_data") or {}
     labels = sorted(labelling(data.get("tag_scheme", "bilou"), data.get("file_scheme")).classes(tags))
@@ -112,7 +113,7 @@ def read_card(path: str | Path) -> dict[str, Any] | None:
 
 def read_json_member(path: str | Path, name: str) -> dict[str, Any] | None:
     """The JSON member ``name`` (card.json, calibration.json) of a model file whose checks passed
-    (:func:`seqlab.apps.package.read_manifest`), or None when the file has none."""
+    (:func:`seqlab.apps.model_file.read_manifest`), or None when the file has none."""
     with zipfile.ZipFile(path) as zf:
         if name not in zf.namelist():
             return None

@@ -18,7 +18,7 @@ def load(path: str | Path | None = None, device: torch.device | str = "auto", ba
     a folder that ``seqlab export`` wrote (see :func:`seqlab.load`), loaded by the ``backend`` of that name
     (:data:`seqlab.apps.backends.BACKENDS`): ``torch``, or ``onnx`` (an export folder only), which computes a
     tagger's emissions with onnxruntime. A ``.seqlab`` file (alone or in an export folder) is checked and unpacked
-    by the backend (:func:`seqlab.apps.package.unpacked`: with the cache off, its temporary copy is removed once
+    by the backend (:func:`seqlab.apps.model_cache.unpacked`: with the cache off, its temporary copy is removed once
     loaded)."""
     check_requirements(path)
     loader, where, given = BACKENDS.get(backend, "backend").load, model_path(path), str(path or DEFAULT_MODEL)

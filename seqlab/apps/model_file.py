@@ -22,6 +22,8 @@ from __future__ import annotations
 import hashlib
 import os
 import zipfile
+import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -29,7 +31,7 @@ from typing import Any, Iterator
 import yaml
 
 from seqlab.core.json_limits import load_json
-from seqlab.core import rundir
+from seqlab.core import runfiles
 from seqlab.core.errors import SeqlabError
 from seqlab.core.strict import load_yaml
 from seqlab.tagging.locate import MODEL_FILE_MANIFEST as MANIFEST
@@ -49,8 +51,8 @@ RATIO_FLOOR = 1 << 20
 CHUNK = 1 << 20
 METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
 #: The members every model file holds; the JSON ones among those that may be present.
-REQUIRED = (rundir.CONFIG, rundir.VOCABS, rundir.WEIGHTS)
-JSON_MEMBERS = (rundir.VOCABS, rundir.FEATURES, rundir.ENCODER, rundir.CALIBRATION, rundir.CARD)
+REQUIRED = (runfiles.CONFIG, runfiles.VOCABS, runfiles.WEIGHTS)
+JSON_MEMBERS = (runfiles.VOCABS, runfiles.FEATURES, runfiles.ENCODER, runfiles.CALIBRATION, runfiles.CARD)
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -152,7 +154,7 @@ def _sizes(manifest: dict[str, Any], entries: dict[str, zipfile.ZipInfo], archiv
         if size > max(MAX_RATIO * info.compress_size, RATIO_FLOOR):
             raise SeqlabError(f"{where}: member {name!r} would inflate from {info.compress_size} to {size} bytes; "
                               f"refused (a model file's members inflate at most {MAX_RATIO} times)")
-        if name in (rundir.CONFIG, *JSON_MEMBERS) and size > MAX_TEXT_BYTES:
+        if name in (runfiles.CONFIG, *JSON_MEMBERS) and size > MAX_TEXT_BYTES:
             raise SeqlabError(f"{where}: member {name!r} is {size} bytes; at most {MAX_TEXT_BYTES}")
         sizes[name], total = size, total + size
     if total > MAX_RATIO * archive_bytes + RATIO_FLOOR:
@@ -187,7 +189,7 @@ def verify_members(zf: zipfile.ZipFile, model: ModelFile, into: Path | None = No
     where, texts = str(model.path), {}
     for name, digest in sorted(model.manifest["members"].items()):
         sha = hashlib.sha256()
-        keep = name in (rundir.CONFIG, *JSON_MEMBERS)
+        keep = name in (runfiles.CONFIG, *JSON_MEMBERS)
         chunks = []
         out = None
         if into is not None:
@@ -212,7 +214,7 @@ def verify_members(zf: zipfile.ZipFile, model: ModelFile, into: Path | None = No
 
 def config_tree(data: bytes, where: str) -> dict[str, Any]:
     """The member config.yaml as a non-empty mapping (YAML's safe loader, strict bounds), or a one-line refusal."""
-    what = f"{where}: member {rundir.CONFIG!r}"
+    what = f"{where}: member {runfiles.CONFIG!r}"
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -238,10 +240,10 @@ def feature_entries(tree: dict[str, Any], where: str) -> list[dict[str, Any]]:
         return []
     features = model.get("features") if isinstance(model, dict) else None
     if not isinstance(model, dict) or not isinstance(features, (list, type(None))):
-        raise SeqlabError(f"{where}: member {rundir.CONFIG!r}: model and model.features must be a mapping and a list")
+        raise SeqlabError(f"{where}: member {runfiles.CONFIG!r}: model and model.features must be a mapping and a list")
     for i, feature in enumerate(features or ()):
         if not isinstance(feature, dict) or not isinstance(feature.get("path"), (str, type(None))):
-            raise SeqlabError(f"{where}: member {rundir.CONFIG!r}: model.features[{i}] must be a mapping whose "
+            raise SeqlabError(f"{where}: member {runfiles.CONFIG!r}: model.features[{i}] must be a mapping whose "
                               "path is a string")
     return list(features or ())
 
@@ -250,17 +252,17 @@ def check_contents(model: ModelFile, texts: dict[str, bytes]) -> dict[str, Any]:
     """Step 5: config.yaml, its feature paths (each a member of this file, or a folder of members) and the JSON
     members; returns the config tree."""
     where, members = str(model.path), model.manifest["members"]
-    tree = config_tree(texts[rundir.CONFIG], where)
+    tree = config_tree(texts[runfiles.CONFIG], where)
     for i, feature in enumerate(feature_entries(tree, where)):
         value = feature.get("path")
         if value and value not in members and not any(name.startswith(f"{value}/") for name in members):
-            raise SeqlabError(f"{where}: member {rundir.CONFIG!r}: model.features[{i}].path {value!r} is not a member "
-                              "of this model file (its feature files are read from the file itself, files/...)")
+            raise SeqlabError(f"{where}: member {runfiles.CONFIG!r}: model.features[{i}].path {value!r} is not a "
+                              "member of this model file (its feature files are read from the file itself, files/...)")
     parsed = {name: load_json(texts[name], f"{where}: member {name!r}") for name in JSON_MEMBERS if name in texts}
     for name, value in parsed.items():
         if not isinstance(value, dict):
             raise SeqlabError(f"{where}: member {name!r}: expected a JSON object, got {type(value).__name__}")
-    _check_vocabularies(parsed[rundir.VOCABS], f"{where}: member {rundir.VOCABS!r}")
+    _check_vocabularies(parsed[runfiles.VOCABS], f"{where}: member {runfiles.VOCABS!r}")
     return tree
 
 
@@ -280,3 +282,40 @@ def check_model_file(zf: zipfile.ZipFile, path: Path, into: Path | None = None) 
     verified. Returns the checked table of contents and the config tree."""
     model = open_model_file(zf, path)
     return model, check_contents(model, verify_members(zf, model, into))
+
+
+def sha256_hex(data: bytes) -> str:
+    """The sha256 of ``data`` in hex, as the manifest records every member's."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file in hex, read in chunks (a model file, a member of an unpacked copy)."""
+    sha = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(CHUNK):
+            sha.update(chunk)
+    return sha.hexdigest()
+
+
+def read_manifest(path: str | Path) -> dict[str, Any]:
+    """The manifest of a ``.seqlab`` file, after every check of this module (names, sizes, every member's
+    checksum, contents)."""
+    path = Path(path)
+    with reading(path) as zf:
+        return check_model_file(zf, path)[0].manifest
+
+
+@contextmanager
+def reading(path: Path) -> Iterator[zipfile.ZipFile]:
+    """The model file open as a zip archive; what the zip module raises on a damaged file is one line naming it."""
+    if not path.is_file():
+        raise SeqlabError(f"{path}: no such model file" if not path.exists() else
+                          f"{path}: not a regular file; a model file is a .seqlab file")
+    try:
+        with zipfile.ZipFile(path) as zf:
+            yield zf
+    except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError) as err:
+        raise SeqlabError(f"{path}: not a seqlab model file, or a truncated one ({err})") from None
+    except OSError as err:
+        raise SeqlabError(f"{path}: cannot be read: {err.strerror or err}") from None

@@ -260,7 +260,8 @@ def export_onnx(model: str | Path | None, out: str | Path, *, opset: int = OPSET
     """Export the tagger ``model`` (a run directory, a ``.seqlab`` file, an export folder, an installed short name,
     or None for the default model) into the folder ``out`` (see the module notes), its graphs' weights as
     ``quantize`` names (:data:`QUANTIZE`); returns the written ``onnx.json``."""
-    from seqlab.apps.package import package, read_manifest
+    from seqlab.apps.model_file import read_manifest
+    from seqlab.apps.package import package
     from seqlab.apps.installed import DEFAULT_MODEL, MODELS, model_path
     from seqlab.apps.loader import load as load_any
     from seqlab.apps.tasks import DEFAULT_TASK

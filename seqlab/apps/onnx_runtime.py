@@ -24,9 +24,10 @@ from seqlab.core.json_limits import read_json
 from seqlab.data.batching import Encoded, make_batch
 from seqlab.data.vocab import load_vocabs
 from seqlab.tagging.predict import SpellingCache
+from seqlab.core.runfiles import ONNX_MANIFEST
 
 #: An export folder's files (written by :mod:`seqlab.apps.onnx_export`) and the format its manifest names.
-ONNX, SPELLING, PACKAGE, MANIFEST = "model.onnx", "spelling.onnx", "model.seqlab", "onnx.json"
+ONNX, SPELLING, PACKAGE, MANIFEST = "model.onnx", "spelling.onnx", "model.seqlab", ONNX_MANIFEST
 #: Version 2: spelling vectors from their own graph, once per word type (version 1 ran the character BiLSTM
 #: inside the emissions graph, on every batch's word types).
 FORMAT, FORMAT_VERSION = "seqlab-onnx", 2
@@ -161,9 +162,9 @@ def load_onnx(folder: str | Path, device: torch.device | str = "auto", *, backen
               threads: int | None = None) -> Any:
     """The tagger of an export folder, its emissions computed by onnxruntime (see :func:`seqlab.load`);
     ``backend``: the name it is loaded under (:data:`seqlab.apps.backends.BACKENDS`). The folder's model file is
-    unpacked only while its parts load (:func:`seqlab.apps.package.unpacked`: with the cache off, the temporary
+    unpacked only while its parts load (:func:`seqlab.apps.model_cache.unpacked`: with the cache off, the temporary
     copy is removed before this returns)."""
-    from seqlab.apps.package import unpacked
+    from seqlab.apps.model_cache import unpacked
     from seqlab.tagging.api import SequenceTagger
     from seqlab.tagging.calibration import stored_temperature
     from seqlab.tagging.config import load_config

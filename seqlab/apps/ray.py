@@ -32,8 +32,8 @@ from typing import Any, Sequence
 from seqlab.core.errors import SeqlabError
 from seqlab.core.schema import CONFIDENCE_DIGITS, SPAN_FIELDS
 from seqlab.tagging.document import Document
+from seqlab.core.runfiles import CONFIG
 
-CONFIG = "config.yaml"  # a model's config (seqlab.core.rundir.CONFIG; that module imports torch)
 INSTALL_HINT = "pip install 'seqlab[ray]' (in a checkout: pip install -e '.[ray]')"
 
 

@@ -15,10 +15,8 @@ each run's resolved config, so a saved summary stands in for its run directories
 """
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
-import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -26,6 +24,7 @@ from typing import Any, Sequence
 from seqlab.core.errors import ConfigError, SeqlabError
 from seqlab.core.json_limits import load_json, read_json
 from seqlab.core.strict import read_mapping
+from seqlab.core import runfiles
 
 SEED_KEYS = frozenset({"train.seed", "train.threads", "train.device"})  # may differ between seeds of one config
 STAT_COLUMNS = ("dev", "test_precision", "test_recall", "test_f1", "train_hours")
@@ -53,7 +52,7 @@ class RunRow:
 
 
 def _read_config(run_dir: Path) -> dict[str, Any]:
-    path = run_dir / "config.yaml"
+    path = run_dir / runfiles.CONFIG
     if not path.is_file():
         raise SeqlabError(f"{run_dir}: no config.yaml there; not a seqlab run directory")
     return read_mapping(path)
@@ -99,11 +98,11 @@ def read_run(run_dir: str | Path) -> RunRow:
     if not run_dir.is_dir():
         raise SeqlabError(f"{run_dir}: not a directory")
     task = "relation" if _read_config(run_dir).get("task") == "relation" else "tagger"
-    path = run_dir / "metrics.json"
+    path = run_dir / runfiles.METRICS
     if path.is_file():
         metrics = read_json(path)
-    elif (run_dir / "checkpoint.pt").is_file():
-        metrics, path = _progress(run_dir), run_dir / "checkpoint.pt"
+    elif (run_dir / runfiles.CHECKPOINT).is_file():
+        metrics, path = _progress(run_dir), run_dir / runfiles.CHECKPOINT
     else:
         raise SeqlabError(f"{run_dir}: neither metrics.json nor checkpoint.pt there; its first epoch has not finished")
     try:
@@ -141,7 +140,7 @@ def _resolved(run_dir: Path) -> dict[str, Any]:
 
     tree = _read_config(run_dir)
     try:
-        config = read_config(run_dir / "config.yaml")
+        config = read_config(run_dir / runfiles.CONFIG)
     except ConfigError:  # a key since removed: compare the file as written
         return _flatten(tree)
     return _flatten(to_tree(config))
@@ -298,32 +297,3 @@ def render_versus(result: dict[str, Any]) -> str:
         f"{key} " + " vs ".join(f"{value} ({len(runs)} runs)" for value, runs in groups.items())
         for key, groups in differences.items()) if differences else "nothing but the seeds"))
     return "\n".join(lines) + "\n"
-
-
-def add_parser(sub: Any) -> None:
-    """The ``seqlab summarize`` verb."""
-    s = sub.add_parser("summarize", help="one table of several runs (e.g. seeds), with mean ± std")
-    s.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories (taggers, or relation classifiers), "
-                   "or summaries saved with --json")
-    s.add_argument("--versus", nargs="+", metavar="RUN_DIR",
-                   help="a second group of runs (another config's seeds; run directories or a saved summary): both "
-                        "tables, the difference of the mean dev and test scores, and an exact permutation test "
-                        "over seeds")
-    s.add_argument("--json", action="store_true", help="one JSON object instead of the markdown table (with each "
-                   "run's resolved config: save it to compare against these runs once their directories are gone)")
-    s.set_defaults(func=_cmd_summarize)
-
-
-def _cmd_summarize(args: argparse.Namespace) -> int:
-    summary = summarize(args.runs)
-    if not args.versus:
-        sys.stdout.write(to_json(summary) + "\n" if args.json else render(summary))
-        return 0
-    other = summarize(args.versus)
-    result = versus(summary, other)
-    if args.json:
-        sys.stdout.write(json.dumps({"a": json.loads(to_json(summary)), "b": json.loads(to_json(other)),
-                                     "versus": result}, indent=2) + "\n")
-    else:
-        sys.stdout.write(f"A\n\n{render(summary)}\nB\n\n{render(other)}\n{render_versus(result)}")
-    return 0

@@ -22,7 +22,6 @@ Results: ``results.md`` and ``results.csv`` (one row per point), ``results.png``
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import itertools
@@ -37,6 +36,7 @@ from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import ConfigError, SeqlabError
 from seqlab.core.json_limits import read_json
 from seqlab.core.strict import read_mapping, suggest
+from seqlab.core import runfiles
 
 log = logging.getLogger("seqlab.apps.sweep")
 KEYS = {"config": str, "output": str, "set": list, "grid": dict, "skip": list, "plot": dict}
@@ -124,7 +124,7 @@ def run_sweep(path: str | Path, *, dry_run: bool = False, progress: bool = False
 
 def _row(run_dir: Path, wall: float) -> dict[str, Any]:
     """One table row from a finished run (post-Viterbi scores computed once and kept)."""
-    path, extra_path = run_dir / "metrics.json", run_dir / "sweep_row.json"
+    path, extra_path = run_dir / runfiles.METRICS, run_dir / runfiles.SWEEP_ROW
     metrics = read_json(path)
     try:
         history, test = metrics.get("history", []), metrics.get("test", {})
@@ -213,18 +213,3 @@ def plot_results(spec: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], pat
     plt.close(fig)
     with atomic_open(path, "wb") as handle:
         handle.write(buffer.getvalue())
-
-
-def add_parser(sub: Any) -> None:
-    """The ``seqlab sweep`` verb."""
-    s = sub.add_parser("sweep", help="train a grid of config overrides; write a table and a plot")
-    s.add_argument("sweep", help="sweep YAML (config, output, set, grid, skip, plot)")
-    s.add_argument("--dry-run", action="store_true", help="check every point's config and list them; train nothing")
-    s.set_defaults(func=_cmd_sweep)
-
-
-def _cmd_sweep(args: argparse.Namespace) -> int:
-    rows = run_sweep(args.sweep, dry_run=args.dry_run)
-    for row in rows:
-        print(json.dumps(row))
-    return 0

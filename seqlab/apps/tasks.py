@@ -11,7 +11,7 @@ import torch
 
 from seqlab.core.errors import SeqlabError
 from seqlab.core.registry import Registry
-from seqlab.core.strict import apply_override, from_tree, read_mapping
+from seqlab.core.strict import apply_override, from_tree, read_config_tree
 from seqlab.core.trainer import Prepare
 from seqlab.core.trainer import train as train_task
 
@@ -60,8 +60,9 @@ def task_of(tree: dict[str, Any], source: str | Path) -> TaskSpec:
 
 
 def read_config(path: str | Path, overrides: Sequence[str] = ()) -> Any:
-    """Read any seqlab config once: its ``task`` picks the schema; ``a.b=c`` overrides are checked against it."""
-    tree = read_mapping(path)
+    """Read any seqlab config once (its ``base:`` chain resolved): its ``task`` picks the schema; ``a.b=c``
+    overrides are checked against it."""
+    tree = read_config_tree(path, lambda merged: task_of(merged, path).config)
     spec = task_of(tree, path)
     for item in overrides:
         apply_override(tree, item, root=spec.config)

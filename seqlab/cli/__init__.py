@@ -3,7 +3,8 @@
 ``train`` (:mod:`.train`), ``tag`` and ``eval`` (:mod:`.tag`), ``convert`` (:mod:`.convert`), ``score`` and
 ``compare`` (:mod:`.score`), ``classify``, ``explain`` and ``score semeval`` (:mod:`.relation`), ``features``
 (:mod:`.features`), ``package``, ``inspect`` and ``models`` (:mod:`.package`), ``export`` (:mod:`.export`),
-``serve`` (:mod:`.serve`), ``sweep`` and ``summarize``.
+``serve`` (:mod:`.serve`), ``sweep`` (:mod:`.sweep`) and ``summarize`` (:mod:`.summarize`), each listed once in
+:data:`VERBS`.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import io
 import logging
 import os
 import sys
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from features.base import FeatureError
@@ -22,12 +24,40 @@ from seqlab.core.progress import Interrupted, signal_of
 
 log = logging.getLogger("seqlab")
 
-#: Verbs whose module adds their parsers and nothing else's: a command line naming one of them builds (and so
-#: imports) only that module's parsers; any other command line (``--help``, ``score``, a misspelt verb) builds them all.
-OWN_MODULE = {"tag": ("tag", "add_parsers"), "eval": ("tag", "add_parsers"), "train": ("train", "add_parser"),
-              "convert": ("convert", "add_parser"), "export": ("export", "add_parser"),
-              "serve": ("serve", "add_parser"), "features": ("features", "add_parser"),
-              "report": ("report", "add_parser")}
+
+@dataclass(frozen=True)
+class Verb:
+    """A verb of the ``seqlab`` command: the module of :mod:`seqlab.cli` whose ``add_parsers(sub)`` adds it (with
+    the other verbs of its group), and the function of that module it runs (None: each of its sub-commands,
+    ``score conll``, ``features brown``, runs its own)."""
+
+    module: str
+    handler: str | None
+
+
+#: Every verb, in the order ``seqlab --help`` lists them: one line per verb, the one place a verb is registered. A
+#: command line naming a verb builds (and so imports) only its module's parsers; any other (``--help``, a misspelt
+#: verb) builds them all.
+VERBS: dict[str, Verb] = {
+    "train": Verb("train", "cmd_train"),
+    "eval": Verb("tag", "cmd_eval"),
+    "tag": Verb("tag", "cmd_tag"),
+    "convert": Verb("convert", "cmd_convert"),
+    "score": Verb("score", None),
+    "compare": Verb("score", None),
+    "classify": Verb("relation", "classify"),
+    "explain": Verb("relation", "explain"),
+    "features": Verb("features", None),
+    "package": Verb("package", "cmd_package"),
+    "inspect": Verb("package", "cmd_inspect"),
+    "calibrate": Verb("package", "cmd_calibrate"),
+    "models": Verb("package", "cmd_models"),
+    "export": Verb("export", "cmd_export"),
+    "serve": Verb("serve", "cmd_serve"),
+    "sweep": Verb("sweep", "cmd_sweep"),
+    "summarize": Verb("summarize", "cmd_summarize"),
+    "report": Verb("report", "cmd_report"),
+}
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -63,33 +93,16 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parser(verb: str | None = None) -> argparse.ArgumentParser:
-    """The ``seqlab`` command's parser: every verb's, or, for a ``verb`` of :data:`OWN_MODULE`, only its module's
+    """The ``seqlab`` command's parser: every verb's, or, for a ``verb`` of :data:`VERBS`, only its module's
     (``seqlab tag`` then imports no other verb's code)."""
     import importlib
 
     p = _Parser(prog="seqlab", description="Sequence labelling: train, evaluate, tag, score.")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = p.add_subparsers(dest="command", required=True)
-    if verb in OWN_MODULE:
-        module, adder = OWN_MODULE[verb]
-        getattr(importlib.import_module(f"seqlab.cli.{module}"), adder)(sub)
-        return p
-    from seqlab.apps.summarize import add_parser as add_summarize_parser
-    from seqlab.apps.sweep import add_parser as add_sweep_parser
-    from seqlab.cli import convert, export, features, package, relation, report, score, serve, tag, train
-
-    train.add_parser(sub)
-    tag.add_parsers(sub)
-    convert.add_parser(sub)
-    score_formats = score.add_parsers(sub)
-    relation.add_parsers(sub, score_formats)  # classify, explain, score semeval
-    features.add_parser(sub)
-    package.add_parsers(sub)
-    export.add_parser(sub)
-    serve.add_parser(sub)
-    report.add_parser(sub)
-    add_sweep_parser(sub)
-    add_summarize_parser(sub)
+    modules = [VERBS[verb].module] if verb in VERBS else list(dict.fromkeys(v.module for v in VERBS.values()))
+    for module in modules:
+        importlib.import_module(f"seqlab.cli.{module}").add_parsers(sub)
     return p
 
 

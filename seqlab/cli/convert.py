@@ -38,7 +38,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction) -> None:
     from seqlab.data.formats.convert import READ_FORMATS, WRITE_FORMATS
 
     c = sub.add_parser("convert", help="convert labelled data between formats (CoNLL, CoNLL-U, brat, span JSONL, "

@@ -22,7 +22,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="export a tagger's emissions graph (ONNX) with its model file into a folder",
                        description="seqlab export MODEL --format onnx --out DIR: DIR gets model.onnx (the "
                                    "emissions graph, dynamic batch and length), spelling.onnx (the character "

@@ -304,7 +304,7 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
-def add_parser(subparsers: Any) -> None:
+def add_parsers(subparsers: Any) -> None:
     """Register ``seqlab features {brown,cw,hlbl,skipgram,show}`` on the top-level subparsers."""
     f = subparsers.add_parser("features", help="induce Brown clusters, train C&W / HLBL / skip-gram embeddings, show "
                               "neighbours")

@@ -30,7 +30,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     """``seqlab inspect``: the model card as text (``--json``: the checked manifest with the card)."""
     from seqlab.apps.card import render
     from seqlab.apps.installed import model_path, read_card
-    from seqlab.apps.package import read_manifest
+    from seqlab.apps.model_file import read_manifest
 
     path = model_path(args.model)
     manifest, card = read_manifest(path), read_card(path)

@@ -55,13 +55,16 @@ def score(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parsers(sub: argparse._SubParsersAction, score_sub: argparse._SubParsersAction) -> None:
-    """Register ``classify``, ``explain`` and ``score semeval``."""
+def add_score_parser(score_sub: argparse._SubParsersAction) -> None:
+    """Register ``score semeval`` among the ``score`` verb's formats (:func:`seqlab.cli.score.add_parsers`)."""
     ss = score_sub.add_parser("semeval", help="official SemEval-2010 Task 8 scorer: 'ID<TAB>LABEL' files")
     ss.add_argument("pred", help="proposed answers")
     ss.add_argument("key", help="answer key (e.g. TEST_FILE_KEY_DIRECTED.TXT)")
     ss.set_defaults(func=score)
 
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """Register ``classify`` and ``explain``."""
     c = sub.add_parser("classify", help="classify sentences marked with <e1>..</e1> and <e2>..</e2>")
     c.add_argument("model_dir", help="a relation classifier: its run directory, .seqlab file or installed name")
     c.add_argument("file", nargs="?", help="one sentence per line ('ID<TAB>\"sentence\"' or the sentence); - for stdin")

@@ -19,7 +19,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser("report", help="write a training run's report.html: dev score per epoch, scores per type, "
                                       "confusion matrix, span errors, reliability diagram (plots need matplotlib)")
     r.add_argument("runs", nargs="+", metavar="RUN", help="a training run's directory; several: their reports side "

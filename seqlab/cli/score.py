@@ -51,13 +51,16 @@ def _test_output(path: str, written: str) -> str:
     return path
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
-    """Register ``score`` and ``compare``; returns the ``score`` sub-parsers (``score semeval`` joins them)."""
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """Register ``score`` (``conll``, and ``semeval`` from :mod:`seqlab.cli.relation`) and ``compare``."""
+    from seqlab.cli.relation import add_score_parser
+
     s = sub.add_parser("score", help="score an existing prediction file")
     s_sub = s.add_subparsers(dest="format", required=True)
     sc = s_sub.add_parser("conll", help="conlleval drop-in: columns 'token ... gold pred'")
     sc.add_argument("file", help="columns 'token ... gold pred', a blank line between sentences (conlleval's input)")
     sc.set_defaults(func=cmd_score)
+    add_score_parser(s_sub)
 
     c = sub.add_parser("compare", help="paired significance tests of two systems on the same test set")
     c_sub = c.add_subparsers(dest="format", required=True)
@@ -72,4 +75,3 @@ def add_parsers(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
         q.add_argument("--seed", type=nonnegative_int, default=1)
         q.add_argument("--json", action="store_true", help="one JSON object instead of the report")
         q.set_defaults(func=cmd_compare)
-    return s_sub

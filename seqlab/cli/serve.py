@@ -14,7 +14,7 @@ log = logging.getLogger("seqlab")
 
 def _manifest(source: str | None) -> dict[str, Any] | None:
     """The manifest of a ``.seqlab`` file or installed model (None for a run directory)."""
-    from seqlab.apps.package import read_manifest
+    from seqlab.apps.model_file import read_manifest
     from seqlab.apps.installed import model_path
 
     path = model_path(source)
@@ -52,7 +52,7 @@ def _non_negative(value: str) -> float:
     return number
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("serve", help="serve a model over HTTP: POST /tag {\"text\": ...} or /classify")
     s.add_argument("model", nargs="?", help="a run directory, .seqlab file or installed name (default en-ner-conll03)")
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")

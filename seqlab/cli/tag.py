@@ -35,6 +35,7 @@ from seqlab.data.formats.format import Format
 from seqlab.data.formats.registry import OUTPUTS
 from seqlab.data.labelling import SCHEME_NAMES
 from seqlab.tagging.document import Document, render
+from seqlab.core import runfiles
 
 log = logging.getLogger("seqlab")
 
@@ -101,7 +102,7 @@ def _is_model(name: str) -> bool:
     from seqlab.apps.installed import MODELS
 
     path = Path(name)
-    return (name in MODELS or (path / "config.yaml").is_file() or (path / "onnx.json").is_file()
+    return (name in MODELS or (path / runfiles.CONFIG).is_file() or (path / runfiles.ONNX_MANIFEST).is_file()
             or (path.is_file() and path.suffix == ".seqlab"))
 
 

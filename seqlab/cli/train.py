@@ -62,7 +62,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     from seqlab.core import rundir
     from seqlab.apps.tasks import read_config, train
 
-    if args.nproc > 1 and "WORLD_SIZE" not in os.environ:
+    if args.dry_run and (args.resume or not args.config):
+        raise SeqlabError("seqlab train --dry-run: give a CONFIG file to resolve (not --resume RUN_DIR)")
+    if args.nproc > 1 and "WORLD_SIZE" not in os.environ and not args.dry_run:
         if args.config and not args.output and not args.resume:  # one name for all ranks, and for a resume hint
             args.output = str(default_output(args.config))
         argv = [a for a in ([args.config] if args.config else []) if a]
@@ -93,6 +95,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     if not args.config:
         raise SeqlabError("seqlab train: give a CONFIG file (or --resume RUN_DIR)")
     config = read_config(args.config, args.set)
+    if args.dry_run:
+        print(dump_config(config), end="")
+        return 0
     out = Path(args.output) if args.output else default_output(args.config)
     train(config, out, progress=not args.quiet)
     if os.environ.get("RANK", "0") == "0":  # under torchrun, rank 0 speaks for the job
@@ -116,7 +121,7 @@ def extend_run(run_dir: Path, saved: Any, extended: Any) -> None:
         rundir.save_config(run_dir, dump_config(extended))
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction) -> None:
     t = sub.add_parser("train", help="train a model from a YAML config (its 'task' key: tagging, the default, or "
                                      "relation)")
     t.add_argument("config", nargs="?", help="YAML config (see configs/)")
@@ -126,6 +131,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="continue the run in RUN_DIR from its last checkpoint (--set train.epochs=N, or "
                         "train.patience=N, raises its limit: a finished run trains on)")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.add_argument("--dry-run", action="store_true",
+                   help="print the resolved config (its base: chain merged, --set applied) as YAML and exit")
     t.add_argument("--nproc", type=positive_int, default=1,
                    help="train data-parallel in N processes on this machine (torchrun; train.batch_size is per "
                         "process); for several machines run torchrun yourself, see the README")

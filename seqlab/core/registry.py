@@ -7,6 +7,7 @@ an import somewhere else: each table is filled in the module that defines it, ne
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Generic, Iterator, TypeVar
 
 from seqlab.core.strict import choice
@@ -33,6 +34,15 @@ class Registry(Generic[T]):
         def wrap(part: T) -> T:
             return self.add(name, part)
         return wrap
+
+    @contextmanager
+    def added(self, name: str, part: T) -> Iterator[T]:
+        """``part`` registered as ``name`` while inside, and gone again after (a test's own part)."""
+        self.add(name, part)
+        try:
+            yield part
+        finally:
+            del self._table[name]
 
     def check(self, key: str, name: str) -> None:
         """Refuse a name that is not registered, naming the config ``key`` and the nearest valid name."""

@@ -33,14 +33,10 @@ from seqlab.core.atomic import atomic_open, atomic_torch_save
 from seqlab.core.errors import SeqlabError
 from seqlab.core.json_limits import read_json
 
-CONFIG, VOCABS, WEIGHTS, CHECKPOINT, METRICS, LOG = (
-    "config.yaml", "vocabs.json", "model.pt", "checkpoint.pt", "metrics.json", "train.log",
+from seqlab.core.runfiles import (  # noqa: F401 (the names, re-exported for rundir.X callers)
+    CALIBRATION, CARD, CHECKPOINT, CONFIG, ENCODER, FEATURES, LOCK, LOG, METRICS, VOCABS, WEIGHTS,
 )
-FEATURES = "features.json"
-ENCODER = "encoder.json"
-CALIBRATION = "calibration.json"  # the temperature fitted on dev data (seqlab.tagging.calibration)
-CARD = "card.json"  # the model card: data, licence, scores per type, seeds, calibration, speed, limitations
-LOCK = ".lock"  # the advisory lock a training run holds; it records the holder's pid
+
 _UNSUPPORTED = re.compile(r"Unsupported global: GLOBAL ([\w.]+)")  # how torch names what it refused
 _UNSUPPORTED_NEWER = re.compile(r"unsupported GLOBAL ([\w.]+)")  # torch 2.13: "load unsupported GLOBAL posix.system"
 _UNPICKLER = re.compile(r"WeightsUnpickler error:\s*(.+?)\s*(?:\n|$)")

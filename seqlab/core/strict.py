@@ -15,7 +15,7 @@ import re
 import types
 import typing
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import yaml
 
@@ -192,9 +192,72 @@ def read_mapping(path: str | Path, what: str = "config file") -> dict[str, Any]:
     return tree
 
 
+#: The key by which a config names the config it extends (a path relative to the config file's folder).
+BASE = "base"
+
+
+def read_config_tree(path: str | Path, root_of: Callable[[dict[str, Any]], type]) -> dict[str, Any]:
+    """A config file as one tree, its ``base:`` chain resolved: the base's tree with this file's merged on top
+    (:func:`merge_trees`). In a chain, a key unknown to the schema (``root_of(tree)``) is refused naming the
+    file that holds it; a chain that comes back to a file is refused naming the files."""
+    layers = read_layers(Path(path))
+    merged: dict[str, Any] = {}
+    for _, tree in reversed(layers):
+        merged = merge_trees(merged, tree)
+    if len(layers) > 1:
+        root = root_of(merged)
+        for source, tree in layers:
+            _check_known(root, tree, "", source)
+    return merged
+
+
+def read_layers(path: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """A config file and the bases it extends, each with its tree (``base:`` removed), the file itself first."""
+    layers: list[tuple[Path, dict[str, Any]]] = []
+    while True:
+        tree = read_mapping(path)
+        layers.append((path, tree))
+        base = tree.pop(BASE, None)
+        if base is None:
+            return layers
+        if not isinstance(base, str) or not base:
+            raise ConfigError(f"{path}: base: expected the path of the config this one extends, got {base!r}")
+        path = path.parent / base
+        if not path.is_file():
+            raise ConfigError(f"{layers[-1][0]}: base: {base!r} does not exist (looked for {path})")
+        if path.resolve() in [p.resolve() for p, _ in layers]:
+            loop = " -> ".join(str(p) for p, _ in [*layers, (path, None)])
+            raise ConfigError(f"{layers[-1][0]}: base: the configs extend each other in a cycle: {loop}")
+
+
+def _check_known(cls: type, tree: Any, prefix: str, source: Path) -> None:
+    """Refuse a key of ``tree`` (one file of a chain) that dataclass ``cls`` does not have, naming ``source``."""
+    if not isinstance(tree, Mapping):
+        return  # a wrong shape is from_tree's to refuse, on the merged tree
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    hints = typing.get_type_hints(cls)
+    for key, value in tree.items():
+        if key not in fields:
+            raise ConfigError(f"{source}: {prefix}{key}: unknown key{suggest(str(key), fields)}")
+        inner = _dataclass_in(hints[key])
+        items = value if isinstance(value, list) else [value]
+        for item in items if inner is not None else ():
+            _check_known(inner, item, f"{prefix}{key}{'[]' if isinstance(value, list) else ''}.", source)
+
+
+def merge_trees(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """``top`` over ``base``: mappings merge key by key, recursively; lists, scalars and nulls replace."""
+    merged = dict(base)
+    for key, value in top.items():
+        below = merged.get(key)
+        merged[key] = merge_trees(below, value) if isinstance(below, dict) and isinstance(value, dict) else value
+    return merged
+
+
 def load_strict(path: str | Path, overrides: Sequence[str] = (), *, root: type) -> Any:
-    """Read a YAML config, apply ``a.b=c`` overrides, and check it strictly against ``root``."""
-    tree = read_mapping(path)
+    """Read a YAML config (its ``base:`` chain resolved), apply ``a.b=c`` overrides, and check it strictly
+    against ``root``."""
+    tree = read_config_tree(path, lambda _: root)
     for item in overrides:
         apply_override(tree, item, root=root)
     return from_tree(root, tree, prefix="")

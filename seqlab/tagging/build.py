@@ -17,8 +17,7 @@ from seqlab.modules.decoders import SoftmaxDecoder
 from seqlab.modules.dropout import LockedDropout
 from seqlab.modules.embedder import CharBiLSTM, TokenEmbedder
 from seqlab.modules.rnn import set_forget_bias
-from seqlab.modules.window import output_filters
-from seqlab.tagging.parts import DECODERS, ENCODERS, post_viterbi
+from seqlab.tagging.parts import DECODERS, ENCODERS, output_filters, post_viterbi
 from seqlab.tagging.features import TokenFeatures
 
 if TYPE_CHECKING:
@@ -45,7 +44,7 @@ def build_projection(in_dim: int, num_tags: int, m: ModelConfig) -> nn.Module:
     With ``m.output_hidden``, a tanh layer of that size comes first, as in Lample et al. (2016)'s
     released tagger, where it sits between the BiLSTM and the CRF's scores.
     """
-    filters = output_filters(m.window.architecture, m.window.filters) if m.window is not None else m.output_filters
+    filters = output_filters(m)
     hidden = m.output_hidden or in_dim
     if not filters:
         out: nn.Module = nn.Linear(hidden, num_tags)
@@ -58,17 +57,12 @@ def build_projection(in_dim: int, num_tags: int, m: ModelConfig) -> nn.Module:
     return nn.Sequential(nn.Linear(in_dim, hidden), nn.Tanh(), out)
 
 
-def build_tagger(
-    config: Config,
-    vocabs: dict[str, Vocab],
-    *,
-    token_features: TokenFeatures | None = None,
-    pretrained: torch.Tensor | None = None,
-    encoder_record: "EncoderRecord | None" = None,
-) -> Tagger:
-    """Assemble ``Tagger(embedder, encoder, decoder)`` from a config; ``encoder_record`` is the transformer a
-    trained model needs (a different one is refused)."""
-    m = config.model
+def build_embedder(m: ModelConfig, vocabs: dict[str, Vocab], token_features: TokenFeatures | None = None,
+                   pretrained: torch.Tensor | None = None,
+                   encoder_record: "EncoderRecord | None" = None) -> TokenEmbedder:
+    """The token representations a model config names, concatenated: word embeddings (``pretrained`` copied in),
+    the character BiLSTM, capitalization, token features and a transformer's vectors, made in that order (the
+    order in which they draw their initial weights)."""
     words = nn.Embedding(len(vocabs["words"]), m.embeddings.dim, padding_idx=0) if m.embeddings else None
     if pretrained is not None and words is not None:
         if pretrained.shape != words.weight.shape:
@@ -85,8 +79,22 @@ def build_tagger(
         from seqlab.modules.transformer import TransformerEmbedder
 
         contextual = TransformerEmbedder(m.transformer, expected=encoder_record)
-    embedder = TokenEmbedder(words, chars, caps, tf.dense_dim if tf else 0, discrete, contextual)
-    encoder = ENCODERS.get(m.encoder, "model.encoder")(embedder.output_dim, m)
+    return TokenEmbedder(words, chars, caps, tf.dense_dim if tf else 0, discrete, contextual)
+
+
+def build_tagger(
+    config: Config,
+    vocabs: dict[str, Vocab],
+    *,
+    token_features: TokenFeatures | None = None,
+    pretrained: torch.Tensor | None = None,
+    encoder_record: "EncoderRecord | None" = None,
+) -> Tagger:
+    """Assemble ``Tagger(embedder, encoder, decoder)`` from a config, the encoder and decoder through their tables;
+    ``encoder_record`` is the transformer a trained model needs (a different one is refused)."""
+    m = config.model
+    embedder = build_embedder(m, vocabs, token_features, pretrained, encoder_record)
+    encoder = ENCODERS.get(m.encoder, "model.encoder").build(embedder.output_dim, m)
     labels = vocabs["tags"].itos
     decoder = DECODERS.get(m.decoder, "model.decoder")(labels, config.data.labelling)
     projection = build_projection(encoder.output_dim, len(labels), m)

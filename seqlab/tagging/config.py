@@ -15,7 +15,7 @@ from typing import Sequence
 from seqlab.core.config import EmbeddingsConfig, TrainSettings, TransformerConfig, check_fine_tune
 from seqlab.core.errors import ConfigError
 from seqlab.data.config import DataConfig
-from seqlab.tagging.parts import DECODERS, ENCODERS, TOKEN_FEATURES
+from seqlab.tagging.parts import DECODERS, ENCODERS, TOKEN_FEATURES, check_encoder
 from seqlab.core.strict import choice, count, dropout_rate, in_range, load_strict, size
 
 TASK = "tagging"
@@ -139,24 +139,16 @@ class ModelConfig:
     dropout_mode: str = "standard"  # standard: a mask per token; locked: one per sentence (Gal & Ghahramani 2016)
     forget_bias: float | None = None  # initial forget-gate bias of every LSTM (Jozefowicz et al. 2015: 1); null: PyTorch's
     decoder: str = "crf"
-    window: WindowConfig | None = None  # settings of encoder: window
-    output_filters: int = 0  # quadratic filters of the output layer (Turian et al. 2009 "future work"); bilstm only
-    output_hidden: int = 0  # a tanh layer of this size between the BiLSTM and O (Lample et al. 2016's code); 0: none
+    window: WindowConfig | None = None  # settings of encoder: window (its ENCODERS entry's section)
+    output_filters: int = 0  # quadratic filters of the output layer (Turian et al. 2009 "future work"); not for window
+    output_hidden: int = 0  # a tanh layer of this size between the encoder and O (Lample et al. 2016's code); 0: none
     quadratic_sqrt: bool = True  # q(x) with the square root (the paper's footnote) or Bergstra et al.'s sum
 
     def __post_init__(self) -> None:
         ENCODERS.check("model.encoder", self.encoder)
         DECODERS.check("model.decoder", self.decoder)
         choice("model.dropout_mode", self.dropout_mode, ("standard", "locked"))
-        if (self.encoder == "window") != (self.window is not None):
-            raise ConfigError("model.window: set it exactly when model.encoder is 'window', "
-                              f"got encoder {self.encoder!r} and window {self.window!r}")
-        if self.output_filters < 0 or (self.output_filters and self.encoder == "window"):
-            raise ConfigError(f"model.output_filters: expected a number >= 0, for the bilstm encoder only "
-                              f"(a window architecture sets O's filters), got {self.output_filters}")
-        if self.output_hidden < 0 or (self.output_hidden and self.encoder == "window"):
-            raise ConfigError(f"model.output_hidden: expected a size >= 0, for the bilstm encoder only "
-                              f"(a window architecture sets its own layers), got {self.output_hidden}")
+        check_encoder(self)  # its section (model.window), its output layer, its own checks: its ENCODERS entry's
         size("model.hidden", self.hidden)
         in_range("model.layers", self.layers, 1, 64, "a number of layers")
         size("model.output_hidden", self.output_hidden, low=0)

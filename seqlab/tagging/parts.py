@@ -1,5 +1,8 @@
 """The tagger's named parts: encoders, decoders and token features, one table each.
 
+An encoder is one builder plus one :class:`EncoderKind` entry, which owns what the config needs of it (its
+section, its output layer, its own checks), so a new encoder is one function and one ``ENCODERS.add`` line.
+
 :mod:`seqlab.tagging.config` checks ``model.encoder``, ``model.decoder`` and ``model.features[].type``
 against these tables, and :mod:`seqlab.tagging.build` builds from them, so a name is written once;
 :func:`load_token_features` reads a config's token features through its table. Builders and loaders take the
@@ -10,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
+from seqlab.core.errors import ConfigError
 from seqlab.core.registry import Registry
 
 if TYPE_CHECKING:  # the builders import torch and the modules when they run: reading a config loads neither
@@ -22,18 +26,37 @@ if TYPE_CHECKING:  # the builders import torch and the modules when they run: re
 EncoderBuilder = Callable[[int, Any], "nn.Module"]  # (input dim, model config) -> encoder
 DecoderBuilder = Callable[[Sequence[str], "Labelling"], "nn.Module"]  # (labels, labelling) -> decoder
 
-ENCODERS: Registry[EncoderBuilder] = Registry("model.encoder")
+
+def _no_checks(m: Any) -> None:
+    """An encoder whose settings the model config's own checks cover."""
+
+
+@dataclass(frozen=True)
+class EncoderKind:
+    """A ``model.encoder``: its builder, and what its config needs.
+
+    ``section``: the ``model`` key holding its own settings (``window``), set exactly when it is chosen;
+    None: it has none. ``output``: how many quadratic filters the output layer O gets when the encoder sets O
+    itself (a window architecture does, ``O(q4)``), so that ``model.output_filters`` and ``model.output_hidden``
+    do not apply; None: they do. ``check``: checks of the model config of its own, beyond its section's.
+    """
+
+    build: EncoderBuilder
+    section: str | None = None
+    output: Callable[[Any], int] | None = None
+    check: Callable[[Any], None] = _no_checks
+
+
+ENCODERS: Registry[EncoderKind] = Registry("model.encoder")
 DECODERS: Registry[DecoderBuilder] = Registry("model.decoder")
 
 
-@ENCODERS.register("bilstm")
 def _bilstm(input_dim: int, m: Any) -> "nn.Module":
     from seqlab.modules.encoders import BiLSTMEncoder
 
     return BiLSTMEncoder(input_dim, m.hidden, m.layers, m.layer_dropout)
 
 
-@ENCODERS.register("window")
 def _window(input_dim: int, m: Any) -> "nn.Module":
     """Turian, Bergstra & Bengio 2009: I-T(150)-W(310)-O and friends."""
     from seqlab.modules.window import WindowEncoder
@@ -41,6 +64,42 @@ def _window(input_dim: int, m: Any) -> "nn.Module":
     w = m.window
     return WindowEncoder.from_architecture(input_dim, w.architecture, size=w.size, filters=w.filters,
                                            sqrt=m.quadratic_sqrt, dropout=w.dropout)
+
+
+def _window_output(m: Any) -> int:
+    from seqlab.modules.window import output_filters
+
+    return output_filters(m.window.architecture, m.window.filters)
+
+
+ENCODERS.add("bilstm", EncoderKind(_bilstm))
+ENCODERS.add("window", EncoderKind(_window, section="window", output=_window_output))
+
+
+def check_encoder(m: Any) -> None:
+    """Check a model config's encoder through its :data:`ENCODERS` entry: a known name, every encoder's section
+    set exactly when that encoder is chosen, no output-layer settings for an encoder that sets O itself, and the
+    entry's own checks."""
+    ENCODERS.check("model.encoder", m.encoder)
+    kind = ENCODERS.get(m.encoder)
+    for name in ENCODERS:
+        section = ENCODERS.get(name).section
+        if section is not None and (name == m.encoder) != (getattr(m, section) is not None):
+            raise ConfigError(f"model.{section}: set it exactly when model.encoder is {name!r}, "
+                              f"got encoder {m.encoder!r} and {section} {getattr(m, section)!r}")
+    free = " and ".join(name for name in ENCODERS if ENCODERS.get(name).output is None)
+    for key, what in (("output_filters", "a number"), ("output_hidden", "a size")):
+        value = getattr(m, key)
+        if value < 0 or (value and kind.output is not None):
+            raise ConfigError(f"model.{key}: expected {what} >= 0, for the {free} encoder only (a {m.encoder} "
+                              f"encoder sets its own output layer), got {value}")
+    kind.check(m)
+
+
+def output_filters(m: Any) -> int:
+    """The quadratic filters of a model config's output layer O: its encoder's, or ``model.output_filters``."""
+    kind = ENCODERS.get(m.encoder, "model.encoder")
+    return m.output_filters if kind.output is None else kind.output(m)
 
 
 @DECODERS.register("crf")

@@ -10,7 +10,7 @@ import pytest
 import seqlab
 from seqlab.apps.card import read_about, render
 from seqlab.apps.installed import model_path, read_card
-from seqlab.apps.package import read_manifest
+from seqlab.apps.model_file import read_manifest
 from seqlab.cli import main
 from seqlab.core.errors import SeqlabError
 from tests.conftest import FIXTURES

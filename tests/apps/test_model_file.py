@@ -15,8 +15,8 @@ import yaml
 
 import seqlab
 from probes.hostile import forge  # an attacker's rewrite: the checksums and sizes recomputed
-from seqlab.apps.model_file import MAX_RATIO, RATIO_FLOOR, member_name
-from seqlab.apps.package import _deflate, package, read_manifest
+from seqlab.apps.model_file import MAX_RATIO, RATIO_FLOOR, member_name, read_manifest
+from seqlab.apps.package import _deflate, package
 from seqlab.core.errors import SeqlabError
 from tests.conftest import FIXTURES, forget_new_log_handlers
 

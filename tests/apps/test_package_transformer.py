@@ -12,7 +12,8 @@ pytest.importorskip("transformers")
 import seqlab  # noqa: E402
 from seqlab.cli import main  # noqa: E402
 from seqlab.core.errors import SeqlabError  # noqa: E402
-from seqlab.apps.package import package, read_manifest  # noqa: E402
+from seqlab.apps.model_file import read_manifest  # noqa: E402
+from seqlab.apps.package import package  # noqa: E402
 from tests.conftest import FIXTURES, forget_new_log_handlers  # noqa: E402
 from tests.helpers import tiny_bert  # noqa: E402
 

@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from seqlab.cli import main
+from seqlab.core.strict import dump_config
 from seqlab.data.conll import split_fields
 from seqlab.tagging.config import load_config
 from tests.conftest import forget_new_log_handlers
@@ -636,3 +637,14 @@ def test_a_verb_in_a_module_of_its_own_parses_as_with_every_verb(verb):
     lean, full = verbs(parser(verb)), verbs(parser())
     assert verb in lean and set(lean) < set(full)
     assert lean[verb].format_help() == full[verb].format_help()
+
+
+def test_dry_run_prints_the_resolved_config_and_trains_nothing(tmp_path, capsys):
+    child = tmp_path / "child.yaml"
+    child.write_text(f"base: {TINY}\nmodel: {{hidden: 7}}\n", encoding="utf-8")
+    out = tmp_path / "run"
+    assert main(["train", str(child), "--set", "train.epochs=2", "--dry-run", "--output", str(out)]) == 0
+    tree = __import__("yaml").safe_load(capsys.readouterr().out)
+    assert tree["model"]["hidden"] == 7 and tree["train"]["epochs"] == 2 and "base" not in tree
+    assert tree == __import__("yaml").safe_load(dump_config(load_config(child, ["train.epochs=2"])))
+    assert not out.exists()

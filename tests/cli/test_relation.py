@@ -94,7 +94,7 @@ def test_classify_tsv_and_jsonl(run_dir, monkeypatch):
 
 def test_a_packaged_relation_model_records_its_scores_and_classifies_as_its_run(run_dir, tmp_path, monkeypatch):
     import seqlab
-    from seqlab.apps.package import read_manifest
+    from seqlab.apps.model_file import read_manifest
 
     model = tmp_path / "rel.seqlab"
     code, _, _ = run_cli(["package", str(run_dir), "--out", str(model)])

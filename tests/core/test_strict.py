@@ -186,3 +186,42 @@ def test_range_checks_name_the_key_the_range_and_the_value(check, value, message
                                           (lambda v: seed("k", v), MAX_SEED), (lambda v: count("k", v), MAX_COUNT)])
 def test_range_checks_take_their_bounds(check, value):
     check(value)
+
+
+def test_base_merges_mappings_and_replaces_lists_and_scalars(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "root.yaml").write_text("net:\n  rate: 0.5\n  name: a\n  layers: [{size: 4}, {size: 2}]\n"
+                                                "seed: 3\n", encoding="utf-8")
+    (tmp_path / "mid.yaml").write_text("base: sub/root.yaml\nnet: {name: null}\n", encoding="utf-8")
+    top = tmp_path / "top.yaml"
+    top.write_text("base: mid.yaml\nnet:\n  layers: [{size: 9}]\n", encoding="utf-8")
+    config = load_strict(top, ["seed=7"], root=Root)
+    assert config == Root(net=Net(rate=0.5, name=None, layers=(Layer(9),)), seed=7)
+
+
+def test_merge_trees_keeps_the_base_unchanged():
+    from seqlab.core.strict import merge_trees
+
+    base = {"a": {"b": 1, "c": [1, 2]}, "d": 1}
+    assert merge_trees(base, {"a": {"c": [3]}, "e": 2}) == {"a": {"b": 1, "c": [3]}, "d": 1, "e": 2}
+    assert base == {"a": {"b": 1, "c": [1, 2]}, "d": 1}
+
+
+@pytest.mark.parametrize("files, start, message", [
+    ({"a.yaml": "base: b.yaml\n", "b.yaml": "base: a.yaml\n"}, "a.yaml",
+     "b.yaml: base: the configs extend each other in a cycle: {d}/a.yaml -> {d}/b.yaml -> {d}/a.yaml"),
+    ({"a.yaml": "base: a.yaml\n"}, "a.yaml", "a.yaml: base: the configs extend each other in a cycle"),
+    ({"a.yaml": "base: gone.yaml\n"}, "a.yaml", "a.yaml: base: 'gone.yaml' does not exist"),
+    ({"a.yaml": "base: [b.yaml]\n"}, "a.yaml", "a.yaml: base: expected the path of the config this one extends"),
+    ({"a.yaml": "base: b.yaml\nnet: {rte: 1}\n", "b.yaml": "seed: 2\n"}, "a.yaml",
+     "{d}/a.yaml: net.rte: unknown key; did you mean 'rate'?"),
+    ({"a.yaml": "base: b.yaml\n", "b.yaml": "net: {layers: [{size: 1, knd: x}]}\n"}, "a.yaml",
+     "{d}/b.yaml: net.layers[].knd: unknown key; did you mean 'kind'?"),
+])
+def test_base_errors_name_the_files(tmp_path, files, start, message):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_strict(tmp_path / start, root=Root)
+    assert message.format(d=tmp_path) in str(err.value)
+    assert "\n" not in str(err.value)

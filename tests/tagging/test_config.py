@@ -124,3 +124,23 @@ def test_set_reaches_an_item_of_a_list_by_index():
 def test_set_on_a_list_explains_what_it_expected(override, message):
     with pytest.raises(ConfigError, match=message):
         load_config(WINDOW, [override])
+
+
+#: The configs rewritten as a base plus what differs, and the commit whose flat files they must resolve like.
+EXTENDED = ("ncbi_disease.yaml", "ud_el_gdt_upos.yaml", "conll02_es.yaml")
+FLAT_AT = "a906f6c"
+
+
+@pytest.mark.parametrize("name", EXTENDED)
+def test_extended_configs_resolve_as_their_flat_files_did(name, tmp_path):
+    import subprocess
+
+    root = Path(__file__).parents[2]
+    flat = subprocess.run(["git", "-C", str(root), "show", f"{FLAT_AT}:configs/{name}"], capture_output=True,
+                          text=True, check=False)
+    if flat.returncode != 0:
+        pytest.skip(f"the flat {name} of commit {FLAT_AT} is not in this checkout's git history")
+    (tmp_path / name).write_text(flat.stdout, encoding="utf-8")
+    assert "base:" in (root / "configs" / name).read_text(encoding="utf-8")
+    assert load_config(root / "configs" / name) == load_config(tmp_path / name)
+    assert "base" not in dump_config(load_config(root / "configs" / name))
