@@ -52,7 +52,8 @@ def train(config: Any, output: str | Path, *, overrides: tuple[str, ...] = (), r
           progress: bool = True) -> dict[str, Any]:
     """Train a config (a YAML path, or a config object from :func:`read_config`) into the run directory
     ``output``; ``overrides`` are ``"a.b=c"`` strings as for ``--set``. Returns the run's metrics."""
-    from seqlab.apps.tasks import read_config as read, train as train_any
+    from seqlab.apps.tasks import read_config as read
+    from seqlab.apps.training import train as train_any
 
     if isinstance(config, (str, Path)):
         config = read(config, overrides)

@@ -193,11 +193,11 @@ def _reliability_section(run_dir: Path, device: str) -> str:
 
     if not plots.have_matplotlib():
         return _figure(None, "reliability diagram")
-    import seqlab
+    from seqlab.apps.loader import load
     from seqlab.tagging.calibration import plot
 
     try:
-        tagger = seqlab.load(run_dir, device)
+        tagger = load(run_dir, device)
         if not tagger.config.data.dev:
             raise SeqlabError("the run has no dev split")
         dev = resolve_data_path(str(tagger.config.data.dev), key="data.dev")

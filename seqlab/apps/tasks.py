@@ -3,6 +3,7 @@ trainer task and its loader. ``seqlab train``, ``seqlab.load`` (:mod:`seqlab.app
 dispatch through it."""
 from __future__ import annotations
 
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence

@@ -60,7 +60,8 @@ def launch(nproc: int, argv: list[str], out_dir: Path) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     """``seqlab train CONFIG`` or ``seqlab train --resume RUN_DIR``."""
     from seqlab.core import rundir
-    from seqlab.apps.tasks import read_config, train
+    from seqlab.apps.tasks import read_config
+    from seqlab.apps.training import train
 
     if args.dry_run and (args.resume or not args.config):
         raise SeqlabError("seqlab train --dry-run: give a CONFIG file to resolve (not --resume RUN_DIR)")

@@ -258,9 +258,6 @@ class Trainer:
             log.info("confidences calibrated on dev: temperature %.3f, expected calibration error %.4f -> %.4f",
                      calibration["temperature"], calibration["ece_before"], calibration["ece_after"])
         rundir.save_metrics(self.out_dir, metrics)
-        from seqlab.apps.report import report_after_training
-
-        report_after_training(self.out_dir, self.device)  # report.html: the run's plots and errors, for a person to look at
         return metrics
 
 
