@@ -81,8 +81,7 @@ def tagger_card(model: Any, tree: dict[str, Any], metrics: dict[str, Any], about
                               "accuracy": round(after.accuracy, 4),
                               "mean_confidence": round(after.confidence, 4)}
     card = _common(tree, about, model.types, scores)
-    card["calibration"] = {"temperature": round(model.temperature, 4), "unit": "span" if model.labelling.has_spans
-                           else "token", "fitted_on": data.get("dev"), **calibration}
+    card["calibration"] = {"temperature": round(model.temperature, 4), "unit": model.labelling.unit, "fitted_on": data.get("dev"), **calibration}
     return card
 
 

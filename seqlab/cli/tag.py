@@ -116,9 +116,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
     tagger = load_model(model, "tagging", "tag", args.backend, device)
     gc.freeze()  # the modules and model just loaded stay alive: full collections while tagging need not scan them
     if args.format == "brat":
-        if not tagger.labelling.has_spans:
-            raise SeqlabError("--format brat writes spans, and this model predicts token labels; use --format "
-                              "conllu or conll")
+        tagger.labelling.check_output_format(args.format)
         text = list(lines)
         name = "stdin" if file in (None, "-") else Path(file).stem
         found = write_brat(tagger.tag_many(text, **options), text, Path(args.output), name)
@@ -127,7 +125,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
     numbered_a, numbered_b = itertools.tee(shard(lines, index, count))
     texts = (line for _, line in numbered_a)
     write_documents(tagger.tag_many(texts, **options), sys.stdout, args.format, (number for number, _ in numbered_b),
-                    token_labels=not tagger.labelling.has_spans)
+                    token_labels=tagger.labelling.conllu_upos)
     return 0
 
 
@@ -142,7 +140,7 @@ def _eval_tagging(model: Any, args: argparse.Namespace, default: Path) -> str:
     columns = args.columns.split(",") if args.columns else None
     label_map = parse_label_map(args.label_map) if args.label_map else None
     gold = read_gold(model.config.data, args.file, columns=columns, fmt=args.format, label_map=label_map)
-    check_shared_types(gold, model.types, model.labelling.has_spans)
+    check_shared_types(gold, model.types, model.labelling)
     result = model.evaluate(gold, output=output, batch_size=args.batch_size, scheme=args.scheme)
     return result.report_text + f"predictions written to {output}\n" + _calibration(model, gold, args)
 

@@ -25,7 +25,6 @@ from seqlab.data.batching import Encoded, encode
 from seqlab.core.paths import data_relative, require_file
 from seqlab.data.dataset import Split, file_layout, read_split
 from seqlab.data.labelling import Evaluation
-from seqlab.data.schemes import detect_scheme
 from features.tokenize import SentenceTokens, sentence_tokens
 from seqlab.data.vocab import Vocab, load_vocabs
 from seqlab.models.tagger import Tagger
@@ -250,14 +249,13 @@ class SequenceTagger:
         (:meth:`outcomes`): its labels are then decoded from the emissions stored there, so the encoder does not
         run again (``batch_size`` is the one it was decoded at)."""
         split = data.split if isinstance(data, Outcomes) else self._labelled(data, columns)
-        file_scheme = self.labelling.file_scheme
-        if scheme == "auto" and self.labelling.has_spans:
+        if scheme == "auto":
             try:
-                file_scheme = detect_scheme(split.file_tags) or file_scheme
+                file_scheme = self.labelling.detect_file_scheme(split.file_tags)
             except SeqlabError as err:
                 raise SeqlabError(f"{split.path}: {err}; name its scheme (--scheme)") from None
-        elif scheme != "auto":
-            file_scheme = self._scheme(scheme or file_scheme)
+        else:
+            file_scheme = self._scheme(scheme or self.labelling.file_scheme)
         if isinstance(data, Outcomes):
             predictor, encoded, batch_size = data.stored(), data.data, data.batch_size
         else:

@@ -146,7 +146,7 @@ class Outcomes:
                  batch_size: int = 100) -> None:
         if len(data) != len(split.tokens):
             raise ValueError(f"{len(data)} encoded sentences for a split of {len(split.tokens)}")
-        self.predictor, self.unit = predictor, "span" if labelling.has_spans else "token"
+        self.predictor, self.unit = predictor, labelling.unit
         self.data, self.split, self.batch_size = data, split, batch_size
         # (sentence indices, emissions, mask, best paths, units (row, start, end), lengths) of every batch
         self.batches: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, np.ndarray,

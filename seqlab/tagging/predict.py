@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from seqlab.data.batching import MAX_BATCH_CELLS, Encoded, length_mask, make_batch, sorted_batches
-from seqlab.data.labelling import Labelling, SpanLabelling
+from seqlab.data.labelling import DEFAULT_LABELLING, Labelling
 from seqlab.data.schemes import Chunk
 from seqlab.data.vocab import Vocab
 from seqlab.models.tagger import Tagger
@@ -138,7 +138,7 @@ class Predictor:
         self.backend: Emissions = TorchEmissions(model, device, tables) if isinstance(model, Tagger) else model
         self.device = self.backend.device
         self.names = np.array(labels.itos, dtype=object)  # label id -> label string, indexed by whole rows
-        self.read_spans = (labelling or SpanLabelling()).chunk_reader(labels.itos)
+        self.read_spans = (labelling or DEFAULT_LABELLING).chunk_reader(labels.itos)
         self.temperature = temperature
 
     def __call__(self, data: Encoded, *, batch_size: int = 100, confidences: bool = False) -> list[Prediction]:

@@ -48,7 +48,7 @@ def test_a_card_decodes_each_split_once_and_measures_what_evaluate_and_outcomes_
 
 def test_evaluating_outcomes_gives_the_report_and_predictions_of_evaluating_the_file(trained, tmp_path):
     tagger, tree, folder = trained
-    path = folder / KINDS["ner" if tagger.labelling.has_spans else "pos"][1]
+    path = folder / KINDS["ner" if tagger.labelling.unit == "span" else "pos"][1]
     outcomes = tagger.outcomes(path, batch_size=3)
     again = tagger.evaluate(outcomes, output=tmp_path / "stored.txt")
     fresh = tagger.evaluate(path, output=tmp_path / "fresh.txt", batch_size=3)

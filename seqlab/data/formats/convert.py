@@ -34,7 +34,7 @@ from seqlab.data.formats.jsonl import read_span_jsonl, write_span_jsonl
 from seqlab.data.formats.labelstudio import read_label_studio
 from seqlab.data.formats.registry import detect_format
 from seqlab.data.label_map import LabelMapper
-from seqlab.data.labelling import SpanLabelling
+from seqlab.data.labelling import labelling
 from seqlab.data.schemes import convert as convert_tags, spans
 
 READ_FORMATS = ("conll", "conllu", "brat", "jsonl", "labelstudio", "hf")
@@ -179,7 +179,7 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], *, s
     if target_format not in WRITERS:
         raise SeqlabError(f"--to: expected one of {list(WRITERS)}, got {target_format!r}")
     result = Conversion(fmt, target_format)
-    relabel = LabelMapper(label_map, SpanLabelling("bilou", "iob2")) if label_map else None
+    relabel = LabelMapper(label_map, labelling("bilou", "iob2")) if label_map else None
 
     def sentences() -> Iterator[ColumnSentence]:
         for s in read_any(source, fmt, result.report, columns=columns, tag_column=tag_column):
