@@ -14,9 +14,9 @@ A :class:`Labelling` owns every rule that depends on the kind of label:
   the labels go when written (``conllu_upos``, ``check_output_format``).
 
 The task, the predictor, evaluation, the Python API and the exported models read it and never ask which kind
-it is; ``data.tag_scheme`` picks it from a table (:data:`LABELLINGS`, :func:`labelling`). Span schemes are those of :mod:`seqlab.data.schemes` (IOB1, IOB2, BIOES, BILOU;
-flair's ``tag_format``); ``token`` is a tagger component in spaCy's sense: no prefixes, every transition
-allowed, no spans.
+it is; ``data.tag_scheme`` picks it from a table (:data:`LABELLINGS`, :func:`labelling`). Span schemes are those
+of :mod:`seqlab.data.schemes` (IOB1, IOB2, BIOES, BILOU; flair's ``tag_format``); ``token`` is a tagger
+component in spaCy's sense: no prefixes, every transition allowed, no spans.
 """
 from __future__ import annotations
 
