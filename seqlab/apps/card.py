@@ -174,7 +174,9 @@ def describe(model: Any, tree: dict[str, Any], metrics: dict[str, Any], about: d
     dev = _split_path(tree.get("data") or {}, "dev")
     decoded = {}
     if calibration is None and calibrate and dev is not None:
+        from seqlab.tagging.calibration import calibrate as fit
+
         decoded["dev"] = model.outcomes(dev)  # fitted on, then measured for the card: one decoding
-        added[rundir.CALIBRATION] = model.calibrate(decoded["dev"])
+        model, added[rundir.CALIBRATION] = fit(model, decoded["dev"])
     added[rundir.CARD] = tagger_card(model, tree, metrics, about, decoded=decoded)
     return added

@@ -195,7 +195,10 @@ def refresh(path: str | Path, out: str | Path, *, about: dict[str, str] | None =
     if calibrate_on:
         if model.task != "tagging":
             raise SeqlabError(f"{path}: calibration is for taggers; this is a {model.task} model")
-        members[rundir.CALIBRATION] = json.dumps(model.calibrate(calibrate_on), indent=2).encode("utf-8")
+        from seqlab.tagging.calibration import calibrate as fit
+
+        model, fitted = fit(model, calibrate_on)
+        members[rundir.CALIBRATION] = json.dumps(fitted, indent=2).encode("utf-8")
     measure = checked.manifest.get("measure") or "F1"
     recorded = {split: measure_report(measure, value) for split, value in
                 (checked.manifest.get("scores") or {}).items() if isinstance(value, (int, float))}

@@ -179,8 +179,7 @@ def post_viterbi_score(run_dir: Path, split: str = "dev") -> float | None:
     tagger = SequenceTagger.load(run_dir)
     if not isinstance(tagger.model.decoder, SoftmaxDecoder):
         return None
-    tagger.use_post_viterbi()
-    return tagger.evaluate(read_splits(tagger.config.data)[split]).score
+    return tagger.with_post_viterbi().evaluate(read_splits(tagger.config.data)[split]).score
 
 
 def write_results(spec: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> None:

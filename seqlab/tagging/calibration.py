@@ -22,7 +22,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -33,7 +33,11 @@ from seqlab.data.batching import Encoded
 from seqlab.data.dataset import Split
 from seqlab.data.labelling import Labelling
 from seqlab.data.schemes import spans
+from seqlab.core.paths import data_relative
 from seqlab.tagging.predict import Emissions, Predictor
+
+if TYPE_CHECKING:
+    from seqlab.tagging.api import SequenceTagger
 
 BINS = 10
 #: The temperatures a fit searches (log-spaced), and the bounds a stored temperature must lie in.
@@ -155,7 +159,7 @@ class Outcomes:
         gold_ids = None if self.unit == "span" else _gold_ids(split.tags, predictor.names)  # shape: (N, T_max)
         for indices, mask, emissions in predictor.scored_batches(data, batch_size):
             with torch.inference_mode():
-                best = predictor.backend.decoder.decode(emissions, mask)  # shape: (B, T)
+                best = predictor.decoder.decode(emissions, mask)  # shape: (B, T)
             ids, lengths = best.cpu().numpy(), data.lengths[indices].numpy()
             rows = indices.tolist()
             if self.unit == "span":
@@ -185,7 +189,7 @@ class Outcomes:
     def confidences(self, temperature: float = 1.0) -> np.ndarray:
         """Every unit's confidence at ``temperature``, in the order of :attr:`correct`."""
         out = []
-        decoder = self.predictor.backend.decoder
+        decoder = self.predictor.decoder
         with torch.inference_mode():
             for _, emissions, mask, best, where, _ in self.batches:
                 marginals = decoder.marginals(emissions, mask, temperature)  # shape: (B, T, K)
@@ -289,6 +293,19 @@ def stored_temperature(run_dir: str | Path) -> float:
     if record is None:
         return 1.0
     return check_temperature(record.get("temperature"), str(Path(run_dir) / rundir.CALIBRATION))
+
+
+def calibrate(tagger: SequenceTagger, data: str | Path | Split | Outcomes, *,
+              batch_size: int = 100) -> tuple[SequenceTagger, dict[str, Any]]:
+    """Fit the confidences' temperature on a labelled file (the dev set), a split read, or a split ``tagger``
+    has decoded already (:meth:`~seqlab.tagging.api.SequenceTagger.outcomes`, decoded again by nothing): the
+    tagger at that temperature (``tagger`` keeps its own), and what a run's calibration.json records (the
+    temperature, and the ECE there before and after)."""
+    outcomes = data if isinstance(data, Outcomes) else tagger.outcomes(data, batch_size=batch_size)
+    temperature = fit_temperature(outcomes)
+    where = Path(outcomes.split.path if isinstance(data, (Outcomes, Split)) else data)
+    record = summary(outcomes.reliability(1.0), outcomes.reliability(temperature), data_relative(where))
+    return tagger.with_temperature(temperature), record
 
 
 def summary(before: Reliability, after: Reliability, fitted_on: str) -> dict[str, Any]:
