@@ -39,7 +39,7 @@ from seqlab.modules.decoders import SoftmaxDecoder
 from seqlab.tagging.parts import load_token_features, post_viterbi
 from seqlab.tagging.predict import Emissions, Prediction, Predictor
 from seqlab.tagging.locate import locate_feature_files
-from seqlab.tagging.stream import MAX_SENTENCE_TOKENS, pooled
+from seqlab.tagging.stream import MAX_SENTENCE_TOKENS, pooled  # noqa: F401 (the cap, where callers found it)
 
 
 log = logging.getLogger("seqlab")

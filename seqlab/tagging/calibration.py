@@ -156,24 +156,13 @@ class Outcomes:
         self.batches: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, np.ndarray,
                                  np.ndarray]] = []
         right: list[np.ndarray] = []
-        gold_ids = None if self.unit == "span" else _gold_ids(split.tags, predictor.names)  # shape: (N, T_max)
+        units = UNITS[self.unit](predictor, split)
         for indices, mask, emissions in predictor.scored_batches(data, batch_size):
             with torch.inference_mode():
                 best = predictor.decoder.decode(emissions, mask)  # shape: (B, T)
             ids, lengths = best.cpu().numpy(), data.lengths[indices].numpy()
-            rows = indices.tolist()
-            if self.unit == "span":
-                found = predictor.read_spans(ids, lengths)
-                starts = [(r, s, e) for r, chunks in enumerate(found) for _, s, e in chunks]
-                gold = [set(spans(split.file_tags[i])) for i in rows]
-                right.append(np.array([chunk in gold[r] for r, chunks in enumerate(found) for chunk in chunks],
-                                      dtype=bool))
-            else:  # every token, row by row: its predicted label id against the gold one
-                width = ids.shape[1]
-                real = np.arange(width) < lengths[:, None]  # shape: (B, T)
-                starts = np.argwhere(real)  # (row, token), row-major
-                starts = np.concatenate([starts, starts[:, 1:] + 1], axis=1)  # (row, token, token + 1)
-                right.append(ids[real] == gold_ids[rows, :width][real])
+            starts, good = units(ids, lengths, indices.tolist())
+            right.append(good)
             where = np.array(starts, dtype=np.int64).reshape(-1, 3)
             self.batches.append((indices, emissions, mask, best, where, np.asarray(lengths)))
         self.correct = np.concatenate(right) if right else np.zeros(0, dtype=bool)
@@ -205,6 +194,37 @@ class Outcomes:
         """Mean binary log loss of the units' confidences at ``temperature`` against whether they are right."""
         p = np.clip(self.confidences(temperature), _EPS, 1 - _EPS)
         return float(-np.mean(np.where(self.correct, np.log(p), np.log1p(-p))))
+
+
+class _SpanUnits:
+    """A span labelling's units: each predicted span, right when the gold file has it (type and extent)."""
+
+    def __init__(self, predictor: Predictor, split: Split) -> None:
+        self.predictor, self.split = predictor, split
+
+    def __call__(self, ids: np.ndarray, lengths: np.ndarray, rows: list[int]) -> tuple[Any, np.ndarray]:
+        found = self.predictor.read_spans(ids, lengths)
+        gold = [set(spans(self.split.file_tags[i])) for i in rows]
+        starts = [(r, s, e) for r, chunks in enumerate(found) for _, s, e in chunks]
+        return starts, np.array([chunk in gold[r] for r, chunks in enumerate(found) for chunk in chunks], dtype=bool)
+
+
+class _TokenUnits:
+    """A token labelling's units: every token, right when its predicted label is the gold one."""
+
+    def __init__(self, predictor: Predictor, split: Split) -> None:
+        self.gold_ids = _gold_ids(split.tags, predictor.names)  # shape: (N, T_max)
+
+    def __call__(self, ids: np.ndarray, lengths: np.ndarray, rows: list[int]) -> tuple[Any, np.ndarray]:
+        width = ids.shape[1]
+        real = np.arange(width) < lengths[:, None]  # shape: (B, T)
+        starts = np.argwhere(real)  # (row, token), row-major
+        starts = np.concatenate([starts, starts[:, 1:] + 1], axis=1)  # (row, token, token + 1)
+        return starts, ids[real] == self.gold_ids[rows, :width][real]
+
+
+#: What a calibration unit is, by the labelling's ``unit``: (row, start, end) of each, and whether it is right.
+UNITS: dict[str, type[_SpanUnits] | type[_TokenUnits]] = {"span": _SpanUnits, "token": _TokenUnits}
 
 
 def _gold_ids(tags: Sequence[Sequence[str]], names: np.ndarray) -> np.ndarray:
