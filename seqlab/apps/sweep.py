@@ -170,14 +170,15 @@ def post_viterbi_score(run_dir: Path, split: str = "dev") -> float | None:
     """The dev score (its measure's) of a trained softmax tagger decoded by Viterbi under the scheme's allowed
     transitions.
 
-    None for a model that does not decode with a softmax (a CRF already decodes by Viterbi).
+    None for a model that does not decode with a softmax (a CRF already decodes by Viterbi; a relation
+    classifier decodes no sequence).
     """
+    from seqlab.apps.loader import load
     from seqlab.data.dataset import read_splits
     from seqlab.modules.decoders import SoftmaxDecoder
-    from seqlab.tagging.api import SequenceTagger
 
-    tagger = SequenceTagger.load(run_dir)
-    if not isinstance(tagger.model.decoder, SoftmaxDecoder):
+    tagger = load(run_dir, "cpu")
+    if tagger.task != "tagging" or not isinstance(tagger.predictor.decoder, SoftmaxDecoder):
         return None
     return tagger.with_post_viterbi().evaluate(read_splits(tagger.config.data)[split]).score
 

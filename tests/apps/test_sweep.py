@@ -124,6 +124,16 @@ def test_a_pos_sweep_is_scored_by_token_accuracy(tmp_path, monkeypatch):
     assert row["test_score"] is not None and (tmp_path / "out" / "results.png").is_file()
 
 
+def test_a_relation_sweep_is_scored_by_macro_f1(tmp_path, monkeypatch):
+    monkeypatch.setenv("SEQLAB_DATA", str(FIXTURES / "relations"))
+    path = tmp_path / "rel.yaml"
+    path.write_text(f"config: {FIXTURES / 'relations' / 'tiny.yaml'}\noutput: {tmp_path / 'out'}\n"
+                    "set: [train.epochs=1]\ngrid:\n  model.hidden: [6]\n")
+    [row] = run_sweep(path)
+    assert (row["measure"], row["dev_f1"], row["dev_score_viterbi"]) == ("macro-F1", None, None)
+    assert 0.0 <= row["dev_score"] <= 100.0 and row["test_score"] is not None
+
+
 def test_a_row_cached_before_the_score_record_is_read(sweep_file, tmp_path):
     run = tmp_path / "out" / "arch=I-O,filters=0"
     run.mkdir(parents=True)
