@@ -19,6 +19,7 @@ from typing import Any
 
 from seqlab.core.errors import SeqlabError
 from seqlab.core.paths import resolve_data_path
+from seqlab.core.scores import recorded_scores
 from seqlab.core.strict import read_mapping
 
 #: What an about file may say, each a string: the model's name, what it is, the data's name and licence,
@@ -68,8 +69,9 @@ def tagger_card(model: Any, tree: dict[str, Any], metrics: dict[str, Any], about
     for split in ("dev", "test"):
         path = _split_path(data, split)
         if path is None:
-            if isinstance(metrics.get(split), dict):
-                scores[split] = _scores(metrics[split], measure) | {"from": "the training run's metrics.json"}
+            recorded = recorded_scores(metrics, "the run's metrics.json").get(split)
+            if recorded is not None:
+                scores[split] = _scores(recorded.report, measure) | {"from": "the training run's metrics.json"}
             continue
         outcomes = (decoded or {}).get(split)
         if outcomes is None:
@@ -81,18 +83,17 @@ def tagger_card(model: Any, tree: dict[str, Any], metrics: dict[str, Any], about
                               "accuracy": round(after.accuracy, 4),
                               "mean_confidence": round(after.confidence, 4)}
     card = _common(tree, about, model.types, scores)
-    card["calibration"] = {"temperature": round(model.temperature, 4), "unit": "span" if model.labelling.has_spans
-                           else "token", "fitted_on": data.get("dev"), **calibration}
+    card["calibration"] = {"temperature": round(model.temperature, 4), "unit": model.labelling.unit,
+                           "fitted_on": data.get("dev"), **calibration}
     return card
 
 
 def relation_card(model: Any, tree: dict[str, Any], metrics: dict[str, Any], about: dict[str, str]) -> dict[str, Any]:
     """The card of a relation classifier: the run's recorded dev and test scores (its confidences are not
     calibrated)."""
-    scores = {split: {"measure": metrics.get("measure") or "F1", **{k: round(float(v), 2) for k, v in
-                                                                   metrics[split].items()
-                                                                   if isinstance(v, (int, float))}}
-              for split in ("dev", "test") if isinstance(metrics.get(split), dict)}
+    scores = {split: {"measure": score.measure, **{k: round(float(v), 2) for k, v in score.report.items()
+                                                   if isinstance(v, (int, float))}}
+              for split, score in recorded_scores(metrics, "the run's metrics.json").items()}
     return _common(tree, about, list(model.labels), scores)
 
 
@@ -174,7 +175,9 @@ def describe(model: Any, tree: dict[str, Any], metrics: dict[str, Any], about: d
     dev = _split_path(tree.get("data") or {}, "dev")
     decoded = {}
     if calibration is None and calibrate and dev is not None:
+        from seqlab.tagging.calibration import calibrate as fit
+
         decoded["dev"] = model.outcomes(dev)  # fitted on, then measured for the card: one decoding
-        added[rundir.CALIBRATION] = model.calibrate(decoded["dev"])
+        model, added[rundir.CALIBRATION] = fit(model, decoded["dev"])
     added[rundir.CARD] = tagger_card(model, tree, metrics, about, decoded=decoded)
     return added

@@ -34,6 +34,7 @@ from seqlab.core import rundir
 from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import SeqlabError
 from seqlab.core.json_limits import read_json
+from seqlab.core.scores import measure_report, recorded_scores
 from seqlab.data.vocab import load_vocabs
 
 SUFFIX = ".seqlab"
@@ -108,9 +109,7 @@ def _manifest(run_dir: Path, members: dict[str, bytes]) -> dict[str, Any]:
     metrics = read_json(metrics_path) if metrics_path.is_file() else {}
     if not isinstance(metrics, dict):
         raise SeqlabError(f"{metrics_path}: expected a JSON object of scores, got {type(metrics).__name__}")
-    keys = ("f1", "official_macro_f1", "macro_f1", "accuracy")  # spans, SemEval, relation JSONL, token labels
-    scores = {split: next((metrics[split][k] for k in keys if k in metrics[split]), None)
-              for split in ("dev", "test") if isinstance(metrics.get(split), dict)}
+    scores = {split: score.score for split, score in recorded_scores(metrics, str(metrics_path)).items()}
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "seqlab_version": __version__,
             "task": tree.get("task", DEFAULT_TASK), "training_data": tree.get("data", {}),
             "scores": scores, "measure": metrics.get("measure"), "best_epoch": metrics.get("best_epoch"),
@@ -180,9 +179,13 @@ def refresh(path: str | Path, out: str | Path, *, about: dict[str, str] | None =
     if calibrate_on:
         if model.task != "tagging":
             raise SeqlabError(f"{path}: calibration is for taggers; this is a {model.task} model")
-        members[rundir.CALIBRATION] = json.dumps(model.calibrate(calibrate_on), indent=2).encode("utf-8")
-    recorded = {split: {"f1": value} for split, value in (checked.manifest.get("scores") or {}).items()
-                if isinstance(value, (int, float))}
+        from seqlab.tagging.calibration import calibrate as fit
+
+        model, fitted = fit(model, calibrate_on)
+        members[rundir.CALIBRATION] = json.dumps(fitted, indent=2).encode("utf-8")
+    measure = checked.manifest.get("measure") or "F1"
+    recorded = {split: measure_report(measure, value) for split, value in
+                (checked.manifest.get("scores") or {}).items() if isinstance(value, (int, float))}
     calibration = members.get(rundir.CALIBRATION)
     added = describe(model, tree, recorded, about_of(old_card) | (about or {}), calibrate=calibrate,
                      calibration=json.loads(calibration) if calibration is not None else None)

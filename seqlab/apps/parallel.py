@@ -67,7 +67,7 @@ def _tagger() -> Any:
 def _tag_and_render(numbered: list[tuple[int, str]], options: dict[str, Any], fmt: str) -> str:
     tagger = _tagger()
     documents = tagger.tag_many([line for _, line in numbered], **options)
-    return render(zip((number for number, _ in numbered), documents), fmt, token_labels=not tagger.labelling.has_spans)
+    return render(zip((number for number, _ in numbered), documents), fmt, token_labels=tagger.labelling.conllu_upos)
 
 
 def render_in_workers(model: str | Path | None, numbered: Iterable[tuple[int, str]], *, workers: int, fmt: str,

@@ -23,6 +23,7 @@ from typing import Any, Sequence
 
 from seqlab.core.errors import ConfigError, SeqlabError
 from seqlab.core.json_limits import load_json, read_json
+from seqlab.core.scores import split_score
 from seqlab.core.strict import read_mapping
 from seqlab.core import runfiles
 
@@ -75,23 +76,6 @@ def _progress(run_dir: Path) -> dict[str, Any]:
         raise SeqlabError(f"{path}: not the checkpoint of a seqlab run (missing or malformed {err})") from None
 
 
-#: What a run's metrics.json holds for each measure: (score, precision, recall, per-class table), found by the
-#: score's key: the official SemEval scorer, macro-F1 over a relation file's own labels, conlleval's span F1, or
-#: token accuracy (token-label taggers such as POS; they have no precision or recall of their own).
-MEASURE_KEYS = (("official_macro_f1", "macro_precision", "macro_recall", "relations"),
-                ("macro_f1", "macro_precision", "macro_recall", "relations"),
-                ("f1", "precision", "recall", "per_type"),
-                ("accuracy", "", "", "per_label"))
-
-
-MEASURE_NAMES = {"official_macro_f1": "macro-F1", "macro_f1": "macro-F1", "f1": "F1", "accuracy": "accuracy"}
-
-
-def _measure_keys(scored: dict[str, Any]) -> tuple[str, str, str, str]:
-    """The keys of the measure a split's scores (a metrics.json ``dev`` or ``test`` entry) were written with."""
-    return next((keys for keys in MEASURE_KEYS if keys[0] in scored), MEASURE_KEYS[2])
-
-
 def read_run(run_dir: str | Path) -> RunRow:
     """The row of one run directory (tagger or relation classifier, finished or still training)."""
     run_dir = Path(run_dir)
@@ -107,19 +91,16 @@ def read_run(run_dir: str | Path) -> RunRow:
         raise SeqlabError(f"{run_dir}: neither metrics.json nor checkpoint.pt there; its first epoch has not finished")
     try:
         history = metrics["history"]
-        dev, test = metrics.get("dev"), metrics.get("test")
-        f1, precision, recall, per_key = _measure_keys(dev or test or {})
+        dev, test = split_score(metrics, "dev"), split_score(metrics, "test")
         row = RunRow(run=str(run_dir), task=task, epochs=int(metrics.get("epochs", len(history))),
                      best_epoch=int(metrics.get("best_epoch", 0)),
-                     dev=dev[f1] if dev else metrics.get("best_dev"),
+                     dev=dev.score if dev else metrics.get("best_dev"),
                      train_hours=sum(float(h.get("train_seconds", 0.0)) for h in history) / 3600,
-                     measure=MEASURE_NAMES[f1])
+                     measure=(dev or test).measure if dev or test else "F1")
         if not test:
             return row
-        per_type = {name: r["f1"] for name, r in test.get(per_key, {}).items() if isinstance(r, dict) and "f1" in r}
-        return RunRow(**{**asdict(row), "test_precision": test[precision] if precision else None,
-                         "test_recall": test[recall] if recall else None,
-                         "test_f1": test[f1], "per_type": per_type})
+        return RunRow(**{**asdict(row), "test_precision": test.precision, "test_recall": test.recall,
+                         "test_f1": test.score, "per_type": test.per_class()})
     except (KeyError, TypeError, ValueError) as err:
         raise SeqlabError(f"{path}: not the metrics of a seqlab {task} run (missing or malformed {err})") from None
 

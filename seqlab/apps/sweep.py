@@ -14,6 +14,10 @@ quadratic filters, one line per architecture) and Table 1, but any grid works::
     skip: [{arch: I-W-O, model.window.filters: [8, 16]}]   # points left out (a list matches any value)
     plot: {x: model.window.filters, series: arch, y: dev_f1}
 
+Each row gives the run's measure and its dev and test score in it (span F1 for NER and chunking, token accuracy
+for POS, macro-F1 for relations: :func:`seqlab.core.scores.split_score`), and the F1 columns where the measure
+is F1 (``test_np_f1``: the NP chunks', Turian et al.'s Table 1).
+
 Every point is checked (its config loaded) before anything is trained. A finished point
 (``metrics.json`` present) is not trained again and a killed one is resumed, so a sweep
 can be rerun to completion. Each run is also scored with post-Viterbi decoding (the
@@ -35,13 +39,17 @@ from typing import Any, Mapping, Sequence
 from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import ConfigError, SeqlabError
 from seqlab.core.json_limits import read_json
+from seqlab.core.scores import split_score
 from seqlab.core.strict import read_mapping, suggest
 from seqlab.core import runfiles
 
 log = logging.getLogger("seqlab.apps.sweep")
 KEYS = {"config": str, "output": str, "set": list, "grid": dict, "skip": list, "plot": dict}
-COLUMNS = ("dev_acc", "dev_f1", "dev_f1_viterbi", "test_f1", "test_np_f1", "best_epoch", "epochs",
-           "sec_per_epoch", "wall_s")
+COLUMNS = ("measure", "dev_score", "dev_score_viterbi", "test_score", "dev_acc", "dev_f1", "test_f1", "test_np_f1",
+           "best_epoch", "epochs", "sec_per_epoch", "wall_s")
+#: What a run's post-Viterbi dev score was cached as in sweep_row.json (``dev_f1_viterbi`` before it was any
+#: measure's), and the wall time.
+VITERBI_KEYS = ("dev_score_viterbi", "dev_f1_viterbi")
 
 
 def read_sweep(path: str | Path) -> dict[str, Any]:
@@ -66,7 +74,7 @@ def read_sweep(path: str | Path) -> dict[str, Any]:
     for key in ("x", "series"):
         if key in plot and plot[key] not in spec["grid"]:
             raise ConfigError(f"{path}: plot.{key}: {plot[key]!r} is not a grid axis {sorted(spec['grid'])}")
-    if plot.get("y", "dev_f1") not in COLUMNS:
+    if plot.get("y", "dev_score") not in COLUMNS:
         raise ConfigError(f"{path}: plot.y: expected one of {list(COLUMNS)}, got {plot['y']!r}")
     return spec
 
@@ -127,40 +135,52 @@ def _row(run_dir: Path, wall: float) -> dict[str, Any]:
     path, extra_path = run_dir / runfiles.METRICS, run_dir / runfiles.SWEEP_ROW
     metrics = read_json(path)
     try:
-        history, test = metrics.get("history", []), metrics.get("test", {})
-        scores = {"dev_acc": metrics["dev"]["accuracy"], "dev_f1": metrics["dev"]["f1"], "test_f1": test.get("f1"),
-                  "test_np_f1": test.get("per_type", {}).get("NP", {}).get("f1"),
-                  "best_epoch": metrics["best_epoch"], "epochs": metrics["epochs"],
-                  "sec_per_epoch": sum(h["train_seconds"] for h in history) / max(len(history), 1)}
+        scores = _scores(metrics)
     except (KeyError, TypeError, AttributeError) as err:
         raise SeqlabError(f"{path}: not the metrics of a finished tagger run (missing or malformed {err})") from None
     if extra_path.is_file():
         extra = read_json(extra_path)
-        if not isinstance(extra, dict) or not {"dev_f1_viterbi", "wall_s"} <= extra.keys():
-            raise SeqlabError(f"{extra_path}: not a sweep row (an object with dev_f1_viterbi and wall_s); delete "
-                              "it to measure the run again")
+        if not isinstance(extra, dict) or "wall_s" not in extra or not any(k in extra for k in VITERBI_KEYS):
+            raise SeqlabError(f"{extra_path}: not a sweep row (an object with dev_score_viterbi and wall_s); "
+                              "delete it to measure the run again")
+        extra = {"dev_score_viterbi": next(extra[k] for k in VITERBI_KEYS if k in extra), "wall_s": extra["wall_s"]}
     else:
-        extra = {"dev_f1_viterbi": post_viterbi_f1(run_dir), "wall_s": round(wall, 1)}
+        extra = {"dev_score_viterbi": post_viterbi_score(run_dir), "wall_s": round(wall, 1)}
         with atomic_open(extra_path) as handle:
             json.dump(extra, handle)
     row = {**scores, **extra}
     return {key: row[key] for key in COLUMNS}
 
 
-def post_viterbi_f1(run_dir: Path, split: str = "dev") -> float | None:
-    """Dev F1 of a trained softmax tagger decoded by Viterbi under the scheme's allowed transitions.
+def _scores(metrics: dict[str, Any]) -> dict[str, Any]:
+    """A finished run's columns from its metrics: the measure, dev and test scores, epochs and pace."""
+    dev, test, history = split_score(metrics, "dev"), split_score(metrics, "test"), metrics.get("history", [])
+    if dev is None:
+        raise KeyError("dev")
+    f1 = dev.keys.key == "f1"  # span F1: the F1 columns too
+    return {"measure": dev.measure, "dev_score": dev.score, "test_score": test.score if test else None,
+            "dev_acc": dev.report.get("accuracy"), "dev_f1": dev.score if f1 else None,
+            "test_f1": test.score if f1 and test else None,
+            "test_np_f1": test.per_class().get("NP") if f1 and test else None,
+            "best_epoch": metrics["best_epoch"], "epochs": metrics["epochs"],
+            "sec_per_epoch": sum(h["train_seconds"] for h in history) / max(len(history), 1)}
 
-    None for a model that does not decode with a softmax (a CRF already decodes by Viterbi).
+
+def post_viterbi_score(run_dir: Path, split: str = "dev") -> float | None:
+    """The dev score (its measure's) of a trained softmax tagger decoded by Viterbi under the scheme's allowed
+    transitions.
+
+    None for a model that does not decode with a softmax (a CRF already decodes by Viterbi; a relation
+    classifier decodes no sequence).
     """
+    from seqlab.apps.loader import load
     from seqlab.data.dataset import read_splits
     from seqlab.modules.decoders import SoftmaxDecoder
-    from seqlab.tagging.api import SequenceTagger
 
-    tagger = SequenceTagger.load(run_dir)
-    if not isinstance(tagger.model.decoder, SoftmaxDecoder):
+    tagger = load(run_dir, "cpu")
+    if tagger.task != "tagging" or not isinstance(tagger.predictor.decoder, SoftmaxDecoder):
         return None
-    tagger.use_post_viterbi()
-    return tagger.evaluate(read_splits(tagger.config.data)[split]).f1
+    return tagger.with_post_viterbi().evaluate(read_splits(tagger.config.data)[split]).score
 
 
 def write_results(spec: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> None:
@@ -193,7 +213,7 @@ def plot_results(spec: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], pat
     except ImportError:
         raise SeqlabError("plotting needs matplotlib: pip install -e '.[plots]'") from None
     plot = spec["plot"]
-    x_axis, series, y = plot["x"], plot.get("series"), plot.get("y", "dev_f1")
+    x_axis, series, y = plot["x"], plot.get("series"), plot.get("y", "dev_score")
     x_values = list(spec["grid"][x_axis])
     fig, ax = plt.subplots(figsize=(6, 4))
     groups = list(spec["grid"][series]) if series else [None]

@@ -9,7 +9,7 @@ from pathlib import Path
 from seqlab.core.errors import SeqlabError
 from seqlab.data.encoding import DEFAULT_ENCODING, check_encoding
 from seqlab.data.formats.align import LOGGED_PROBLEMS
-from seqlab.data.labelling import SCHEME_NAMES
+from seqlab.data.schemes import SCHEMES
 from seqlab.data.relations import CONVERT_FROM, CONVERT_TO, convert_relations
 
 
@@ -53,7 +53,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="OUT's format (relations: relation JSON lines, from a SemEval-2010 Task 8 file)")
     c.add_argument("--label-map", metavar="OLD=NEW,...",
                    help="rename types as they are read (old= drops one), or a YAML/JSON file of the mapping")
-    c.add_argument("--scheme", choices=[s for s in SCHEME_NAMES if s != "token"],
+    c.add_argument("--scheme", choices=list(SCHEMES),
                    help="the tag scheme to write (default: as read; the span formats read as iob2)")
     c.add_argument("--columns", metavar="NAMES",
                    help="a CoNLL IN's columns, naming the token column word and the tag column ner (_ skips one; "

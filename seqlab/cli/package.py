@@ -73,7 +73,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     model = load(path, "cpu")
     if model.task != "tagging":
         raise SeqlabError(f"{path}: seqlab calibrate needs a tagger; this is a {model.task} model")
-    summary = model.calibrate(args.dev_file)
+    from seqlab.tagging.calibration import calibrate
+
+    _, summary = calibrate(model, args.dev_file)
     rundir.save_json(path, rundir.CALIBRATION, summary)
     print(json.dumps({"model": str(path), **summary}))
     return 0

@@ -138,9 +138,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
     gc.freeze()  # the modules and model just loaded stay alive: full collections while tagging need not scan them
     output = OUTPUTS[args.format]
     if output.render is None:  # written whole, to --output (brat)
-        if not tagger.labelling.has_spans:
-            raise SeqlabError(f"--format {args.format} writes spans, and this model predicts token labels; use "
-                              "--format conllu or conll")
+        tagger.labelling.check_output_format(args.format)
         text = list(lines)
         name = "stdin" if file in (None, "-") else Path(file).stem
         found = write_whole(tagger.tag_many(text, **options), text, Path(args.output), name, output)
@@ -148,7 +146,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
         return 0
     numbered_a, numbered_b = itertools.tee(shard(lines, index, count))
     texts = (line for _, line in numbered_a)
-    token_labels = not tagger.labelling.has_spans
+    token_labels = tagger.labelling.conllu_upos  # a POS tagger's labels: CoNLL-U's UPOS, tags under words in HTML
     head, tail = ("", "") if output.page is None else output.page(
         f"seqlab tag: {'stdin' if file in (None, '-') else file}", () if token_labels else tagger.types)
     sys.stdout.write(head)
@@ -161,7 +159,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
 def _eval_tagging(model: Any, args: argparse.Namespace, default: Path) -> str:
     """``seqlab eval`` of a tagger: conlleval's report; the token/gold/pred file at ``default``.pred.txt."""
     if args.post_viterbi:
-        model.use_post_viterbi()
+        model = model.with_post_viterbi()
     from seqlab.data.label_map import parse_label_map
     from seqlab.tagging.gold import check_shared_types, read_gold
 
@@ -169,19 +167,21 @@ def _eval_tagging(model: Any, args: argparse.Namespace, default: Path) -> str:
     columns = args.columns.split(",") if args.columns else None
     label_map = parse_label_map(args.label_map) if args.label_map else None
     gold = read_gold(model.config.data, args.file, columns=columns, fmt=args.format, label_map=label_map)
-    check_shared_types(gold, model.types, model.labelling.has_spans)
+    check_shared_types(gold, model.types, model.labelling)
+    if args.calibration or args.plot:  # decoded once: scored and calibrated from the same emissions
+        gold = model.outcomes(gold, batch_size=args.batch_size)
     result = model.evaluate(gold, output=output, batch_size=args.batch_size, scheme=args.scheme)
     return result.report_text + f"predictions written to {output}\n" + _calibration(model, gold, args)
 
 
-def _calibration(model: Any, gold: Any, args: argparse.Namespace) -> str:
+def _calibration(model: Any, outcomes: Any, args: argparse.Namespace) -> str:
     """With ``--calibration`` (or ``--plot``): the reliability table of the model's confidences on the gold
-    data, at the model's temperature and, when it has one, uncalibrated; ``--plot``: the diagram as PNG."""
+    data (decoded: an Outcomes), at the model's temperature and, when it has one, uncalibrated; ``--plot``: the
+    diagram as PNG."""
     if not (args.calibration or args.plot):
         return ""
     from seqlab.tagging.calibration import plot
 
-    outcomes = model.outcomes(gold, batch_size=args.batch_size)
     shown = [outcomes.reliability(model.temperature)]
     if model.temperature != 1.0:
         shown.insert(0, outcomes.reliability(1.0))

@@ -20,7 +20,7 @@ from torch import nn
 from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from tqdm import tqdm
 
-from seqlab.core import rundir
+from seqlab.core import rundir, scores
 from seqlab.core.device import resolve_device
 from seqlab.core.errors import SeqlabError
 from seqlab.core.optim import build_optimizer, warm_up
@@ -247,7 +247,7 @@ class Trainer:
             start = time.perf_counter()
             score = self.task.evaluate(self.model, name, self.out_dir)
             seconds = time.perf_counter() - start
-            metrics[name] = score.details
+            metrics[name] = scores.record(score.value, self.task.measure, score.details)
             metrics["speed"][name] = {"sentences": sizes[name], "seconds": seconds,
                                       "sentences_per_second": sizes[name] / max(seconds, 1e-9)}
             log.info("%s: %s %.2f (%d sentences, %.0f sent/s)\n%s", name, self.task.measure, score.value,

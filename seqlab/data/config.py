@@ -18,7 +18,7 @@ from seqlab.data.conllu import CONLLU_FIELDS
 from seqlab.data.encoding import check_encoding, check_language
 from seqlab.data.formats.registry import LAYOUT, READ_FORMATS, SPAN_FORMATS, WORD_NER_FORMATS, detect_format
 from seqlab.data.label_map import check_data_label_map
-from seqlab.data.labelling import SCHEME_NAMES, SpanLabelling, TokenLabelling, labelling
+from seqlab.data.labelling import SCHEME_NAMES, Labelling, labelling
 
 FORMATS = ("auto", *READ_FORMATS)
 #: The columns, word column and tag column of each format when the config does not name them.
@@ -66,11 +66,11 @@ class DataConfig:
         except SeqlabError as err:
             raise ConfigError(str(err)) from None
         choice("data.tag_scheme", self.tag_scheme, SCHEME_NAMES)
-        object.__setattr__(self, "label_map", check_data_label_map(self.label_map, self.tag_scheme))
+        object.__setattr__(self, "label_map", check_data_label_map(self.label_map, labelling(self.tag_scheme)))
         if self.file_scheme is not None:
             choice("data.file_scheme", self.file_scheme, SCHEME_NAMES)
-        elif self.tag_scheme != "token" and file_format(self.train, self.format) in SPAN_FORMATS:
-            object.__setattr__(self, "file_scheme", "iob2")  # what the span readers write
+        elif file_format(self.train, self.format) in SPAN_FORMATS:  # the scheme the span readers write
+            object.__setattr__(self, "file_scheme", labelling(self.tag_scheme).converted_file_scheme)
         try:
             resolved = labelling(self.tag_scheme, self.file_scheme)
         except SeqlabError as err:
@@ -106,6 +106,6 @@ class DataConfig:
         seed("data.dev_seed", self.dev_seed)
 
     @property
-    def labelling(self) -> SpanLabelling | TokenLabelling:
+    def labelling(self) -> Labelling:
         """What the labels mean (:mod:`seqlab.data.labelling`)."""
         return labelling(self.tag_scheme, self.file_scheme)

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from seqlab.core.errors import ConfigError
-from seqlab.data.labelling import SpanLabelling, TokenLabelling
 from seqlab.data.schemes import OUTSIDE, from_spans, spans, split_tag
 
 #: What a label map's value means when it drops a type (YAML ``null`` means the same).
@@ -26,6 +25,9 @@ DROP = OUTSIDE
 FILE_SUFFIXES = (".yaml", ".yml", ".json")
 
 LabelMap = dict[str, str | None]
+
+if TYPE_CHECKING:
+    from seqlab.data.labelling import Labelling
 
 
 def _name_fault(name: object) -> str:
@@ -88,33 +90,36 @@ def describe(mapping: Mapping[str, str | None]) -> str:
     return ",".join(f"{old}={new or ''}" for old, new in mapping.items())
 
 
+def relabel_spans(tags: Sequence[str], mapping: Mapping[str, str | None], met: set[str],
+                  scheme: str) -> tuple[str, ...]:
+    """Span ``tags`` (in ``scheme``, already checked) with the map applied to their chunks, in the same scheme;
+    the mapped types met are added to ``met``."""
+    chunks = spans(tags)
+    hit = {kind for kind, _, _ in chunks if kind in mapping}
+    if not hit:
+        return tuple(tags)
+    met |= hit
+    kept = [(mapping.get(kind, kind), a, b) for kind, a, b in chunks]
+    kept = [(kind, a, b) for kind, a, b in kept if kind is not None]
+    out = [OUTSIDE] * len(tags)
+    for kind, a, b in kept:  # each tag keeps its prefix, so the file's scheme is kept
+        out[a:b] = [f"{split_tag(tag)[0]}-{kind}" for tag in tags[a:b]]
+    if spans(out) == kept:
+        return tuple(out)
+    return tuple(from_spans(kept, len(tags), scheme))  # IOB1 I-A I-B mapped to one type: I-X B-X
+
+
 class LabelMapper:
     """A label map applied to sentence after sentence of one file, remembering which of its types it met."""
 
-    def __init__(self, mapping: Mapping[str, str | None], labelling: SpanLabelling | TokenLabelling) -> None:
+    def __init__(self, mapping: Mapping[str, str | None], labelling: Labelling) -> None:
         self.mapping = dict(mapping)
-        self.scheme = labelling.file_scheme
-        self.spans = labelling.has_spans
+        self.labelling = labelling
         self.met: set[str] = set()
 
     def __call__(self, tags: Sequence[str]) -> tuple[str, ...]:
         """``tags`` (in the file's scheme, already checked) with the map applied, in the same scheme."""
-        if not self.spans:
-            self.met.update(t for t in tags if t in self.mapping)
-            return tuple(self.mapping.get(t) or t for t in tags)
-        chunks = spans(tags)
-        hit = {kind for kind, _, _ in chunks if kind in self.mapping}
-        if not hit:
-            return tuple(tags)
-        self.met |= hit
-        kept = [(self.mapping.get(kind, kind), a, b) for kind, a, b in chunks]
-        kept = [(kind, a, b) for kind, a, b in kept if kind is not None]
-        out = [OUTSIDE] * len(tags)
-        for kind, a, b in kept:  # each tag keeps its prefix, so the file's scheme is kept
-            out[a:b] = [f"{split_tag(tag)[0]}-{kind}" for tag in tags[a:b]]
-        if spans(out) == kept:
-            return tuple(out)
-        return tuple(from_spans(kept, len(tags), self.scheme))  # IOB1 I-A I-B mapped to one type: I-X B-X
+        return self.labelling.relabel(tags, self.mapping, self.met)
 
     def unmet(self) -> list[str]:
         """The map's types that no sentence read so far holds (a misspelt type name, or another data set's)."""
@@ -128,8 +133,7 @@ class LabelMapper:
                                                 where, ", ".join(missing))
 
 
-def mapper(mapping: Mapping[str, str | None] | None,
-           labelling: SpanLabelling | TokenLabelling) -> LabelMapper | None:
+def mapper(mapping: Mapping[str, str | None] | None, labelling: Labelling) -> LabelMapper | None:
     """A :class:`LabelMapper` for ``mapping`` (None: no map, nothing to do)."""
     return LabelMapper(mapping, labelling) if mapping else None
 
@@ -141,8 +145,8 @@ def merged(base: Mapping[str, str | None] | None, extra: Mapping[str, str | None
     return both or None
 
 
-def check_data_label_map(mapping: object, tag_scheme: str) -> LabelMap | None:
-    """``data.label_map`` checked (None or empty: no map); raises ConfigError."""
+def check_data_label_map(mapping: object, labelling: Labelling) -> LabelMap | None:
+    """``data.label_map`` checked for ``labelling``'s labels (None or empty: no map); raises ConfigError."""
     if mapping is None:
         return None
-    return check_label_map(mapping, "data.label_map", token_labels=tag_scheme == "token") or None
+    return labelling.check_label_map(mapping, "data.label_map") or None

@@ -7,22 +7,27 @@ A :class:`Labelling` owns every rule that depends on the kind of label:
 * which label transitions a CRF allows (``transitions``);
 * how predicted labels become spans (``chunk_reader``) and output labels in the scheme asked for
   (``output_labels``);
-* which measure scores a split (``score``): conlleval's span F1, or token accuracy with per-label P/R/F1.
+* which measure scores a split (``score``) and what unit it counts (``unit``: a span, or a token): conlleval's
+  span F1, or token accuracy with per-label P/R/F1;
+* how a label map renames (or drops) labels (``check_label_map``, ``relabel``), which gold types are checked
+  against a model's (``gold_types``), how a gold file's scheme is detected (``detect_file_scheme``), and where
+  the labels go when written (``conllu_upos``, ``check_output_format``).
 
-The task, the predictor, evaluation, the Python API and the exported models read it; ``data.tag_scheme``
-picks it (:func:`labelling`). Span schemes are those of :mod:`seqlab.data.schemes` (IOB1, IOB2, BIOES, BILOU;
-flair's ``tag_format``); ``token`` is a tagger component in spaCy's sense: no prefixes, every transition
-allowed, no spans.
+The task, the predictor, evaluation, the Python API and the exported models read it and never ask which kind
+it is; ``data.tag_scheme`` picks it from a table (:data:`LABELLINGS`, :func:`labelling`). Span schemes are those
+of :mod:`seqlab.data.schemes` (IOB1, IOB2, BIOES, BILOU; flair's ``tag_format``); ``token`` is a tagger
+component in spaCy's sense: no prefixes, every transition allowed, no spans.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Protocol, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 import numpy as np
 
 from seqlab.core.errors import SeqlabError
 from seqlab.data import schemes
+from seqlab.data.label_map import LabelMap, check_label_map, relabel_spans
 from seqlab.data.metrics import SpanReport, format_conlleval, report_to_dict, score as span_score
 from seqlab.data.schemes import Chunk, SpanReader
 from seqlab.data.token_metrics import TokenReport, format_token_report, token_report, token_report_to_dict
@@ -32,6 +37,9 @@ TOKEN = "token"
 SCHEME_NAMES = (*schemes.SCHEMES, TOKEN)
 #: The scheme a span model writes its output labels in unless told otherwise (B- at every entity start).
 OUTPUT_SCHEME = "iob2"
+
+#: Output formats that write spans, which a token-label model has none of.
+SPAN_FORMATS = ("brat",)
 
 ChunkReader = Callable[[np.ndarray, np.ndarray], list[list[Chunk]]]
 Transitions = tuple[list[list[bool]], list[bool], list[bool]]
@@ -73,8 +81,26 @@ class Labelling(Protocol):
 
     name: str  # the training scheme: iob1, iob2, bioes, bilou or token
     file_scheme: str  # the scheme of the tags in the data files
-    has_spans: bool
     measure: str  # "F1" or "accuracy"
+    unit: str  # what a score counts and calibration fits: "span" or "token"
+    label_word: str  # what one class is called in messages: "type" or "label"
+    conllu_upos: bool  # written to CoNLL-U, the labels go in UPOS (token labels), else ``NER=`` in MISC
+    converted_file_scheme: str  # the scheme of the tags seqlab's span-file readers (brat, JSONL) give
+
+    def check_output_format(self, fmt: str) -> None:
+        """Refuse an output format that cannot hold these labels (brat needs spans)."""
+
+    def check_label_map(self, mapping: object, source: str) -> LabelMap:
+        """``mapping`` checked as a label map for these labels (token labels cannot be dropped)."""
+
+    def relabel(self, tags: Sequence[str], mapping: Mapping[str, str | None], met: set[str]) -> tuple[str, ...]:
+        """``tags`` (in the file's scheme) with ``mapping`` applied; the mapped classes met are added to ``met``."""
+
+    def gold_types(self, file_tags: Iterable[Sequence[str]]) -> set[str]:
+        """The types of a gold file that must share some with a model's (none for token labels)."""
+
+    def detect_file_scheme(self, file_tags: Iterable[Sequence[str]]) -> str:
+        """The scheme a gold file's tags are written in (``--scheme auto``); the training files' if unsure."""
 
     def check_tag(self, tag: str) -> None:
         """Refuse a malformed file tag (SeqlabError without a position: the reader adds file and line)."""
@@ -111,8 +137,26 @@ class SpanLabelling:
 
     name: str = "bilou"
     file_scheme: str = "iob1"
-    has_spans = True
     measure = "F1"
+    unit = "span"
+    label_word = "type"
+    conllu_upos = False
+    converted_file_scheme = "iob2"
+
+    def check_output_format(self, fmt: str) -> None:
+        return None
+
+    def check_label_map(self, mapping: object, source: str) -> LabelMap:
+        return check_label_map(mapping, source)
+
+    def relabel(self, tags: Sequence[str], mapping: Mapping[str, str | None], met: set[str]) -> tuple[str, ...]:
+        return relabel_spans(tags, mapping, met, self.file_scheme)
+
+    def gold_types(self, file_tags: Iterable[Sequence[str]]) -> set[str]:
+        return {kind for tags in file_tags for kind, _, _ in schemes.spans(tags)}
+
+    def detect_file_scheme(self, file_tags: Iterable[Sequence[str]]) -> str:
+        return schemes.detect_scheme(file_tags) or self.file_scheme
 
     def check_tag(self, tag: str) -> None:
         schemes.split_tag(tag)
@@ -157,8 +201,29 @@ class TokenLabelling:
 
     name: str = TOKEN
     file_scheme: str = TOKEN
-    has_spans = False
     measure = "accuracy"
+    unit = "token"
+    label_word = "label"
+    conllu_upos = True
+    converted_file_scheme = TOKEN
+
+    def check_output_format(self, fmt: str) -> None:
+        if fmt in SPAN_FORMATS:
+            raise SeqlabError(f"--format {fmt} writes spans, and this model predicts token labels; use --format "
+                              "conllu or conll")
+
+    def check_label_map(self, mapping: object, source: str) -> LabelMap:
+        return check_label_map(mapping, source, token_labels=True)
+
+    def relabel(self, tags: Sequence[str], mapping: Mapping[str, str | None], met: set[str]) -> tuple[str, ...]:
+        met.update(t for t in tags if t in mapping)
+        return tuple(mapping.get(t) or t for t in tags)
+
+    def gold_types(self, file_tags: Iterable[Sequence[str]]) -> set[str]:
+        return set()
+
+    def detect_file_scheme(self, file_tags: Iterable[Sequence[str]]) -> str:
+        return self.file_scheme
 
     def check_tag(self, tag: str) -> None:
         if not tag or tag.isspace():
@@ -194,7 +259,14 @@ class TokenLabelling:
         return Evaluation(self.measure, report.accuracy, report, format_token_report(report))
 
 
-def labelling(tag_scheme: str, file_scheme: str | None = None) -> SpanLabelling | TokenLabelling:
+#: Each ``data.tag_scheme`` and the kind of labelling it makes.
+LABELLINGS: dict[str, Callable[..., Labelling]] = {**{name: SpanLabelling for name in schemes.SCHEMES},
+                                                   TOKEN: TokenLabelling}
+#: A span labelling as seqlab trains one unless told otherwise (BILOU over IOB1 files).
+DEFAULT_LABELLING: Labelling = SpanLabelling()
+
+
+def labelling(tag_scheme: str, file_scheme: str | None = None) -> Labelling:
     """The labelling of a model trained in ``tag_scheme`` on files in ``file_scheme`` (``data.tag_scheme``,
     ``data.file_scheme``); ``token`` on either side means token labels, and then on both."""
     tag_scheme = tag_scheme.lower()
@@ -205,6 +277,4 @@ def labelling(tag_scheme: str, file_scheme: str | None = None) -> SpanLabelling 
     if (tag_scheme == TOKEN) != (file_scheme == TOKEN):
         raise SeqlabError(f"data.tag_scheme {tag_scheme!r} and data.file_scheme {file_scheme!r}: token labels "
                           "(no prefixes) are read and trained as 'token' on both sides, spans on neither")
-    if tag_scheme == TOKEN:
-        return TokenLabelling()
-    return SpanLabelling(tag_scheme, file_scheme)
+    return LABELLINGS[tag_scheme](tag_scheme, file_scheme)

@@ -123,7 +123,8 @@ def make_app(service: ModelService) -> Any:
     async def demo(request: Request) -> Response:
         """``GET /``: the demo page (:mod:`seqlab.serve.demo`), under its own strict Content-Security-Policy."""
         nonce = new_nonce()
-        token_labels = not getattr(getattr(service.model, "labelling", None), "has_spans", True)
+        # a tagger's labelling says whether its labels are a POS tagger's (a relation model has none)
+        token_labels = bool(getattr(getattr(service.model, "labelling", None), "conllu_upos", False))
         headers = {"Content-Security-Policy": policy(nonce), "X-Content-Type-Options": "nosniff",
                    "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
         return HTMLResponse(demo_page(described, service.path, nonce, token_labels=token_labels), headers=headers)

@@ -9,80 +9,40 @@ text, pre-tokenised sentences or a labelled file::
 """
 from __future__ import annotations
 
+import copy
 import logging
-from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 import torch
+from torch import nn
 
 from seqlab.core import rundir
 from seqlab.core.device import resolve_device
 from seqlab.core.errors import SeqlabError
 from seqlab.core.loaded import DEFAULT_BACKEND, check_kind, model_metadata
 from seqlab.data.batching import Encoded, encode
-from seqlab.core.paths import data_relative, require_file
-from seqlab.data.dataset import Split, file_layout, read_split
+from seqlab.data.dataset import Split
 from seqlab.data.labelling import Evaluation
-from seqlab.data.schemes import detect_scheme
 from features.tokenize import SentenceTokens, sentence_tokens
 from seqlab.data.vocab import Vocab, load_vocabs
 from seqlab.models.tagger import Tagger
 from seqlab.modules.transformer import recorded_encoder
-from seqlab.tagging.build import build_tagger, use_post_viterbi
-from seqlab.tagging.calibration import Outcomes, fit_temperature, stored_temperature
-from seqlab.tagging.calibration import summary as calibration_summary
+from seqlab.tagging.build import build_tagger
+from seqlab.tagging.calibration import Outcomes, check_temperature, stored_temperature
 from seqlab.tagging.config import POOL_BATCHES, Config, load_config
 from seqlab.tagging.document import Document, Sentence, Span
-from seqlab.tagging.evaluate import evaluate_split
+from seqlab.tagging.evaluate import evaluate, read_labelled
 from seqlab.tagging.features import TokenFeatures, encode_options
 from seqlab.tagging.inputs import check_positive, check_text, check_token_sentences
 from seqlab.modules.decoders import SoftmaxDecoder
 from seqlab.tagging.parts import load_token_features, post_viterbi
 from seqlab.tagging.predict import Emissions, Prediction, Predictor
 from seqlab.tagging.locate import locate_feature_files
+from seqlab.tagging.stream import MAX_SENTENCE_TOKENS, pooled  # noqa: F401 (the cap, where callers found it)
 
 
 log = logging.getLogger("seqlab")
-
-#: A "sentence" of raw text longer than this many tokens (a line without sentence ends, a table, a word list)
-#: is tagged in pieces of at most this many: tagging cost and memory grow with a sentence's length, and no
-#: training sentence of CoNLL-2003 or OntoNotes comes near it.
-MAX_SENTENCE_TOKENS = 256
-
-
-@dataclass
-class _Pending:
-    """A text waiting in :meth:`SequenceTagger.tag_many`: its tokenised sentences and those tagged so far."""
-
-    text: str
-    sentences: list[SentenceTokens]
-    tagged: list[Sentence | None]
-    remaining: int  # sentences not tagged yet
-
-    @property
-    def done(self) -> bool:
-        return self.remaining == 0
-
-
-def cap_length(sentences: list[SentenceTokens], limit: int, where: str) -> list[SentenceTokens]:
-    """``sentences`` with each one longer than ``limit`` tokens cut into pieces of at most ``limit``
-    (with a warning naming ``where``)."""
-    if all(len(s.words) <= limit for s in sentences):
-        return sentences
-    longest = max(len(s.words) for s in sentences)
-    log.warning("%s: a sentence of %d tokens is tagged in pieces of at most %d tokens", where, longest, limit)
-    return [SentenceTokens(*(part[i:i + limit] for part in s)) for s in sentences
-            for i in range(0, len(s.words), limit)]
-
-
-def _ready(waiting: deque[_Pending]) -> Iterator[Document]:
-    """Yield (and drop) the texts at the front of ``waiting`` whose sentences are all tagged."""
-    while waiting and waiting[0].done:
-        pending = waiting.popleft()
-        yield Document(pending.text, pending.tagged)  # type: ignore[arg-type]
-
 
 class SequenceTagger:
     """A trained tagger (BiLSTM-CRF, softmax or windowed), in eval mode on its device."""
@@ -91,15 +51,19 @@ class SequenceTagger:
     inputs = ("texts", "tokens")  # what :meth:`predict` takes: raw text, or pre-tokenised sentences
 
     def __init__(self, config: Config, vocabs: dict[str, Vocab], features: TokenFeatures | None,
-                 emissions: Emissions, *, backend: str = DEFAULT_BACKEND, temperature: float = 1.0) -> None:
+                 emissions: Emissions, *, backend: str = DEFAULT_BACKEND, temperature: float = 1.0,
+                 decoder: nn.Module | None = None) -> None:
         """``emissions``: what computes a batch's label scores, which the same :class:`Predictor` decodes: the
         torch tagger itself, or another backend's (onnxruntime's); ``backend`` names it
         (:data:`seqlab.apps.backends.BACKENDS`). ``temperature``: the confidences' calibration
-        (:mod:`seqlab.tagging.calibration`; 1.0: the CRF's own marginals)."""
+        (:mod:`seqlab.tagging.calibration`; 1.0: the CRF's own marginals). ``decoder``: what decodes the
+        emissions (default: the model's own). Temperature and decoder are fixed for the tagger's life: another
+        is another tagger (:meth:`with_temperature`, :meth:`with_decoder`)."""
         self.config, self.vocabs, self.features, self.backend = config, vocabs, features, backend
         self.model = emissions if isinstance(emissions, Tagger) else None  # the torch modules, when they score
         self.labelling = config.data.labelling
-        self.predictor = Predictor(emissions, vocabs["tags"], self.labelling, temperature=temperature)
+        self.predictor = Predictor(emissions, vocabs["tags"], self.labelling, temperature=temperature,
+                                   decoder=decoder)
         self.device = self.predictor.device
 
     @classmethod
@@ -123,16 +87,28 @@ class SequenceTagger:
         """The entity (or chunk) types the model predicts; a token-label model's labels (its POS tags)."""
         return sorted(self.labelling.classes(self.vocabs["tags"].itos))
 
-    def use_post_viterbi(self) -> None:
-        """Decode a softmax tagger by Viterbi under its scheme's allowed transitions (Turian et al. 2009)."""
-        labels, labelling = self.vocabs["tags"].itos, self.labelling
-        if self.model is not None:
-            use_post_viterbi(self.model, labels, labelling)
-        elif not isinstance(self.predictor.backend.decoder, SoftmaxDecoder):
+    def with_temperature(self, temperature: float) -> "SequenceTagger":
+        """This tagger with its confidences at ``temperature`` (labels unchanged); this one keeps its own."""
+        return self._remade(check_temperature(temperature, "temperature"), self.predictor.decoder)
+
+    def with_decoder(self, decoder: nn.Module) -> "SequenceTagger":
+        """This tagger decoding its emissions with ``decoder`` (the weights shared); this one keeps its own."""
+        return self._remade(self.temperature, decoder)
+
+    def with_post_viterbi(self) -> "SequenceTagger":
+        """This softmax tagger decoded by Viterbi under its scheme's allowed transitions (Turian et al. 2009)."""
+        decoder = self.predictor.decoder
+        if not isinstance(decoder, SoftmaxDecoder):
             raise SeqlabError(f"post-Viterbi decoding applies to softmax taggers; this model decodes with "
-                              f"{type(self.predictor.backend.decoder).__name__}")
-        else:
-            self.predictor.backend.decoder = post_viterbi(labels, labelling)
+                              f"{type(decoder).__name__}")
+        return self.with_decoder(post_viterbi(self.vocabs["tags"].itos, self.labelling).to(self.device))
+
+    def _remade(self, temperature: float, decoder: nn.Module) -> "SequenceTagger":
+        """A copy sharing the config, vocabularies, features and emissions, with its own predictor."""
+        made = copy.copy(self)
+        made.predictor = Predictor(self.predictor.backend, self.vocabs["tags"], self.labelling,
+                                   temperature=temperature, decoder=decoder)
+        return made
 
     # ------------------------------------------------------------ tagging
 
@@ -162,35 +138,12 @@ class SequenceTagger:
         scheme = self._scheme(scheme)
         check_positive("batch_size", batch_size)
         check_positive("pool", pool)
-        waiting: deque[_Pending] = deque()  # texts not yet yielded, in input order
-        queue: list[tuple[_Pending, int]] = []  # (text, sentence index) of sentences not yet tagged
-        for number, text in enumerate(texts, start=1):
-            text = check_text(text, f"tag_many: text {number}").rstrip("\r\n")
-            sentences = sentence_tokens(text) if text.strip() else []
-            sentences = cap_length(sentences, MAX_SENTENCE_TOKENS, f"text {number}")
-            pending = _Pending(text, sentences, [None] * len(sentences), len(sentences))
-            waiting.append(pending)
-            for index in range(len(sentences)):
-                queue.append((pending, index))
-                if len(queue) >= batch_size * POOL_BATCHES:  # a long text: decode its sentences a pool at a time
-                    self._tag_queue(queue, batch_size, scheme, confidences)
-                    queue = []
-                    yield from _ready(waiting)
-            if len(queue) >= batch_size * pool:  # between texts: `pool` batches, sorted by length
-                self._tag_queue(queue, batch_size, scheme, confidences)
-                queue = []
-            yield from _ready(waiting)
-        self._tag_queue(queue, batch_size, scheme, confidences)
-        yield from _ready(waiting)
 
-    def _tag_queue(self, queue: list[tuple[_Pending, int]], batch_size: int, scheme: str,
-                   confidences: bool) -> None:
-        """Tag the queued sentences, storing each result in its text's ``tagged`` list."""
-        flat = [p.sentences[i].words for p, i in queue]
-        for (p, i), prediction in zip(queue, self._predict(flat, batch_size, confidences)):
-            words, starts, ends = p.sentences[i]
-            p.tagged[i] = self._sentence(p.text, list(zip(starts, ends)), words, prediction, scheme)
-            p.remaining -= 1
+        def tag_pool(items: list[tuple[str, SentenceTokens]]) -> list[Sentence]:
+            predictions = self._predict([tokens.words for _, tokens in items], batch_size, confidences)
+            return [self._sentence(text, list(zip(tokens.starts, tokens.ends)), tokens.words, prediction, scheme)
+                    for (text, tokens), prediction in zip(items, predictions)]
+        yield from pooled(_tokenised(texts), tag_pool, batch_size=batch_size, pool=pool, most=POOL_BATCHES)
 
     def tag_tokens(self, sentences: Sequence[Sequence[str]], *, scheme: str | None = None, batch_size: int = 100,
                    columns: dict[str, list[list[str]]] | None = None) -> list[Sentence]:
@@ -238,40 +191,9 @@ class SequenceTagger:
 
     def evaluate(self, data: str | Path | Split | Outcomes, *, output: str | Path | None = None,
                  batch_size: int = 100, scheme: str | None = None, columns: Sequence[str] | None = None) -> Evaluation:
-        """Score the model on a labelled file laid out like its training data, or as ``token ... tag`` (e.g.
-        ``token TAG``: :func:`seqlab.data.dataset.file_layout`), or on a split already read,
-        with conlleval's measure; with ``output``, write ``token gold pred`` lines there (atomically).
-        Predictions are written and compared in ``scheme``, the gold file's tag scheme: by default the
-        scheme of the model's training files; ``"auto"`` detects it from the file's tags
-        (:func:`seqlab.data.schemes.detect_scheme`), so that an IOB2 file is not scored against IOB1 labels.
-        ``columns`` names the file's columns with the model's column names (``["ner", "word"]`` for a ``TAG
-        token`` file; ``"_"`` skips one). ``result.f1`` is the span F1, ``result.to_dict()`` the report as data,
-        ``str(result)`` conlleval's text. ``data`` may also be a split this model has decoded already
-        (:meth:`outcomes`): its labels are then decoded from the emissions stored there, so the encoder does not
-        run again (``batch_size`` is the one it was decoded at)."""
-        split = data.split if isinstance(data, Outcomes) else self._labelled(data, columns)
-        file_scheme = self.labelling.file_scheme
-        if scheme == "auto" and self.labelling.has_spans:
-            try:
-                file_scheme = detect_scheme(split.file_tags) or file_scheme
-            except SeqlabError as err:
-                raise SeqlabError(f"{split.path}: {err}; name its scheme (--scheme)") from None
-        elif scheme != "auto":
-            file_scheme = self._scheme(scheme or file_scheme)
-        if isinstance(data, Outcomes):
-            predictor, encoded, batch_size = data.stored(), data.data, data.batch_size
-        else:
-            predictor = self.predictor
-            encoded = encode(split.tokens, self.vocabs, **encode_options(self.features, split.columns))
-        return evaluate_split(predictor, encoded, split, labelling=self.labelling, file_scheme=file_scheme,
-                              batch_size=batch_size, predictions=Path(output) if output else None)
-
-    def _labelled(self, data: str | Path | Split, columns: Sequence[str] | None = None) -> Split:
-        """A labelled file read in the model's layout (or ``columns``), or a split already read."""
-        if isinstance(data, Split):
-            return data
-        require_file(data)
-        return read_split(file_layout(self.config.data, data, columns), "eval", path=data)
+        """The model's measure on a labelled file, a split read, or a split decoded already (:meth:`outcomes`):
+        :func:`seqlab.tagging.evaluate.evaluate`, whose arguments these are."""
+        return evaluate(self, data, output=output, batch_size=batch_size, scheme=scheme, columns=columns)
 
     @property
     def temperature(self) -> float:
@@ -280,21 +202,11 @@ class SequenceTagger:
 
     def outcomes(self, data: str | Path | Split, *, batch_size: int = 100,
                  columns: Sequence[str] | None = None) -> Outcomes:
-        """A labelled file decoded once, for calibration: its units' confidences at any temperature and whether
-        each is right (:class:`seqlab.tagging.calibration.Outcomes`)."""
-        split = self._labelled(data, columns)
+        """A labelled file decoded once, for calibration and scoring: its units' confidences at any temperature
+        and whether each is right (:class:`seqlab.tagging.calibration.Outcomes`)."""
+        split = read_labelled(self.config.data, data, columns)
         encoded = encode(split.tokens, self.vocabs, **encode_options(self.features, split.columns))
         return Outcomes(self.predictor, encoded, split, self.labelling, batch_size=batch_size)
-
-    def calibrate(self, data: str | Path | Split | Outcomes, *, batch_size: int = 100) -> dict[str, Any]:
-        """Fit the confidences' temperature on a labelled file (the dev set), or on a split this model has decoded
-        already (:meth:`outcomes`), and use it from now on; returns what a run's calibration.json records (the
-        temperature, and the ECE there before and after)."""
-        outcomes = data if isinstance(data, Outcomes) else self.outcomes(data, batch_size=batch_size)
-        temperature = fit_temperature(outcomes)
-        self.predictor.temperature = temperature
-        where = Path(data.split.path if isinstance(data, Outcomes) else data.path if isinstance(data, Split) else data)
-        return calibration_summary(outcomes.reliability(1.0), outcomes.reliability(temperature), data_relative(where))
 
     # ------------------------------------------------------------ the loaded-model protocol (seqlab.core.loaded)
 
@@ -321,3 +233,10 @@ class SequenceTagger:
     def __repr__(self) -> str:
         return (f"SequenceTagger({self.config.model.encoder}-{self.config.model.decoder}, types={self.types}, "
                 f"device={self.device}{'' if self.backend == DEFAULT_BACKEND else f', backend={self.backend}'})")
+
+
+def _tokenised(texts: Iterable[str]) -> Iterator[tuple[str, list[SentenceTokens]]]:
+    """Each text checked, without its line ending, with its sentences split into CoNLL-style tokens."""
+    for number, text in enumerate(texts, start=1):
+        text = check_text(text, f"tag_many: text {number}").rstrip("\r\n")
+        yield text, sentence_tokens(text) if text.strip() else []

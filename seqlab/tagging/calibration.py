@@ -22,7 +22,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -33,7 +33,11 @@ from seqlab.data.batching import Encoded
 from seqlab.data.dataset import Split
 from seqlab.data.labelling import Labelling
 from seqlab.data.schemes import spans
+from seqlab.core.paths import data_relative
 from seqlab.tagging.predict import Emissions, Predictor
+
+if TYPE_CHECKING:
+    from seqlab.tagging.api import SequenceTagger
 
 BINS = 10
 #: The temperatures a fit searches (log-spaced), and the bounds a stored temperature must lie in.
@@ -146,30 +150,19 @@ class Outcomes:
                  batch_size: int = 100) -> None:
         if len(data) != len(split.tokens):
             raise ValueError(f"{len(data)} encoded sentences for a split of {len(split.tokens)}")
-        self.predictor, self.unit = predictor, "span" if labelling.has_spans else "token"
+        self.predictor, self.unit = predictor, labelling.unit
         self.data, self.split, self.batch_size = data, split, batch_size
         # (sentence indices, emissions, mask, best paths, units (row, start, end), lengths) of every batch
         self.batches: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, np.ndarray,
                                  np.ndarray]] = []
         right: list[np.ndarray] = []
-        gold_ids = None if self.unit == "span" else _gold_ids(split.tags, predictor.names)  # shape: (N, T_max)
+        units = UNITS[self.unit](predictor, split)
         for indices, mask, emissions in predictor.scored_batches(data, batch_size):
             with torch.inference_mode():
-                best = predictor.backend.decoder.decode(emissions, mask)  # shape: (B, T)
+                best = predictor.decoder.decode(emissions, mask)  # shape: (B, T)
             ids, lengths = best.cpu().numpy(), data.lengths[indices].numpy()
-            rows = indices.tolist()
-            if self.unit == "span":
-                found = predictor.read_spans(ids, lengths)
-                starts = [(r, s, e) for r, chunks in enumerate(found) for _, s, e in chunks]
-                gold = [set(spans(split.file_tags[i])) for i in rows]
-                right.append(np.array([chunk in gold[r] for r, chunks in enumerate(found) for chunk in chunks],
-                                      dtype=bool))
-            else:  # every token, row by row: its predicted label id against the gold one
-                width = ids.shape[1]
-                real = np.arange(width) < lengths[:, None]  # shape: (B, T)
-                starts = np.argwhere(real)  # (row, token), row-major
-                starts = np.concatenate([starts, starts[:, 1:] + 1], axis=1)  # (row, token, token + 1)
-                right.append(ids[real] == gold_ids[rows, :width][real])
+            starts, good = units(ids, lengths, indices.tolist())
+            right.append(good)
             where = np.array(starts, dtype=np.int64).reshape(-1, 3)
             self.batches.append((indices, emissions, mask, best, where, np.asarray(lengths)))
         self.correct = np.concatenate(right) if right else np.zeros(0, dtype=bool)
@@ -185,7 +178,7 @@ class Outcomes:
     def confidences(self, temperature: float = 1.0) -> np.ndarray:
         """Every unit's confidence at ``temperature``, in the order of :attr:`correct`."""
         out = []
-        decoder = self.predictor.backend.decoder
+        decoder = self.predictor.decoder
         with torch.inference_mode():
             for _, emissions, mask, best, where, _ in self.batches:
                 marginals = decoder.marginals(emissions, mask, temperature)  # shape: (B, T, K)
@@ -201,6 +194,37 @@ class Outcomes:
         """Mean binary log loss of the units' confidences at ``temperature`` against whether they are right."""
         p = np.clip(self.confidences(temperature), _EPS, 1 - _EPS)
         return float(-np.mean(np.where(self.correct, np.log(p), np.log1p(-p))))
+
+
+class _SpanUnits:
+    """A span labelling's units: each predicted span, right when the gold file has it (type and extent)."""
+
+    def __init__(self, predictor: Predictor, split: Split) -> None:
+        self.predictor, self.split = predictor, split
+
+    def __call__(self, ids: np.ndarray, lengths: np.ndarray, rows: list[int]) -> tuple[Any, np.ndarray]:
+        found = self.predictor.read_spans(ids, lengths)
+        gold = [set(spans(self.split.file_tags[i])) for i in rows]
+        starts = [(r, s, e) for r, chunks in enumerate(found) for _, s, e in chunks]
+        return starts, np.array([chunk in gold[r] for r, chunks in enumerate(found) for chunk in chunks], dtype=bool)
+
+
+class _TokenUnits:
+    """A token labelling's units: every token, right when its predicted label is the gold one."""
+
+    def __init__(self, predictor: Predictor, split: Split) -> None:
+        self.gold_ids = _gold_ids(split.tags, predictor.names)  # shape: (N, T_max)
+
+    def __call__(self, ids: np.ndarray, lengths: np.ndarray, rows: list[int]) -> tuple[Any, np.ndarray]:
+        width = ids.shape[1]
+        real = np.arange(width) < lengths[:, None]  # shape: (B, T)
+        starts = np.argwhere(real)  # (row, token), row-major
+        starts = np.concatenate([starts, starts[:, 1:] + 1], axis=1)  # (row, token, token + 1)
+        return starts, ids[real] == self.gold_ids[rows, :width][real]
+
+
+#: What a calibration unit is, by the labelling's ``unit``: (row, start, end) of each, and whether it is right.
+UNITS: dict[str, type[_SpanUnits] | type[_TokenUnits]] = {"span": _SpanUnits, "token": _TokenUnits}
 
 
 def _gold_ids(tags: Sequence[Sequence[str]], names: np.ndarray) -> np.ndarray:
@@ -289,6 +313,19 @@ def stored_temperature(run_dir: str | Path) -> float:
     if record is None:
         return 1.0
     return check_temperature(record.get("temperature"), str(Path(run_dir) / rundir.CALIBRATION))
+
+
+def calibrate(tagger: SequenceTagger, data: str | Path | Split | Outcomes, *,
+              batch_size: int = 100) -> tuple[SequenceTagger, dict[str, Any]]:
+    """Fit the confidences' temperature on a labelled file (the dev set), a split read, or a split ``tagger``
+    has decoded already (:meth:`~seqlab.tagging.api.SequenceTagger.outcomes`, decoded again by nothing): the
+    tagger at that temperature (``tagger`` keeps its own), and what a run's calibration.json records (the
+    temperature, and the ECE there before and after)."""
+    outcomes = data if isinstance(data, Outcomes) else tagger.outcomes(data, batch_size=batch_size)
+    temperature = fit_temperature(outcomes)
+    where = Path(outcomes.split.path if isinstance(data, (Outcomes, Split)) else data)
+    record = summary(outcomes.reliability(1.0), outcomes.reliability(temperature), data_relative(where))
+    return tagger.with_temperature(temperature), record
 
 
 def summary(before: Reliability, after: Reliability, fitted_on: str) -> dict[str, Any]:

@@ -7,12 +7,62 @@ conlleval's span F1, token labels (POS tags) with token accuracy (:mod:`seqlab.d
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
 
-from seqlab.data.batching import Encoded
+from seqlab.core.errors import SeqlabError
+from seqlab.core.paths import require_file
+from seqlab.data.batching import Encoded, encode
+from seqlab.data.config import DataConfig
 from seqlab.data.conll import as_field, column_separator, write_conll
-from seqlab.data.dataset import Split
+from seqlab.data.dataset import Split, file_layout, read_split
 from seqlab.data.labelling import Evaluation, Labelling
+from seqlab.tagging.calibration import Outcomes
+from seqlab.tagging.features import encode_options
 from seqlab.tagging.predict import Predictor
+
+if TYPE_CHECKING:
+    from seqlab.tagging.api import SequenceTagger
+
+
+def read_labelled(config: DataConfig, data: str | Path | Split, columns: Sequence[str] | None = None) -> Split:
+    """A labelled file read in the layout of a model whose data config is ``config`` (or as ``columns``), or a
+    split already read."""
+    if isinstance(data, Split):
+        return data
+    require_file(data)
+    return read_split(file_layout(config, data, columns), "eval", path=data)
+
+
+def evaluate(tagger: SequenceTagger, data: str | Path | Split | Outcomes, *, output: str | Path | None = None,
+             batch_size: int = 100, scheme: str | None = None, columns: Sequence[str] | None = None) -> Evaluation:
+    """Score ``tagger`` on a labelled file laid out like its training data, or as ``token ... tag`` (e.g.
+    ``token TAG``: :func:`seqlab.data.dataset.file_layout`), or on a split already read, with its labelling's
+    measure; with ``output``, write ``token gold pred`` lines there (atomically). Predictions are written and
+    compared in ``scheme``, the gold file's tag scheme: by default the scheme of the model's training files;
+    ``"auto"`` detects it from the file's tags (:func:`seqlab.data.schemes.detect_scheme`), so that an IOB2 file
+    is not scored against IOB1 labels. ``columns`` names the file's columns with the model's column names
+    (``["ner", "word"]`` for a ``TAG token`` file; ``"_"`` skips one). ``result.score`` is the measure's figure,
+    ``result.to_dict()`` the report as data, ``str(result)`` the field's scorer's text. ``data`` may also be a
+    split the tagger has decoded already (:meth:`~seqlab.tagging.api.SequenceTagger.outcomes`): its labels are
+    then decoded from the emissions stored there, so the encoder does not run again (``batch_size`` is the one
+    it was decoded at)."""
+    labelling = tagger.labelling
+    split = data.split if isinstance(data, Outcomes) else read_labelled(tagger.config.data, data, columns)
+    if scheme == "auto":
+        try:
+            file_scheme = labelling.detect_file_scheme(split.file_tags)
+        except SeqlabError as err:
+            raise SeqlabError(f"{split.path}: {err}; name its scheme (--scheme)") from None
+    else:
+        file_scheme = labelling.output_scheme(scheme or labelling.file_scheme)
+    if isinstance(data, Outcomes):
+        predictor, encoded, batch_size = data.stored(), data.data, data.batch_size
+    else:
+        predictor = tagger.predictor
+        encoded = encode(split.tokens, tagger.vocabs, **encode_options(tagger.features, split.columns))
+    return evaluate_split(predictor, encoded, split, labelling=labelling, file_scheme=file_scheme,
+                          batch_size=batch_size, predictions=Path(output) if output else None)
+
 
 def evaluate_split(predictor: Predictor, data: Encoded, split: Split, *, labelling: Labelling,
                    file_scheme: str | None = None, batch_size: int = 100,

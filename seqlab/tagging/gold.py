@@ -16,7 +16,8 @@ from typing import Iterable, Mapping, Sequence
 from seqlab.core.errors import SeqlabError
 from seqlab.data.config import DataConfig
 from seqlab.data.dataset import Split, file_layout, read_split
-from seqlab.data.label_map import check_label_map, merged
+from seqlab.data.label_map import merged
+from seqlab.data.labelling import Labelling
 
 log = logging.getLogger("seqlab")
 
@@ -32,7 +33,7 @@ def read_gold(config: DataConfig, path: str | Path, *, columns: Sequence[str] | 
     fitted = file_layout(config, path, columns, fmt)
     both = merged(config.label_map, label_map)
     if both is not None:
-        both = check_label_map(both, "--label-map", token_labels=not config.labelling.has_spans)
+        both = config.labelling.check_label_map(both, "--label-map")
     return read_split(dataclasses.replace(fitted, label_map=both), "eval", path=path)
 
 
@@ -47,15 +48,11 @@ def nearest_types(gold: Iterable[str], model: Iterable[str]) -> dict[str, str]:
     return pairs
 
 
-def check_shared_types(split: Split, model_types: Sequence[str], has_spans: bool = True) -> None:
+def check_shared_types(split: Split, model_types: Sequence[str], labelling: Labelling) -> None:
     """Refuse a gold split whose span types share none with ``model_types`` (it would score 0 with no hint), in
     one line naming both and a ``--label-map``; log the gold types the model does not predict when some are
-    shared."""
-    if not has_spans:
-        return
-    from seqlab.data.schemes import spans
-
-    gold = {kind for tags in split.file_tags for kind, _, _ in spans(tags)}
+    shared. Token labels have no types to check (:meth:`~seqlab.data.labelling.Labelling.gold_types`)."""
+    gold = labelling.gold_types(split.file_tags)
     if not gold:
         return
     unknown = sorted(gold - set(model_types))

@@ -1,8 +1,9 @@
 """Checks of what a caller hands the tagging API: one-line errors naming the argument, never a traceback.
 
 Text must be valid Unicode (a lone surrogate such as ``"\\ud800"``, which JSON and Python strings can carry, is
-refused with its position); pre-tokenised input must be a list of token lists, each token a non-empty string
-without whitespace-only content; sizes must be positive integers.
+refused with its position); pre-tokenised input must be a list of token lists, each token a string
+(:func:`check_token`: the one rule for a token, the same as ``seqlab eval`` reads from a file, where a TAB-separated
+line may hold an empty or whitespace-only token); sizes must be positive integers.
 """
 from __future__ import annotations
 
@@ -30,6 +31,14 @@ def check_text(text: Any, where: str) -> str:
     return text
 
 
+def check_token(token: Any, where: str) -> str:
+    """``token`` checked to be a string of valid Unicode. An empty or whitespace-only token is one, as in a
+    TAB-separated CoNLL file that ``seqlab eval`` reads (``<TAB>O``: some public Twitter files hold such tokens)."""
+    if not isinstance(token, str):
+        raise SeqlabError(f"{where}: expected a token string, got {type(token).__name__} {token!r}")
+    return check_text(token, where)
+
+
 def check_token_sentences(sentences: Any) -> list[list[str]]:
     """Pre-tokenised sentences checked: a sequence (not a string) of token sequences, every token a string."""
     if isinstance(sentences, (str, bytes)) or not isinstance(sentences, Sequence):
@@ -41,9 +50,6 @@ def check_token_sentences(sentences: Any) -> list[list[str]]:
             raise SeqlabError(f"tag_tokens: sentence {number}: expected a list of token strings, got "
                               f"{type(tokens).__name__}")
         for position, token in enumerate(tokens, start=1):
-            if not isinstance(token, str) or not token.strip():
-                raise SeqlabError(f"tag_tokens: sentence {number}, token {position}: expected a non-empty string, "
-                                  f"got {token!r}")
-            check_text(token, f"tag_tokens: sentence {number}, token {position}")
+            check_token(token, f"tag_tokens: sentence {number}, token {position}")
         checked.append(list(tokens))
     return checked

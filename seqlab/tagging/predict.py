@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from seqlab.data.batching import MAX_BATCH_CELLS, Encoded, length_mask, make_batch, sorted_batches
-from seqlab.data.labelling import Labelling, SpanLabelling
+from seqlab.data.labelling import DEFAULT_LABELLING, Labelling
 from seqlab.data.schemes import Chunk
 from seqlab.data.vocab import Vocab
 from seqlab.models.tagger import Tagger
@@ -131,15 +131,19 @@ class Predictor:
     """
 
     def __init__(self, model: Tagger | Emissions, labels: Vocab, labelling: Labelling | None = None, *,
-                 device: torch.device | None = None, tables: bool = True, temperature: float = 1.0) -> None:
+                 device: torch.device | None = None, tables: bool = True, temperature: float = 1.0,
+                 decoder: nn.Module | None = None) -> None:
         """``labelling``: what the labels mean (default: a span scheme, whose spans are read by conlleval's
         rules whatever the scheme; token labels give no spans). ``temperature``: the calibration fitted on
-        dev data (:mod:`seqlab.tagging.calibration`), which softens confidences and leaves labels alone."""
+        dev data (:mod:`seqlab.tagging.calibration`), which softens confidences and leaves labels alone.
+        ``decoder``: what decodes the emissions (default: the model's own; post-Viterbi decoding of a softmax
+        tagger is another). Both are fixed here: another temperature or decoder is another predictor."""
         self.backend: Emissions = TorchEmissions(model, device, tables) if isinstance(model, Tagger) else model
         self.device = self.backend.device
         self.names = np.array(labels.itos, dtype=object)  # label id -> label string, indexed by whole rows
-        self.read_spans = (labelling or SpanLabelling()).chunk_reader(labels.itos)
+        self.read_spans = (labelling or DEFAULT_LABELLING).chunk_reader(labels.itos)
         self.temperature = temperature
+        self.decoder: nn.Module = decoder if decoder is not None else self.backend.decoder
 
     def __call__(self, data: Encoded, *, batch_size: int = 100, confidences: bool = False) -> list[Prediction]:
         if len(data) == 0:
@@ -164,7 +168,7 @@ class Predictor:
 
     def _decode(self, emissions: torch.Tensor, mask: torch.Tensor, indices: torch.Tensor, lengths: torch.Tensor,
                 confidences: bool, out: list[Prediction | None]) -> None:
-        decoder = self.backend.decoder
+        decoder = self.decoder
         best = decoder.decode(emissions, mask)  # shape: (B, T)
         chosen = None
         if confidences:

@@ -73,7 +73,7 @@ def drop_unseen(splits: dict[str, Split], classes: set[str], labelling: Labellin
 def check_classes(splits: dict[str, Split], classes: list[str], labelling: Labelling) -> None:
     """Refuse a dev or test split with an entity type (or a token label) that training never shows: the model
     cannot predict it, and encoding its labels would fail without naming the file."""
-    what = "type" if labelling.has_spans else "label"
+    what = labelling.label_word
     for name, split in splits.items():
         if name == "train":
             continue

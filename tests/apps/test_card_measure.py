@@ -21,8 +21,7 @@ def trained(request, tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch, forget_new_log_handlers():
         patch.setenv("SEQLAB_DATA", str(folder))
         seqlab.train(folder / "tiny.yaml", run, overrides=("train.epochs=8", "train.threads=1"), progress=False)
-    tagger = seqlab.load(run, "cpu")
-    tagger.predictor.temperature = 1.7
+    tagger = seqlab.load(run, "cpu").with_temperature(1.7)
     return tagger, read_mapping(run / "config.yaml", "run config"), folder
 
 
@@ -48,7 +47,7 @@ def test_a_card_decodes_each_split_once_and_measures_what_evaluate_and_outcomes_
 
 def test_evaluating_outcomes_gives_the_report_and_predictions_of_evaluating_the_file(trained, tmp_path):
     tagger, tree, folder = trained
-    path = folder / KINDS["ner" if tagger.labelling.has_spans else "pos"][1]
+    path = folder / KINDS["ner" if tagger.labelling.unit == "span" else "pos"][1]
     outcomes = tagger.outcomes(path, batch_size=3)
     again = tagger.evaluate(outcomes, output=tmp_path / "stored.txt")
     fresh = tagger.evaluate(path, output=tmp_path / "fresh.txt", batch_size=3)
@@ -64,9 +63,10 @@ def test_packaging_an_uncalibrated_model_decodes_dev_once_for_its_fit_and_its_ca
 
     tagger, tree, folder = trained
     monkeypatch.setenv("SEQLAB_DATA", str(folder))
-    monkeypatch.setattr(tagger.predictor, "temperature", 1.0)  # the fixture's 1.7 comes back after the test
-    expected = tagger.calibrate(folder / tree["data"]["dev"])
-    tagger.predictor.temperature = 1.0
+    from seqlab.tagging.calibration import calibrate
+
+    tagger = tagger.with_temperature(1.0)
+    _, expected = calibrate(tagger, folder / tree["data"]["dev"])
     runs = []
     scorer = TorchEmissions.scorer
     monkeypatch.setattr(TorchEmissions, "scorer", lambda self, data: runs.append(len(data)) or scorer(self, data))

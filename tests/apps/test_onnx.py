@@ -60,8 +60,7 @@ def _sentences(kind: str) -> tuple[list[list[str]], dict[str, list[list[str]]] |
 def _both(run: Path, out: Path, kind: str):
     torch_tagger, onnx_tagger = seqlab.load(run, "cpu"), seqlab.load(out, backend="onnx")
     if kind == "window_softmax":
-        torch_tagger.use_post_viterbi()
-        onnx_tagger.use_post_viterbi()
+        torch_tagger, onnx_tagger = torch_tagger.with_post_viterbi(), onnx_tagger.with_post_viterbi()
     return torch_tagger, onnx_tagger
 
 

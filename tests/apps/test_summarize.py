@@ -103,6 +103,24 @@ def test_bad_run_directories_are_clear_errors(tmp_path):
         read_run(empty)
 
 
+@pytest.mark.parametrize("recorded", [False, True])
+def test_pos_runs_are_summarized_by_token_accuracy(tmp_path, recorded):
+    from seqlab.core.scores import record
+
+    dev, test = {"accuracy": 95.0}, {"accuracy": 94.0, "per_label": {"NOUN": {"f1": 93.0}}}
+    if recorded:
+        dev, test = record(95.0, "accuracy", dev), record(94.0, "accuracy", test)
+    path = tmp_path / "pos"
+    path.mkdir()
+    (path / "config.yaml").write_text("data: {train: t.conllu, tag_scheme: token}\ntrain: {seed: 1}\n")
+    (path / "metrics.json").write_text(json.dumps({"best_epoch": 1, "epochs": 1, "history": [], "dev": dev,
+                                                   "test": test}))
+    row = read_run(path)
+    assert (row.measure, row.dev, row.test_f1, row.test_precision, row.per_type) == ("accuracy", 95.0, 94.0, None,
+                                                                                      {"NOUN": 93.0})
+    assert "94.00" in render(summarize([path]))
+
+
 def test_mean_std_of_one_value_has_no_std():
     assert mean_std([90.0]) == (90.0, None)
 

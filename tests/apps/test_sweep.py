@@ -70,8 +70,9 @@ def test_a_tiny_sweep_writes_table_csv_and_plot_and_reruns_nothing(sweep_file, t
     out = tmp_path / "out"
     rows = list(csv.DictReader((out / "results.csv").open()))
     assert [(r["arch"], r["model.window.filters"]) for r in rows] == [("I-O", "0"), ("I-O", "2"), ("I-W-O", "0")]
-    assert all(0.0 <= float(r["dev_f1"]) <= 100.0 and r["dev_f1_viterbi"] for r in rows)
-    assert (out / "results.md").read_text().startswith("| arch | model.window.filters | dev_acc")
+    assert all(0.0 <= float(r["dev_f1"]) <= 100.0 and r["dev_score_viterbi"] for r in rows)
+    assert all(r["measure"] == "F1" and r["dev_score"] == r["dev_f1"] for r in rows)
+    assert (out / "results.md").read_text().startswith("| arch | model.window.filters | measure | dev_score")
     assert (out / "results.png").read_bytes()[:4] == b"\x89PNG"
     stamp = (out / "arch=I-O,filters=0" / "model.pt").stat().st_mtime_ns
     run_sweep(sweep_file)
@@ -101,13 +102,48 @@ def test_a_corrupt_run_file_is_one_line_naming_it_and_nothing_is_trained(sweep_f
 
 
 def test_a_crf_point_has_no_post_viterbi_column(tmp_path, monkeypatch):
-    """A CRF already decodes by Viterbi: its row leaves dev_f1_viterbi empty instead of failing the sweep."""
+    """A CRF already decodes by Viterbi: its row leaves dev_score_viterbi empty instead of failing the sweep."""
     monkeypatch.setenv("SEQLAB_DATA", str(FIXTURES / "chunk"))
     path = tmp_path / "crf.yaml"
     path.write_text(f"config: {FIXTURES / 'chunk' / 'window.yaml'}\noutput: {tmp_path / 'out'}\n"
                     "set: [train.epochs=1, model.decoder=crf]\ngrid:\n  model.window.filters: [0]\n")
     rows = run_sweep(path)
-    assert len(rows) == 1 and rows[0]["dev_f1_viterbi"] is None and 0.0 <= rows[0]["dev_f1"] <= 100.0
+    assert len(rows) == 1 and rows[0]["dev_score_viterbi"] is None and 0.0 <= rows[0]["dev_f1"] <= 100.0
+
+
+def test_a_pos_sweep_is_scored_by_token_accuracy(tmp_path, monkeypatch):
+    """A token-label (POS) run has no span F1: its row gives its measure, accuracy, and leaves the F1 columns empty."""
+    monkeypatch.setenv("SEQLAB_DATA", str(FIXTURES / "pos"))
+    path = tmp_path / "pos.yaml"
+    path.write_text(f"config: {FIXTURES / 'pos' / 'tiny.yaml'}\noutput: {tmp_path / 'out'}\n"
+                    "set: [train.epochs=1]\ngrid:\n  model.hidden: [8]\nplot: {x: model.hidden, y: dev_score}\n")
+    pytest.importorskip("matplotlib")
+    [row] = run_sweep(path)
+    assert (row["measure"], row["dev_f1"], row["test_f1"], row["test_np_f1"]) == ("accuracy", None, None, None)
+    assert 0.0 <= row["dev_score"] <= 100.0 and row["dev_score"] == row["dev_acc"]
+    assert row["test_score"] is not None and (tmp_path / "out" / "results.png").is_file()
+
+
+def test_a_relation_sweep_is_scored_by_macro_f1(tmp_path, monkeypatch):
+    monkeypatch.setenv("SEQLAB_DATA", str(FIXTURES / "relations"))
+    path = tmp_path / "rel.yaml"
+    path.write_text(f"config: {FIXTURES / 'relations' / 'tiny.yaml'}\noutput: {tmp_path / 'out'}\n"
+                    "set: [train.epochs=1]\ngrid:\n  model.hidden: [6]\n")
+    [row] = run_sweep(path)
+    assert (row["measure"], row["dev_f1"], row["dev_score_viterbi"]) == ("macro-F1", None, None)
+    assert 0.0 <= row["dev_score"] <= 100.0 and row["test_score"] is not None
+
+
+def test_a_row_cached_before_the_score_record_is_read(sweep_file, tmp_path):
+    run = tmp_path / "out" / "arch=I-O,filters=0"
+    run.mkdir(parents=True)
+    (run / "metrics.json").write_text(json.dumps({"dev": {"accuracy": 90.0, "f1": 80.0}, "best_epoch": 1,
+                                                  "epochs": 1, "history": []}))
+    (run / "sweep_row.json").write_text(json.dumps({"dev_f1_viterbi": 81.0, "wall_s": 2.0}))
+    from seqlab.apps.sweep import _row
+
+    row = _row(run, 0.0)
+    assert (row["measure"], row["dev_score"], row["dev_f1"], row["dev_score_viterbi"]) == ("F1", 80.0, 80.0, 81.0)
 
 
 SWEEPS = sorted((FIXTURES.parents[1] / "configs" / "sweeps").glob("*.yaml"))

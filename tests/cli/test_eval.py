@@ -100,3 +100,21 @@ def test_a_conllu_gold_file_for_a_conll_model_is_read_by_its_ner_misc(tmp_path, 
     capsys.readouterr()
     assert main(["eval", "en-ner-conll03", str(tmp_path / "news.conll"), "--output", str(tmp_path / "o")]) == 0
     assert "with 2 phrases; found: 2 phrases; correct: 2." in capsys.readouterr().out
+
+
+def test_calibration_decodes_the_gold_file_once(tmp_path, capsys, monkeypatch) -> None:
+    """``seqlab eval --calibration`` scores and measures the confidences from one run of the encoder, and its
+    report is the one plain eval prints."""
+    from seqlab.tagging.predict import TorchEmissions
+
+    gold = tmp_path / "gold.txt"
+    gold.write_text("Angela\tB-PER\nMerkel\tI-PER\nvisited\tO\nParis\tB-LOC\n.\tO\n", encoding="utf-8")
+    assert main(["eval", "en-ner-conll03", str(gold), "--output", str(tmp_path / "plain.txt")]) == 0
+    plain = capsys.readouterr().out
+    runs: list[int] = []
+    scorer = TorchEmissions.scorer
+    monkeypatch.setattr(TorchEmissions, "scorer", lambda self, data: runs.append(len(data)) or scorer(self, data))
+    assert main(["eval", "en-ner-conll03", str(gold), "--output", str(tmp_path / "cal.txt"), "--calibration"]) == 0
+    out = capsys.readouterr().out
+    assert runs == [1] and out.startswith(plain.rsplit("predictions written to", 1)[0]) and "ECE" in out
+    assert (tmp_path / "cal.txt").read_text() == (tmp_path / "plain.txt").read_text()

@@ -258,7 +258,7 @@ def test_a_long_line_is_tagged_in_batches_of_sentences(run_dir, monkeypatch):
 
 
 def test_an_over_long_sentence_is_tagged_in_pieces_with_a_warning(run_dir, caplog):
-    from seqlab.tagging.api import MAX_SENTENCE_TOKENS
+    from seqlab.tagging.stream import MAX_SENTENCE_TOKENS
 
     words = ("EU rejects German call to boycott British lamb " * 80).split()  # 640 tokens, no sentence end
     line = " ".join(words)
@@ -466,9 +466,10 @@ def test_tag_many_pools_sentences_by_default_as_seqlab_tag_does(run_dir, monkeyp
     tagger = SequenceTagger.load(run_dir)
     lines = LINES * 20
     calls = []
-    tag_queue = SequenceTagger._tag_queue
-    monkeypatch.setattr(SequenceTagger, "_tag_queue", lambda self, queue, *a: (calls.append(len(queue)),
-                                                                                 tag_queue(self, queue, *a)))
+    from seqlab.tagging import stream
+
+    flush = stream._flush
+    monkeypatch.setattr(stream, "_flush", lambda queue, *a: (calls.append(len(queue)), flush(queue, *a)))
     pooled = [d.to_dict() for d in tagger.tag_many(lines, batch_size=2)]
     pooled_calls, calls[:] = list(calls), []
     plain = [d.to_dict() for d in tagger.tag_many(lines, batch_size=2, pool=1)]

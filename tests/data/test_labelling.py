@@ -1,6 +1,9 @@
 """Labelling: span schemes and token labels behind one interface, and the data config that picks one."""
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -65,3 +68,42 @@ def test_the_format_sets_the_default_layout() -> None:
         DataConfig(train="t.conllu", dev="d.conllu", columns=("word", "pos"), word_column="word", tag_column="pos")
     with pytest.raises(ConfigError, match="data.format"):
         DataConfig(train="t.txt", dev="d.txt", format="csv")
+
+
+#: What only seqlab/data/labelling.py may ask: which kind a labelling is, by class, flag or scheme name.
+KIND_QUESTIONS = re.compile(r"has_spans|SpanLabelling|TokenLabelling|tag_scheme\s*[!=]=|[!=]=\s*[\"']token[\"']")
+
+
+def test_no_module_but_labelling_asks_which_kind_of_labels() -> None:
+    package = Path(__file__).resolve().parents[2] / "seqlab"
+    found = [f"{path.relative_to(package.parent)}:{number}: {line.strip()}"
+             for path in sorted(package.rglob("*.py")) if path.name != "labelling.py" or path.parent.name != "data"
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+             if KIND_QUESTIONS.search(line)]
+    assert not found, "ask the labelling (seqlab.data.labelling.Labelling), not its kind:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("scheme, unit, upos", [("bilou", "span", False), ("iob2", "span", False),
+                                               ("token", "token", True)])
+def test_the_scheme_table_gives_each_kind_its_answers(scheme: str, unit: str, upos: bool) -> None:
+    chosen = labelling(scheme)
+    assert (chosen.unit, chosen.conllu_upos) == (unit, upos)
+    assert chosen.label_word == ("type" if unit == "span" else "label")
+
+
+def test_relabel_and_gold_types_follow_the_kind() -> None:
+    met: set[str] = set()
+    assert labelling("token").relabel(["PROPN", "VERB"], {"PROPN": "NOUN"}, met) == ("NOUN", "VERB")
+    assert met == {"PROPN"} and labelling("token").gold_types([["NOUN"]]) == set()
+    assert labelling("bilou", "iob2").relabel(["B-A", "O"], {"A": "X"}, met) == ("B-X", "O")
+    assert labelling("bilou").gold_types([["B-PER", "I-PER", "O", "B-LOC"]]) == {"PER", "LOC"}
+    assert labelling("bilou").detect_file_scheme([["B-PER", "O"]]) == "iob2"
+    assert labelling("token").detect_file_scheme([["B-PER"]]) == "token"
+
+
+def test_a_token_model_refuses_span_output_formats_in_one_line() -> None:
+    labelling("bilou").check_output_format("brat")
+    with pytest.raises(SeqlabError, match="^--format brat writes spans, and this model predicts token labels"):
+        labelling("token").check_output_format("brat")
+    with pytest.raises(ConfigError, match="cannot be dropped"):
+        labelling("token").check_label_map({"X": None}, "--label-map")

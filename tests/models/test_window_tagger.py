@@ -84,8 +84,7 @@ def test_post_viterbi_at_eval_time_equals_the_post_viterbi_decoder(config, tmp_p
     train(config("train.epochs=2"), tmp_path / "run", progress=False)
     test_file = FIXTURES / "chunk" / "test.txt"
     argmax = str(SequenceTagger.load(tmp_path / "run").evaluate(test_file, output=tmp_path / "argmax.txt"))
-    tagger = SequenceTagger.load(tmp_path / "run")
-    tagger.use_post_viterbi()
+    tagger = SequenceTagger.load(tmp_path / "run").with_post_viterbi()
     viterbi = str(tagger.evaluate(test_file, output=tmp_path / "viterbi.txt"))
     _, vocabs, model, features = _unpack(SequenceTagger.load(tmp_path / "run", "cpu"))
     use_post_viterbi(model, vocabs["tags"].itos, SpanLabelling("iob2"))

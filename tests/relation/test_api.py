@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import seqlab
+from seqlab.core.scores import split_score
 from seqlab.cli import main
 from seqlab.core.errors import SeqlabError
 from seqlab.relation.label_score import LabelResult
@@ -52,7 +53,8 @@ def test_evaluate_gives_what_training_wrote_for_the_test_file(run, tmp_path):
     model = seqlab.load(run, "cpu")
     result = model.evaluate(RELATIONS / "test.jsonl", answers=tmp_path / "answers.txt")
     assert isinstance(result, LabelResult) and result.negative_label == "none"
-    assert result.to_dict() == json.loads((run / "metrics.json").read_text())["test"]
+    recorded = split_score(json.loads((run / "metrics.json").read_text()), "test")
+    assert result.to_dict() == recorded.report and (recorded.score, recorded.measure) == (result.score, "macro-F1")
     assert (tmp_path / "answers.txt").read_text() == (run / "test.answers.txt").read_text()
     unknown = tmp_path / "unknown.jsonl"
     unknown.write_text('{"text": "Ann lives in Oslo.", "h": {"pos": [0, 3]}, "t": {"pos": [13, 17]}, '

@@ -99,27 +99,29 @@ def test_outcomes_read_the_confidences_the_tagger_gives(tagger) -> None:
     outcomes = tagger.outcomes(NER / "dev.txt")
     doc = tagger.evaluate(NER / "dev.txt")
     assert len(outcomes.correct) == doc.report.phrases_found and outcomes.correct.sum() == doc.report.correct
-    split = tagger._labelled(NER / "dev.txt")
+    from seqlab.tagging.evaluate import read_labelled
+
+    split = read_labelled(tagger.config.data, NER / "dev.txt")
     spans = [s.confidence for tokens in split.tokens for s in tagger.tag_tokens([tokens])[0].spans]
     assert sorted(np.round(outcomes.confidences(tagger.temperature), 4)) == pytest.approx(sorted(spans), abs=1e-4)
 
 
 def test_calibrating_changes_confidences_not_labels(tagger, monkeypatch) -> None:
     text = "Angela Merkel met Emmanuel Macron in Berlin on Tuesday with the EU."
+    from seqlab.tagging.calibration import calibrate
+
     before = tagger.tag(text)
     old = tagger.temperature
-    record = tagger.calibrate(NER / "dev.txt")  # a handful of spans, all right: too little to fit
-    assert record["temperature"] == 1.0 and record["unit"] == "span" and tagger.temperature == 1.0
+    same, record = calibrate(tagger, NER / "dev.txt")  # a handful of spans, all right: too little to fit
+    assert record["temperature"] == 1.0 and record["unit"] == "span" and same.temperature == 1.0
     monkeypatch.setattr("seqlab.tagging.calibration.MIN_EACH", 0)
-    try:
-        record = tagger.calibrate(NER / "dev.txt")  # now fitted: every span right, so the lowest temperature
-        after = tagger.tag(text)
-        assert record["temperature"] == pytest.approx(tagger.temperature, abs=1e-5) and tagger.temperature < 0.1
-        assert [(s.start, s.end, s.label) for s in after.spans] == [(s.start, s.end, s.label) for s in before.spans]
-        assert [s.confidence for s in after.spans] != [s.confidence for s in before.spans]
-        assert record["ece_after"] <= record["ece_before"]
-    finally:
-        tagger.predictor.temperature = old
+    fitted, record = calibrate(tagger, NER / "dev.txt")  # now fitted: every span right, so the lowest temperature
+    after = fitted.tag(text)
+    assert record["temperature"] == pytest.approx(fitted.temperature, abs=1e-5) and fitted.temperature < 0.1
+    assert [(s.start, s.end, s.label) for s in after.spans] == [(s.start, s.end, s.label) for s in before.spans]
+    assert [s.confidence for s in after.spans] != [s.confidence for s in before.spans]
+    assert record["ece_after"] <= record["ece_before"]
+    assert tagger.temperature == old and tagger.tag(text) == before  # the tagger calibrated is not changed
 
 
 def test_fitting_needs_right_and_wrong_units() -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from seqlab.core.errors import SeqlabError
+from seqlab.data.labelling import labelling
 from seqlab.data.schemes import spans
 from seqlab.tagging.config import DataConfig
 from seqlab.tagging.gold import check_shared_types, nearest_types, read_gold
@@ -52,13 +53,13 @@ def test_disjoint_types_name_the_label_map(tmp_path: Path) -> None:
     gold.write_text("Obama\tB-person\nat\tO\nGoogle\tB-corporation\n", encoding="utf-8")
     split = read_gold(CONLL03_LIKE, gold)
     with pytest.raises(SeqlabError) as err:
-        check_shared_types(split, ["LOC", "MISC", "ORG", "PER"])
+        check_shared_types(split, ["LOC", "MISC", "ORG", "PER"], CONLL03_LIKE.labelling)
     message = str(err.value)
     assert "\n" not in message and "share none with the model's" in message
     assert "--label-map person=PER" in message and "'corporation'" in message
     mapped = read_gold(CONLL03_LIKE, gold, label_map={"person": "PER", "corporation": "ORG"})
-    check_shared_types(mapped, ["LOC", "MISC", "ORG", "PER"])  # no error once they meet
-    check_shared_types(split, ["NOUN"], has_spans=False)  # token labels: nothing to check
+    check_shared_types(mapped, ["LOC", "MISC", "ORG", "PER"], CONLL03_LIKE.labelling)  # no error once they meet
+    check_shared_types(split, ["NOUN"], labelling("token"))  # token labels: nothing to check
 
 
 def test_nearest_types_pair_abbreviations() -> None:

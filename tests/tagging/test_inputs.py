@@ -23,9 +23,8 @@ def test_a_lone_surrogate_is_refused_with_its_position() -> None:
 
 @pytest.mark.parametrize("sentences, message", [
     ("a string", r"expected a list of sentences.*got str"),
-    ([["EU", 3]], r"sentence 1, token 2: expected a non-empty string, got 3"),
+    ([["EU", 3]], r"sentence 1, token 2: expected a token string, got int 3"),
     ([["EU"], "rejects"], r"sentence 2: expected a list of token strings, got str"),
-    ([["EU", ""]], r"sentence 1, token 2: expected a non-empty string"),
     ([["EU", "\ud800"]], r"sentence 1, token 2: character 1 is a lone surrogate"),
     (None, r"expected a list of sentences"),
 ])
@@ -36,6 +35,18 @@ def test_token_sentences_are_lists_of_strings(sentences, message) -> None:
 
 def test_empty_sentences_pass_through() -> None:
     assert check_token_sentences([[], ("EU", "rejects")]) == [[], ["EU", "rejects"]]
+
+
+def test_empty_and_space_tokens_are_tokens_as_in_a_file_eval_reads() -> None:
+    assert check_token_sentences([["EU", "", " "]]) == [["EU", "", " "]]
+
+
+def test_the_installed_model_tags_an_empty_token_as_eval_reads_one() -> None:
+    import seqlab
+
+    sentence = seqlab.load(device="cpu").tag_tokens([["Paris", "", "London"]])[0]
+    assert sentence.tokens == ["Paris", "", "London"] and len(sentence.labels) == 3
+    assert sentence.offsets[1] == (6, 6)
 
 
 @pytest.mark.parametrize("call, message", [

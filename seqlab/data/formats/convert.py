@@ -33,7 +33,7 @@ from seqlab.data.formats.align import TAG, WORD, AlignmentReport
 from seqlab.data.formats.registry import BY_NAME, READ_FORMATS, WRITE_FORMATS, detect_format, read_format
 from seqlab.data.formats.seqlab_jsonl import joined_offsets
 from seqlab.data.label_map import LabelMapper
-from seqlab.data.labelling import SpanLabelling
+from seqlab.data.labelling import labelling
 from seqlab.data.schemes import convert as convert_tags, spans
 
 
@@ -124,7 +124,7 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], *, s
     if target_format not in WRITE_FORMATS:
         raise SeqlabError(f"--to: expected one of {list(WRITE_FORMATS)}, got {target_format!r}")
     result = Conversion(fmt, target_format)
-    relabel = LabelMapper(label_map, SpanLabelling("bilou", "iob2")) if label_map else None
+    relabel = LabelMapper(label_map, labelling("bilou", "iob2")) if label_map else None
 
     def sentences() -> Iterator[ColumnSentence]:
         for s in read_any(source, fmt, result.report, columns=columns, tag_column=tag_column, encoding=encoding):
