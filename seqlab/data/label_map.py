@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Mapping, Protocol, Sequence
 
 from seqlab.core.errors import ConfigError
 from seqlab.data.schemes import OUTSIDE, from_spans, spans, split_tag
@@ -26,8 +26,15 @@ FILE_SUFFIXES = (".yaml", ".yml", ".json")
 
 LabelMap = dict[str, str | None]
 
-if TYPE_CHECKING:
-    from seqlab.data.labelling import Labelling
+
+
+class Labelling(Protocol):
+    """What a label map asks of the labels it maps (:class:`seqlab.data.labelling.Labelling`, which imports this
+    module: a protocol here, not an import back)."""
+
+    def relabel(self, tags: Sequence[str], mapping: Mapping[str, str | None], met: set[str]) -> tuple[str, ...]: ...
+
+    def check_label_map(self, mapping: object, source: str) -> LabelMap: ...
 
 
 def _name_fault(name: object) -> str:

@@ -22,7 +22,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 import torch
@@ -36,8 +36,9 @@ from seqlab.data.schemes import spans
 from seqlab.core.paths import data_relative
 from seqlab.tagging.predict import Emissions, Predictor
 
-if TYPE_CHECKING:
-    from seqlab.tagging.api import SequenceTagger
+#: A loaded tagger (:class:`seqlab.tagging.api.SequenceTagger`, which imports this module: named here, not
+#: imported back): what :func:`calibrate` takes and returns a copy of.
+SequenceTagger = TypeVar("SequenceTagger")
 
 BINS = 10
 #: The temperatures a fit searches (log-spaced), and the bounds a stored temperature must lie in.

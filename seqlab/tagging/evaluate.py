@@ -7,7 +7,7 @@ conlleval's span F1, token labels (POS tags) with token accuracy (:mod:`seqlab.d
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import Any, Sequence
 
 from seqlab.core.errors import SeqlabError
 from seqlab.core.paths import require_file
@@ -20,8 +20,8 @@ from seqlab.tagging.calibration import Outcomes
 from seqlab.tagging.features import encode_options
 from seqlab.tagging.predict import Predictor
 
-if TYPE_CHECKING:
-    from seqlab.tagging.api import SequenceTagger
+#: A loaded tagger (:class:`seqlab.tagging.api.SequenceTagger`, which imports this module: named, not imported back).
+SequenceTagger = Any
 
 
 def read_labelled(config: DataConfig, data: str | Path | Split, columns: Sequence[str] | None = None) -> Split:
