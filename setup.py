@@ -65,6 +65,9 @@ setup(
         # matplotlib: the PNG plot that `seqlab sweep` writes next to its table (e.g. Turian et al. 2009
         # Figure 2); only plotting needs it, so it is optional and the sweep says how to install it.
         "plots": ["matplotlib>=3.7"],
+        # spaCy's rule-based tokenizers (spacy.blank(lang), no trained model): raw text in a language other than
+        # English (data.language), adapted to the training data by seqlab.text
+        "languages": ["spacy>=3.8,<4"],
     },
     entry_points={"console_scripts": ["seqlab=seqlab.cli:main"]},
 )

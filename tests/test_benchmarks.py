@@ -209,3 +209,25 @@ def test_embedding_geometry_names_a_bad_file_in_one_line(tmp_path):
     (tmp_path / "empty.txt").write_text("", encoding="utf-8")
     empty = run_script("embedding_geometry.py", str(tmp_path / "empty.txt"), str(tmp_path / "missing.txt"))
     assert empty.returncode == 2 and empty.stderr.count(str(tmp_path / "empty.txt")) == 1 and "empty" in empty.stderr
+
+
+def test_ud_raw_text_scores_tokenization_with_the_official_script(tmp_path):
+    pytest.importorskip("spacy", reason="the languages extra (spaCy) is not installed")
+    scorer = os.environ.get("CONLL18_UD_EVAL")
+    if not scorer or not Path(scorer).is_file():
+        pytest.skip("the CoNLL 2018 scorer is not here: set CONLL18_UD_EVAL to conll18_ud_eval.py "
+                    "(UniversalDependencies/tools)")
+    from tests.text.test_learned import TRAIN
+
+    from benchmarks.ud_raw_text import with_heads
+
+    (tmp_path / "tb").mkdir()
+    gold = "".join(with_heads(block + "\n\n") for block in TRAIN.strip().split("\n\n"))  # the script reads HEAD
+    for split in ("train", "test"):
+        (tmp_path / "tb" / f"fr_tiny-ud-{split}.conllu").write_text(gold, encoding="utf-8")
+    done = run_script("ud_raw_text.py", "--treebank", "tb", "--out", str(tmp_path / "out"), data=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["language"] == "fr" and set(result["f1"]) == {"Tokens", "Sentences", "Words"}
+    assert result["f1"]["Tokens"] == 100.0 and result["f1"]["Words"] == 100.0
+    assert "\n5-6\tdu\t" in (tmp_path / "out" / "fr_tiny-ud-test.system.conllu").read_text(encoding="utf-8")

@@ -52,7 +52,7 @@ CHUNK = 1 << 20
 METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
 #: The members every model file holds; the JSON ones among those that may be present.
 REQUIRED = (runfiles.CONFIG, runfiles.VOCABS, runfiles.WEIGHTS)
-JSON_MEMBERS = (runfiles.VOCABS, runfiles.FEATURES, runfiles.ENCODER, runfiles.CALIBRATION, runfiles.CARD)
+JSON_MEMBERS = (runfiles.VOCABS, runfiles.FEATURES, runfiles.ENCODER, runfiles.CALIBRATION, runfiles.CARD, runfiles.TEXT)
 _HEX = frozenset("0123456789abcdef")
 
 

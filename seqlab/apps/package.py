@@ -39,7 +39,7 @@ from seqlab.data.vocab import load_vocabs
 
 SUFFIX = ".seqlab"
 _RUN_MEMBERS = (rundir.CONFIG, rundir.VOCABS, rundir.FEATURES, rundir.WEIGHTS, rundir.ENCODER, rundir.CALIBRATION,
-                rundir.CARD)
+                rundir.CARD, rundir.TEXT)
 log = logging.getLogger("seqlab")
 
 

@@ -36,6 +36,7 @@ from seqlab.data.formats.registry import OUTPUTS
 from seqlab.data.labelling import SCHEME_NAMES
 from seqlab.tagging.document import Document, render
 from seqlab.core import runfiles
+from seqlab.text.pretokenized import INPUT_FORMATS
 
 log = logging.getLogger("seqlab")
 
@@ -98,6 +99,21 @@ def _whole_output(args: argparse.Namespace) -> None:
                           f"{'--workers' if args.workers > 1 else '--shard'}")
 
 
+def _input(file: str | None, args: argparse.Namespace) -> Iterable[Any]:
+    """What ``seqlab tag`` tags: the raw text lines of ``file``, or its pre-tokenized sentences as token lists
+    (:mod:`seqlab.text.pretokenized`)."""
+    from seqlab.text.pretokenized import file_sentences, input_format, token_lines
+
+    fmt = input_format(file, args.input_format, args.tokenized)
+    if fmt != "text" and (args.workers > 1 or OUTPUTS[args.format].render is None):
+        raise SeqlabError(f"{'--workers' if args.workers > 1 else '--format ' + args.format} applies to raw text input, not "
+                          f"to {fmt} input")
+    if fmt in ("conll", "conllu"):
+        return file_sentences(file, fmt)
+    lines, _ = input_lines(file)
+    return token_lines(lines) if fmt == "tokenized" else lines
+
+
 def _is_model(name: str) -> bool:
     from seqlab.apps.installed import MODELS
 
@@ -118,7 +134,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
         check_model_name(model)  # unless it is a misspelt model name (en-ner-conll), not a missing file
         model, file = None, model
     _whole_output(args)
-    lines, _ = input_lines(file)
+    lines = _input(file, args)
     index, count = parse_shard(args.shard) if args.shard else (0, 1)
     interactive = file in (None, "-") and sys.stdin.isatty()  # a person typing: answer each line at once
     options = {"batch_size": args.batch_size, "scheme": args.scheme, "pool": 1 if interactive else POOL_BATCHES,
@@ -263,6 +279,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="conll, jsonl (the JSON output schema), inline, conllu (labels in MISC NER=, a POS "
                         "tagger's in UPOS), brat (the input as one document, NAME.txt and NAME.ann in --output), "
                         "or html (one self-contained page, entities coloured by type)")
+    g.add_argument("--tokenized", action="store_true",
+                   help="the input is pre-tokenized: one sentence per line, tokens separated by spaces, tagged and "
+                        "written back as they are")
+    g.add_argument("--input-format", choices=INPUT_FORMATS, default="auto",
+                   help="text (raw text, one paragraph per line), tokenized (as --tokenized), conll or conllu (a "
+                        "column file's tokens, its labels ignored); default auto: by the file's extension, else text")
     g.add_argument("--output", metavar="DIR", help="--format brat: the folder to write the document to")
     g.add_argument("--batch-size", type=positive_int, default=100)
     g.add_argument("--workers", type=positive_int, default=1,

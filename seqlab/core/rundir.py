@@ -34,7 +34,7 @@ from seqlab.core.errors import SeqlabError
 from seqlab.core.json_limits import read_json
 
 from seqlab.core.runfiles import (  # noqa: F401 (the names, re-exported for rundir.X callers)
-    CALIBRATION, CARD, CHECKPOINT, CONFIG, ENCODER, FEATURES, LOCK, LOG, METRICS, VOCABS, WEIGHTS,
+    CALIBRATION, CARD, CHECKPOINT, CONFIG, ENCODER, FEATURES, LOCK, LOG, METRICS, TEXT, VOCABS, WEIGHTS,
 )
 
 _UNSUPPORTED = re.compile(r"Unsupported global: GLOBAL ([\w.]+)")  # how torch names what it refused

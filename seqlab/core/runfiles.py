@@ -14,6 +14,7 @@ LOG = "train.log"
 FEATURES = "features.json"  # the state of token features fitted on the training split
 ENCODER = "encoder.json"  # the pretrained transformer a model reads (its path and weights' sha256), if any
 CALIBRATION = "calibration.json"  # the temperature fitted on dev data (seqlab.tagging.calibration)
+TEXT = "text.json"  # what the training data teaches about tokenizing raw text (seqlab.text.learned)
 CARD = "card.json"  # the model card: data, licence, scores per type, seeds, calibration, speed, limitations
 LOCK = ".lock"  # the advisory lock a training run holds; it records the holder's pid
 SWEEP_ROW = "sweep_row.json"  # what a sweep adds to a run's row (seqlab.apps.sweep)

@@ -121,6 +121,8 @@ class ModelService:
             return key, FIELDS[key], items, cheap_tokens(items, self.max_tokens)
         if key == "tokens":
             value = body[key]
+            if isinstance(value, list) and value and all(isinstance(token, str) for token in value):
+                value = [value]  # one sentence given as its tokens
             if not isinstance(value, list):
                 raise BadRequest(422, f"tokens: expected a list of sentences (lists of strings), got "
                                       f"{type(value).__name__}")

@@ -24,7 +24,9 @@ from seqlab.core.loaded import DEFAULT_BACKEND, check_kind, model_metadata
 from seqlab.data.batching import Encoded, encode
 from seqlab.data.dataset import Split
 from seqlab.data.labelling import Evaluation
-from features.tokenize import SentenceTokens, sentence_tokens
+from features.tokenize import SentenceTokens
+from seqlab.text.learned import for_run
+from seqlab.text.pipeline import TextPipeline, token_sentence
 from seqlab.data.vocab import Vocab, load_vocabs
 from seqlab.models.tagger import Tagger
 from seqlab.modules.transformer import recorded_encoder
@@ -52,19 +54,21 @@ class SequenceTagger:
 
     def __init__(self, config: Config, vocabs: dict[str, Vocab], features: TokenFeatures | None,
                  emissions: Emissions, *, backend: str = DEFAULT_BACKEND, temperature: float = 1.0,
-                 decoder: nn.Module | None = None) -> None:
+                 decoder: nn.Module | None = None, text: TextPipeline | None = None) -> None:
         """``emissions``: what computes a batch's label scores, which the same :class:`Predictor` decodes: the
         torch tagger itself, or another backend's (onnxruntime's); ``backend`` names it
         (:data:`seqlab.apps.backends.BACKENDS`). ``temperature``: the confidences' calibration
         (:mod:`seqlab.tagging.calibration`; 1.0: the CRF's own marginals). ``decoder``: what decodes the
         emissions (default: the model's own). Temperature and decoder are fixed for the tagger's life: another
-        is another tagger (:meth:`with_temperature`, :meth:`with_decoder`)."""
+        is another tagger (:meth:`with_temperature`, :meth:`with_decoder`). ``text``: how raw text becomes words
+        (:class:`seqlab.text.pipeline.TextPipeline`; default: the language's base rules)."""
         self.config, self.vocabs, self.features, self.backend = config, vocabs, features, backend
         self.model = emissions if isinstance(emissions, Tagger) else None  # the torch modules, when they score
         self.labelling = config.data.labelling
         self.predictor = Predictor(emissions, vocabs["tags"], self.labelling, temperature=temperature,
                                    decoder=decoder)
         self.device = self.predictor.device
+        self.text = text or TextPipeline(config.data.language)
 
     @classmethod
     def load(cls, run_dir: str | Path, device: torch.device | str = "auto") -> "SequenceTagger":
@@ -80,7 +84,8 @@ class SequenceTagger:
         features = load_token_features(config.model.features, state=rundir.load_feature_state(run_dir))
         model = build_tagger(config, vocabs, token_features=features, encoder_record=recorded_encoder(run_dir))
         rundir.load_state(model, rundir.load_weights(run_dir, device), run_dir / rundir.WEIGHTS)
-        return cls(config, vocabs, features, model.to(device).eval(), temperature=stored_temperature(run_dir))
+        return cls(config, vocabs, features, model.to(device).eval(), temperature=stored_temperature(run_dir),
+                   text=TextPipeline(config.data.language, for_run(run_dir, config.data)))
 
     @property
     def types(self) -> list[str]:
@@ -113,7 +118,8 @@ class SequenceTagger:
     # ------------------------------------------------------------ tagging
 
     def tag(self, text: str, *, scheme: str | None = None) -> Document:
-        """Split ``text`` into sentences and CoNLL-style tokens and tag it; offsets are into ``text``; labels
+        """Split ``text`` into sentences and words (by the model's language and training data: :attr:`text`) and
+        tag it; offsets are into ``text``; labels
         in ``scheme`` (iob1, iob2, bioes, bilou; default iob2, B- at every entity start; a token-label model's
         labels are its tags, and its documents have no spans)."""
         check_text(text, "tag: text")
@@ -121,7 +127,8 @@ class SequenceTagger:
 
     def tag_many(self, texts: Iterable[str], *, batch_size: int = 100, scheme: str | None = None,
                  confidences: bool = True, pool: int = POOL_BATCHES) -> Iterator[Document]:
-        """Tag texts (e.g. the lines of a file) as a stream, yielding one document per text, in input order.
+        """Tag texts (e.g. the lines of a file) as a stream, yielding one document per text, in input order; an item
+        that is a list of tokens (``["EU", "rejects"]``) is one pre-tokenized sentence, tagged as it stands.
 
         Sentences are gathered across texts until ``pool`` batches of ``batch_size`` are waiting (a long text
         fills :data:`POOL_BATCHES` batches by itself), sorted by length into batches (less padding) and decoded;
@@ -143,7 +150,18 @@ class SequenceTagger:
             predictions = self._predict([tokens.words for _, tokens in items], batch_size, confidences)
             return [self._sentence(text, list(zip(tokens.starts, tokens.ends)), tokens.words, prediction, scheme)
                     for (text, tokens), prediction in zip(items, predictions)]
-        yield from pooled(_tokenised(texts), tag_pool, batch_size=batch_size, pool=pool, most=POOL_BATCHES)
+        split = (self._split(item, number) for number, item in enumerate(texts, start=1))
+        yield from pooled(split, tag_pool, batch_size=batch_size, pool=pool, most=POOL_BATCHES)
+
+    def _split(self, item: str | Sequence[str], number: int) -> tuple[str, list[SentenceTokens]]:
+        """A raw text and its sentences of words, or a pre-tokenized sentence (a list of tokens) as one."""
+        if not isinstance(item, str) and isinstance(item, Sequence):
+            if not item:
+                return "", []
+            text, sentence = token_sentence(check_token_sentences([item])[0])
+            return text, [sentence]
+        text = check_text(item, f"tag_many: text {number}").rstrip("\r\n")
+        return text, self.text.sentences(text) if text.strip() else []
 
     def tag_tokens(self, sentences: Sequence[Sequence[str]], *, scheme: str | None = None, batch_size: int = 100,
                    columns: dict[str, list[list[str]]] | None = None) -> list[Sentence]:
@@ -158,11 +176,8 @@ class SequenceTagger:
             columns = {name: [rows[i] for i in filled] for name, rows in columns.items()}
         out = [Sentence([], [], [], []) for _ in sentences]
         for i, prediction in zip(filled, self._predict([sentences[i] for i in filled], batch_size, columns=columns)):
-            tokens, offsets, cursor = sentences[i], [], 0
-            for token in tokens:
-                offsets.append((cursor, cursor + len(token)))
-                cursor += len(token) + 1
-            out[i] = self._sentence(" ".join(tokens), offsets, tokens, prediction, scheme)
+            text, (tokens, starts, ends) = token_sentence(sentences[i])
+            out[i] = self._sentence(text, list(zip(starts, ends)), tokens, prediction, scheme)
         return out
 
     def _scheme(self, scheme: str | None) -> str:
@@ -233,10 +248,3 @@ class SequenceTagger:
     def __repr__(self) -> str:
         return (f"SequenceTagger({self.config.model.encoder}-{self.config.model.decoder}, types={self.types}, "
                 f"device={self.device}{'' if self.backend == DEFAULT_BACKEND else f', backend={self.backend}'})")
-
-
-def _tokenised(texts: Iterable[str]) -> Iterator[tuple[str, list[SentenceTokens]]]:
-    """Each text checked, without its line ending, with its sentences split into CoNLL-style tokens."""
-    for number, text in enumerate(texts, start=1):
-        text = check_text(text, f"tag_many: text {number}").rstrip("\r\n")
-        yield text, sentence_tokens(text) if text.strip() else []

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from seqlab.core.schema import encode_document, encode_sentence
+from seqlab.data.formats.conllu_writer import multiword_groups
 from seqlab.data.formats.registry import OUTPUTS
 
 #: The formats :func:`render` streams (``seqlab tag --format``; brat is written whole).
@@ -27,9 +28,22 @@ class Span:
 
 
 @dataclass(frozen=True)
+class SurfaceToken:
+    """A token of the text as written, ``[start, end)``, and the words it stands for, ``[word_start, word_end)``
+    (more than one for a multiword token)."""
+
+    text: str
+    start: int
+    end: int
+    word_start: int
+    word_end: int
+
+
+@dataclass(frozen=True)
 class Sentence:
-    """One sentence: its tokens with their character offsets into the tagged text, one label per token
-    (in the scheme asked for), and its spans."""
+    """One sentence: its tokens (the words the model tagged) with their character offsets into the tagged text, one
+    label per token (in the scheme asked for), and its spans. The words of a multiword token share its offsets
+    (:meth:`Document.surface_tokens`)."""
 
     tokens: list[str]
     offsets: list[tuple[int, int]]
@@ -61,6 +75,16 @@ class Document:
         pieces.append(self.text[cursor:])
         return "".join(pieces)
 
+    def surface_tokens(self) -> list[list[SurfaceToken]]:
+        """Each sentence's surface tokens, the pieces of the text its words came from: a multiword token (French
+        ``du``) is one surface token over several words (``de``, ``le``), which share its offsets."""
+        return [[SurfaceToken(self.text[s.offsets[a][0]:s.offsets[a][1]], s.offsets[a][0], s.offsets[a][1], a, b + 1)
+                 for a, b in multiword_groups(s.offsets)] for s in self.sentences]
+
+    def tagged_words(self) -> str:
+        """A token-label model's output: every word as ``word/TAG``, separated by spaces."""
+        return " ".join(f"{word}/{label}" for s in self.sentences for word, label in zip(s.tokens, s.labels))
+
     def __str__(self) -> str:
         return self.inline()
 
@@ -84,7 +108,7 @@ def render(numbered: Iterable[tuple[int, Document]], fmt: str, *, token_labels: 
     * ``jsonl``: one JSON object per sentence, :func:`seqlab.core.schema.encode_line`: its input line number,
       tokens, offsets, labels and spans (text, label, character offsets into the input line, confidence, token
       offsets);
-    * ``inline``: each input line with entities marked ``[LABEL words]``;
+    * ``inline``: each input line with entities marked ``[LABEL words]`` (``word/TAG`` for ``token_labels``);
     * ``conllu``: CoNLL-U, ``# sent_id = LINE-K`` (the K-th sentence of input line LINE) and ``# text``, the
       labels in UPOS when they are ``token_labels`` (a POS tagger's), else ``NER=label`` in MISC
       (:func:`seqlab.data.formats.conllu_writer.conllu_sentence`)."""

@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from seqlab.core import rundir
+from seqlab.text.learned import save_adaptations
 from seqlab.core.config import EmbeddingsConfig
 from seqlab.core.errors import SeqlabError
 from seqlab.core.task import BatchLoss, Score
@@ -132,6 +133,7 @@ class TaggingTask:
     def save_run_files(self, run_dir: Path) -> None:
         save_vocabs(run_dir / rundir.VOCABS, self.vocabs)
         rundir.save_feature_state(run_dir, self.features.state if self.features else {})
+        save_adaptations(self.config.data, run_dir)
         if self.model.embedder.contextual is not None:
             rundir.save_encoder_record(run_dir, self.model.embedder.contextual.record.to_dict())
 

@@ -518,3 +518,47 @@ def test_seqlab_tag_as_a_program_ends_without_teardown_and_loses_no_output(run_d
              "print('returned', code)")
     inside = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
     assert inside.returncode == 0 and inside.stdout.endswith("returned 0\n"), inside.stderr[-2000:]
+
+
+def test_tokenized_input_is_written_back_exactly(run_dir, tmp_path, capsys):
+    lines = ["EU rejects German call to boycott British lamb .", "", "Mr. Smith's U.S.-based (firm)", "a"]
+    path = tmp_path / "in.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["tag", str(run_dir), str(path), "--tokenized"]) == 0
+    sentences = capsys.readouterr().out.split("\n\n")[:-1]
+    assert [[row.split(" ")[0] for row in s.splitlines()] for s in sentences] == [line.split() for line in lines
+                                                                                   if line]
+
+
+def test_tag_many_takes_token_lists_beside_texts(run_dir):
+    tagger = SequenceTagger.load(run_dir)
+    tokens = [["EU", "rejects", "German", "call", "."], ["Peter", "Blackburn"]]
+    docs = list(tagger.tag_many([*tokens, "EU rejects German call."]))
+    assert [d.sentences[0].tokens for d in docs[:2]] == tokens
+    assert [d.sentences[0].labels for d in docs[:2]] == [s.labels for s in tagger.tag_tokens(tokens)]
+    assert docs[0].sentences[0].labels == docs[2].sentences[0].labels
+
+
+@pytest.mark.parametrize("name, text", [
+    ("in.conll", "EU NNP B-ORG\nrejects VBZ O\n\nPeter NNP B-PER\nBlackburn NNP I-PER\n"),
+    ("in.conllu", "# text = EU rejects\n1\tEU\t_\tPROPN\t_\t_\t_\t_\t_\t_\n2\trejects\t_\tVERB\t_\t_\t_\t_\t_\t_\n\n"
+                  "1\tPeter\t_\tX\t_\t_\t_\t_\t_\t_\n2\tBlackburn\t_\tX\t_\t_\t_\t_\t_\t_\n\n"),
+])
+def test_conll_and_conllu_files_are_tagged_by_their_tokens(run_dir, tmp_path, capsys, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    assert main(["tag", str(run_dir), str(path)]) == 0
+    rows = [line.split(" ") for line in capsys.readouterr().out.splitlines()]
+    assert [r[0] for r in rows if r != [""]] == ["EU", "rejects", "Peter", "Blackburn"]
+    assert all(len(r) == 2 for r in rows if r != [""])  # the file's labels are not read
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--tokenized", "--input-format", "conll"], "cannot be combined with --input-format conll"),
+    (["--tokenized", "--workers", "2"], "--workers applies to raw text input"),
+])
+def test_pre_tokenized_input_refuses_what_it_cannot_do(run_dir, tmp_path, capsys, argv, message):
+    path = tmp_path / "in.txt"
+    path.write_text("EU rejects\n", encoding="utf-8")
+    assert main(["tag", str(run_dir), str(path), *argv]) != 0
+    assert message in capsys.readouterr().err

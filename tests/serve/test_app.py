@@ -54,6 +54,15 @@ def test_pre_tokenized_sentences_are_tagged_as_given(tagger):
     assert [span_rows(s["spans"]) for s in body["sentences"]] == [span_rows(s.spans) for s in expected]
 
 
+def test_one_sentence_may_be_given_as_its_tokens(tagger):
+    server, url = serve(tagger)
+    try:
+        status, body = post(url + "/tag", json.dumps({"tokens": ["EU", "rejects", "German", "call"]}).encode())
+    finally:
+        server.shutdown()
+    assert status == 200 and [s["tokens"] for s in body["sentences"]] == [["EU", "rejects", "German", "call"]]
+
+
 @pytest.mark.parametrize("method, path, body, status, message", [
     ("POST", "/tag", b"{not json", 400, "not UTF-8 JSON"),
     ("POST", "/tag", b"\xff\xfe", 400, "not UTF-8 JSON"),

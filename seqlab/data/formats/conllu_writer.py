@@ -13,7 +13,8 @@ Each sentence gets ``# sent_id`` and ``# text`` comments and one line per token 
 * span labels (NER, chunks): ``NER=<label>`` in the ``MISC`` field (``NER=B-PER``), as UD-style NER corpora
   carry them, ``UPOS`` left ``_``.
 
-``SpaceAfter=No`` in ``MISC`` marks a token followed directly by the next one, so ``# text`` can be rebuilt.
+``SpaceAfter=No`` in ``MISC`` marks a token followed directly by the next one, so ``# text`` can be rebuilt; the
+words of a multiword token (which share its character offsets) follow a range line with its surface form.
 """
 from __future__ import annotations
 
@@ -34,20 +35,39 @@ from seqlab.data.schemes import split_tag
 NER_KEY = "NER"
 
 
+def multiword_groups(offsets: Sequence[Sequence[int]]) -> list[tuple[int, int]]:
+    """``[first, last]`` word indices of each surface token: the words of a multiword token share its offsets."""
+    groups: list[tuple[int, int]] = []
+    for k, span in enumerate(offsets):
+        if groups and tuple(offsets[groups[-1][0]]) == tuple(span):
+            groups[-1] = (groups[-1][0], k)
+        else:
+            groups.append((k, k))
+    return groups
+
+
 def conllu_sentence(tokens: Sequence[str], labels: Sequence[str], offsets: Sequence[Sequence[int]], text: str,
                     sent_id: str, *, token_labels: bool = False) -> str:
     """One sentence as CoNLL-U lines and the blank line after it; ``offsets`` are the tokens' ``[start, end)``
-    in ``text`` (for ``# text`` and ``SpaceAfter=No``); ``token_labels``: the labels go in UPOS, else in MISC."""
+    in ``text`` (for ``# text`` and ``SpaceAfter=No``); ``token_labels``: the labels go in UPOS, else in MISC.
+    Words that share their offsets are one multiword token: a range line (``2-3 du``) with its surface form and
+    ``SpaceAfter``, then its words."""
     lines = [f"# sent_id = {sent_id}"]
     if tokens:
         lines.append(f"# text = {as_field(text[offsets[0][0]:offsets[-1][1]])}")
-    for k, (token, label) in enumerate(zip(tokens, labels)):
-        misc = [] if token_labels else [f"{NER_KEY}={label}"]
-        if k + 1 < len(tokens) and offsets[k][1] == offsets[k + 1][0]:
-            misc.append("SpaceAfter=No")
-        upos = label if token_labels else "_"
-        lines.append("\t".join((str(k + 1), as_field(token) or "_", "_", upos, "_", "_", "_", "_", "_",
-                                "|".join(misc) or "_")))
+    groups = multiword_groups(offsets)
+    for g, (first, last) in enumerate(groups):
+        glued = g + 1 < len(groups) and offsets[last][1] == offsets[groups[g + 1][0]][0]
+        if last > first:
+            surface = as_field(text[offsets[first][0]:offsets[first][1]]) or "_"
+            lines.append("\t".join((f"{first + 1}-{last + 1}", surface, *"_" * 7, "SpaceAfter=No" if glued else "_")))
+        for k in range(first, last + 1):
+            misc = [] if token_labels else [f"{NER_KEY}={labels[k]}"]
+            if glued and last == first:
+                misc.append("SpaceAfter=No")
+            upos = labels[k] if token_labels else "_"
+            lines.append("\t".join((str(k + 1), as_field(tokens[k]) or "_", "_", upos, "_", "_", "_", "_", "_",
+                                    "|".join(misc) or "_")))
     return "\n".join(lines) + "\n\n"
 
 

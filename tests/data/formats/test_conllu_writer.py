@@ -29,3 +29,15 @@ def test_token_labels_go_in_upos() -> None:
     rows = [line.split("\t") for line in conllu_sentence(TOKENS, labels, OFFSETS, TEXT, "1", token_labels=True)
             .splitlines() if line and not line.startswith("#")]
     assert [row[3] for row in rows] == labels and rows[0][9] == "_"
+
+
+def test_multiword_token_range_line_carries_space_after(tmp_path: Path) -> None:
+    text = "au."
+    block = conllu_sentence(["à", "le", "."], ["ADP", "DET", "PUNCT"], [(0, 2), (0, 2), (2, 3)], text, "1",
+                            token_labels=True)
+    rows = [line.split("\t") for line in block.splitlines() if line and not line.startswith("#")]
+    assert [(r[0], r[1], r[9]) for r in rows] == [("1-2", "au", "SpaceAfter=No"), ("1", "à", "_"), ("2", "le", "_"),
+                                                  ("3", ".", "_")]
+    (tmp_path / "s.conllu").write_text(block, encoding="utf-8")
+    (sentence,) = read_conllu(tmp_path / "s.conllu")
+    assert list(sentence.columns["form"]) == ["à", "le", "."] and sentence.extra["text"] == text

@@ -1,0 +1,87 @@
+"""Adaptations learned from a treebank: merges, splits, multiword tokens, stored and applied."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from seqlab.core.errors import SeqlabError
+from seqlab.data.conllu import read_conllu
+from seqlab.text.learned import FILE, learn, load, save
+from seqlab.text.mwt import accuracy, with_case
+from seqlab.text.pipeline import TextPipeline
+
+pytest.importorskip("spacy", reason="the languages extra (spaCy) is not installed")
+
+
+def _row(k: int | str, form: str, upos: str = "X", misc: str = "_") -> str:
+    return "\t".join((str(k), form, "_", upos, "_", "_", "_", "_", "_", misc))
+
+
+def _sentence(text: str, rows: list[str]) -> str:
+    return f"# text = {text}\n" + "\n".join(rows) + "\n\n"
+
+
+#: French-style training data: ``20 000`` one token, ``du`` always de+le, ``des`` de+les after a noun and the
+#: article after a verb.
+TRAIN = (
+    _sentence("Il a 20 000 euros du jour.", [_row(1, "Il"), _row(2, "a"), _row(3, "20 000"), _row(4, "euros"),
+              _row("5-6", "du"), _row(5, "de"), _row(6, "le"), _row(7, "jour", misc="SpaceAfter=No"), _row(8, ".")])
+    + _sentence("Le livre des enfants.", [_row(1, "Le"), _row(2, "livre"), _row("3-4", "des"), _row(3, "de"),
+                _row(4, "les"), _row(5, "enfants", misc="SpaceAfter=No"), _row(6, ".")])
+    + _sentence("Le prix des enfants.", [_row(1, "Le"), _row(2, "prix"), _row("3-4", "des"), _row(3, "de"),
+                _row(4, "les"), _row(5, "enfants", misc="SpaceAfter=No"), _row(6, ".")])
+    + _sentence("Il a des amis.", [_row(1, "Il"), _row(2, "a"), _row(3, "des"), _row(4, "amis", misc="SpaceAfter=No"),
+                _row(5, ".")])
+    + _sentence("On voit des amis.", [_row(1, "On"), _row(2, "voit"), _row(3, "des"),
+                _row(4, "amis", misc="SpaceAfter=No"), _row(5, ".")])
+)
+
+
+@pytest.fixture
+def train(tmp_path: Path) -> Path:
+    path = tmp_path / "train.conllu"
+    path.write_text(TRAIN, encoding="utf-8")
+    return path
+
+
+def test_learns_merges_by_shape_and_multiwords(train: Path) -> None:
+    learned = learn(train, "fr")
+    assert learned.merges == {"00 000": 2}
+    entries = learned.multiwords.entries
+    assert (entries["du"].words, entries["du"].mwt, entries["du"].plain) == (["de", "le"], 1, 0)
+    assert (entries["des"].mwt, entries["des"].plain) == (2, 2)
+
+
+def test_raw_text_comes_out_tokenized_like_the_training_data(train: Path) -> None:
+    pipeline = TextPipeline("fr", learn(train, "fr"))
+    (sentence,) = pipeline.sentences("Du 13 819 au livre des enfants.")
+    assert sentence.words == ["De", "le", "13 819", "au", "livre", "de", "les", "enfants", "."]
+    assert sentence.starts[:2] == [0, 0] and sentence.ends[:2] == [2, 2]  # one surface token, two words
+
+
+def test_the_context_rule_reads_an_ambiguous_form_both_ways(train: Path) -> None:
+    pipeline = TextPipeline("fr", learn(train, "fr"))
+    assert pipeline.sentences("Il a des amis.")[0].words == ["Il", "a", "des", "amis", "."]
+    assert pipeline.sentences("Le livre des voisins.")[0].words == ["Le", "livre", "de", "les", "voisins", "."]
+    assert accuracy(learn(train, "fr").multiwords, read_conllu(train))["accuracy"] == 1.0
+
+
+def test_saved_and_loaded_alike(train: Path, tmp_path: Path) -> None:
+    learned = learn(train, "fr")
+    save(learned, tmp_path)
+    assert load(tmp_path) == learned
+    assert load(tmp_path / "nothing") is None
+
+
+def test_a_damaged_file_is_a_one_line_error(tmp_path: Path) -> None:
+    (tmp_path / FILE).write_text('{"language": "fr"}', encoding="utf-8")
+    with pytest.raises(SeqlabError, match="not a seqlab text adaptations file"):
+        load(tmp_path)
+
+
+@pytest.mark.parametrize("surface, words, expected", [
+    ("du", ["de", "le"], ["de", "le"]), ("Du", ["de", "le"], ["De", "le"]), ("DU", ["de", "le"], ["DE", "LE"]),
+])
+def test_words_take_the_surface_case(surface: str, words: list[str], expected: list[str]) -> None:
+    assert with_case(surface, words) == expected
