@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from seqlab.core.errors import DataFormatError, SeqlabError
+from seqlab.core.json_limits import lone_surrogate, record_fault
 from seqlab.data.conll import ColumnSentence
 from seqlab.data.formats.align import AlignmentReport, CharSpan, SpanDocument, align_documents
 from seqlab.data.formats.files import integer, read_text
@@ -23,6 +24,9 @@ from seqlab.data.formats.files import integer, read_text
 def json_list(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
     """``(line number, element)`` for each element of the JSON list that is the whole of ``path``."""
     text = read_text(path)
+    fault = record_fault(text)
+    if fault:
+        raise DataFormatError(str(path), 1, fault)
     decoder = json.JSONDecoder()
     at = _skip(text, 0)
     if not text.startswith("[", at):
@@ -38,6 +42,9 @@ def json_list(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
             value, at = decoder.raw_decode(text, at)
         except json.JSONDecodeError as err:
             raise DataFormatError(str(path), err.lineno, f"not JSON: {err.msg} (column {err.colno})") from None
+        fault = lone_surrogate(text[counted:at], value)
+        if fault:
+            raise DataFormatError(str(path), line, fault)
         yield line, value
         at = _skip(text, at)
         if text.startswith(",", at):
