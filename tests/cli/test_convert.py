@@ -14,13 +14,13 @@ def test_convert_prints_what_it_wrote_and_the_alignment_report(tmp_path, capsys)
     assert main(["convert", str(BRAT), str(tmp_path / "a.jsonl"), "--to", "jsonl"]) == 0
     out, err = capsys.readouterr()
     lines = out.splitlines()
-    assert lines[0].endswith("read 3 sentences with 4 spans (brat), wrote 2 documents (jsonl)")
-    assert lines[1].startswith("alignment: 2 documents, 3 sentences, 6 spans read: 4 aligned")
+    assert lines[0].endswith("read 3 sentences with 5 spans (brat), wrote 2 documents (jsonl)")
+    assert lines[1].startswith("alignment: 2 documents, 3 sentences, 7 spans read: 5 aligned")
     assert "2 dropped as overlapping" in lines[1] and len(lines) == 4  # the two dropped spans, one line each
     assert "d1.ann:4" in lines[2] and "dropped" not in err  # printed once, not logged again
     assert main(["convert", str(tmp_path / "a.jsonl"), str(tmp_path / "b.txt"), "--from", "jsonl", "--to", "conll",
                  "--label-map", "Gene=,Disease=Dis"]) == 0
-    assert "with 3 spans" in capsys.readouterr().out
+    assert "with 4 spans" in capsys.readouterr().out
     assert "B-Dis" in (tmp_path / "b.txt").read_text() and "Gene" not in (tmp_path / "b.txt").read_text()
 
 

@@ -49,6 +49,7 @@ class CharSpan:
     label: str
     line: int = 0  # the line of the annotation file that holds it (brat .ann, JSONL object); 0: unknown
     ident: str = ""  # its id in that file (brat ``T3``), for messages
+    text: str | None = None  # the text the file says it covers, when it says (checked by seqlab.data.formats.offsets)
 
 
 @dataclass(frozen=True)

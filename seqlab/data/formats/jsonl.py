@@ -23,6 +23,7 @@ from seqlab.data.conll import ColumnSentence
 from seqlab.data.formats.align import (TAG, WORD, AlignmentReport, CharSpan, SpanDocument, align_documents,
                                        documents_of)
 from seqlab.data.formats.files import integer, json_objects
+from seqlab.data.formats.offsets import in_chars
 
 #: Where an object's spans are looked for, in this order.
 SPAN_KEYS = ("spans", "entities", "label")
@@ -36,8 +37,9 @@ def _first(item: dict[str, Any], keys: tuple[str, ...]) -> object:
 def parse_span(item: object, where: str, path: str, line: int) -> CharSpan:
     """One span: ``{"start", "end", "label"}`` (or doccano's ``start_offset``/``end_offset``) or
     ``[start, end, label]``; ``where`` names it in errors (``spans[2]``)."""
+    own = None
     if isinstance(item, dict):
-        start, end, label = _first(item, _STARTS), _first(item, _ENDS), item.get("label")
+        start, end, label, own = _first(item, _STARTS), _first(item, _ENDS), item.get("label"), item.get("text")
     elif isinstance(item, list) and len(item) == 3:
         start, end, label = item
     else:
@@ -46,7 +48,7 @@ def parse_span(item: object, where: str, path: str, line: int) -> CharSpan:
     if not isinstance(label, str):
         raise DataFormatError(path, line, f"{where}: expected a label string, got {label!r}")
     return CharSpan(integer(start, f"{where} start", path, line), integer(end, f"{where} end", path, line),
-                    label, line)
+                    label, line, text=own if isinstance(own, str) else None)
 
 
 def span_document(obj: dict[str, Any], path: str, line: int, *, text_key: str = "text") -> SpanDocument:
@@ -66,21 +68,24 @@ def span_document(obj: dict[str, Any], path: str, line: int, *, text_key: str = 
     return SpanDocument(ident, text, spans, path=path, line=line)
 
 
-def span_documents(path: str | os.PathLike[str], report: AlignmentReport) -> Iterator[SpanDocument]:
-    """The documents of a span JSONL file."""
+def span_documents(path: str | os.PathLike[str], report: AlignmentReport, *, offsets: str = "auto",
+                   strict: bool = False) -> Iterator[SpanDocument]:
+    """The documents of a span JSONL file, their offsets read in the unit ``offsets`` names
+    (:mod:`seqlab.data.formats.offsets`)."""
     for number, obj in json_objects(path):
         if obj.get("answer", "accept") != "accept":
             report.notes["records not accepted (answer reject or ignore) skipped"] += 1
             continue
-        yield span_document(obj, str(path), number)
+        yield in_chars(span_document(obj, str(path), number), offsets, report, strict=strict)
 
 
 def read_span_jsonl(path: str | os.PathLike[str], *, strict: bool = False,
-                    report: AlignmentReport | None = None) -> Iterator[ColumnSentence]:
+                    report: AlignmentReport | None = None, offsets: str = "auto") -> Iterator[ColumnSentence]:
     """Stream the sentences of a span JSONL file, tagged IOB2 in the columns ``word`` and ``ner``; the
-    report (counts and problems) is logged at the end, unless the caller passes its own ``report``."""
+    report (counts and problems) is logged at the end, unless the caller passes its own ``report``;
+    ``offsets``: the unit the offsets count (:data:`seqlab.data.formats.offsets.UNITS`)."""
     own, report = report is None, report if report is not None else AlignmentReport()
-    yield from align_documents(span_documents(path, report), report, strict=strict)
+    yield from align_documents(span_documents(path, report, offsets=offsets, strict=strict), report, strict=strict)
     if own:  # a caller that passes its report reads it (seqlab convert prints it)
         report.log(str(path))
 

@@ -19,6 +19,7 @@ from seqlab.core.json_limits import lone_surrogate, record_fault
 from seqlab.data.conll import ColumnSentence
 from seqlab.data.formats.align import AlignmentReport, CharSpan, SpanDocument, align_documents
 from seqlab.data.formats.files import integer, read_text
+from seqlab.data.formats.offsets import in_chars
 
 
 def json_list(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
@@ -69,7 +70,7 @@ def _region(result: dict[str, Any], where: str, path: str, line: int, report: Al
         report.notes["regions with several labels (the first read)"] += 1
     return CharSpan(integer(value.get("start"), f"{where} value.start", path, line),
                     integer(value.get("end"), f"{where} value.end", path, line), labels[0], line,
-                    str(result.get("id", "")))
+                    str(result.get("id", "")), text=value["text"] if isinstance(value.get("text"), str) else None)
 
 
 def task_document(task: object, number: int, path: str, line: int, report: AlignmentReport, *,
@@ -97,23 +98,27 @@ def task_document(task: object, number: int, path: str, line: int, report: Align
 
 
 def label_studio_documents(path: str | os.PathLike[str], report: AlignmentReport, *,
-                           text_key: str = "text") -> Iterator[SpanDocument]:
-    """The documents of a Label Studio JSON export."""
+                           text_key: str = "text", offsets: str = "auto",
+                           strict: bool = False) -> Iterator[SpanDocument]:
+    """The documents of a Label Studio JSON export, offsets read in the unit ``offsets`` names
+    (:mod:`seqlab.data.formats.offsets`)."""
     count = 0
     for number, (line, task) in enumerate(json_list(path)):
         doc = task_document(task, number, str(path), line, report, text_key=text_key)
         count += 1
         if doc is not None:
-            yield doc
+            yield in_chars(doc, offsets, report, strict=strict)
     if not count:
         raise SeqlabError(f"{path}: no tasks (an empty JSON list)")
 
 
 def read_label_studio(path: str | os.PathLike[str], *, strict: bool = False, text_key: str = "text",
-                      report: AlignmentReport | None = None) -> Iterator[ColumnSentence]:
+                      report: AlignmentReport | None = None, offsets: str = "auto") -> Iterator[ColumnSentence]:
     """Stream the sentences of a Label Studio JSON export, tagged IOB2 in the columns ``word`` and ``ner``;
-    the report (counts and problems) is logged at the end, unless the caller passes its own ``report``."""
+    the report (counts and problems) is logged at the end, unless the caller passes its own ``report``;
+    ``offsets``: the unit the offsets count (:data:`seqlab.data.formats.offsets.UNITS`)."""
     own, report = report is None, report if report is not None else AlignmentReport()
-    yield from align_documents(label_studio_documents(path, report, text_key=text_key), report, strict=strict)
+    yield from align_documents(label_studio_documents(path, report, text_key=text_key, offsets=offsets,
+                                                      strict=strict), report, strict=strict)
     if own:  # a caller that passes its report reads it (seqlab convert prints it)
         report.log(str(path))
