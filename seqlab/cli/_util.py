@@ -50,7 +50,7 @@ def input_lines(file: str | None) -> tuple[Iterable[str], str]:
         raw = getattr(sys.stdin, "buffer", None)  # None when stdin was replaced by a text-only stream
         return (sys.stdin if raw is None else utf8_lines(raw, "<stdin>")), "<stdin>"
     path = Path(file)
-    require_file(path)
+    require_file(path, stream=True)  # read once, start to end: a FIFO or <(cmd) serves as well as a file
     return _file_lines(path), str(path)
 
 
