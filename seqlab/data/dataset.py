@@ -77,8 +77,8 @@ def read_split(config: DataConfig, name: str, path: str | Path | None = None) ->
     if not tokens:
         where = f"data.{name}: {path}" if name in ("train", "dev", "test") else str(path)
         raise SeqlabError(f"{where}: no sentences (the file is empty, or holds only blank and -DOCSTART- lines)")
-    if relabel and name == "train" and not limit:
-        relabel.warn_unmet(f"data.train: {path}")
+    if relabel and name in ("train", "eval") and not limit:
+        relabel.warn_unmet(f"data.{name}: {path}", refuse=name == "train")
     return Split(name, path, tokens, file_tags, tags, columns, written)
 
 

@@ -196,6 +196,8 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], *, s
             result.sentences += 1
             yield ColumnSentence({WORD: s[WORD], TAG: tuple(tags)}, path=s.path, line=s.line, doc_start=s.doc_start,
                                  extra=s.extra)
+        if relabel:  # before the writer finishes, so that a map that maps nothing leaves no file
+            relabel.warn_unmet(str(source), refuse=True)
 
     result.written = WRITERS[target_format](Path(target), sentences())
     return result
