@@ -196,7 +196,7 @@ def refresh(path: str | Path, out: str | Path, *, about: dict[str, str] | None =
     if calibrate_on:
         if model.task != "tagging":
             raise SeqlabError(f"{path}: calibration is for taggers; this is a {model.task} model")
-        members[rundir.CALIBRATION] = json.dumps(model.calibrate(calibrate_on), indent=2).encode("utf-8")
+        members[rundir.CALIBRATION] = json.dumps(model.calibrate(calibrate_on, strict=True), indent=2).encode("utf-8")
     recorded = {split: {"f1": value} for split, value in (checked.manifest.get("scores") or {}).items()
                 if isinstance(value, (int, float))}
     calibration = members.get(rundir.CALIBRATION)

@@ -22,7 +22,7 @@ from seqlab.core.device import resolve_device
 from seqlab.core.errors import SeqlabError
 from seqlab.core.loaded import DEFAULT_BACKEND, check_kind, model_metadata
 from seqlab.data.batching import Encoded, encode
-from seqlab.core.paths import data_relative, require_file
+from seqlab.core.paths import data_relative
 from seqlab.data.dataset import Split, file_layout, read_split
 from seqlab.data.labelling import Evaluation
 from seqlab.data.schemes import detect_scheme
@@ -31,7 +31,7 @@ from seqlab.data.vocab import Vocab, load_vocabs
 from seqlab.models.tagger import Tagger
 from seqlab.modules.transformer import recorded_encoder
 from seqlab.tagging.build import build_tagger, use_post_viterbi
-from seqlab.tagging.calibration import Outcomes, fit_temperature, stored_temperature
+from seqlab.tagging.calibration import Outcomes, calibration_fault, fit_temperature, stored_temperature
 from seqlab.tagging.calibration import summary as calibration_summary
 from seqlab.tagging.config import POOL_BATCHES, Config, load_config
 from seqlab.tagging.document import Document, Sentence, Span
@@ -270,7 +270,8 @@ class SequenceTagger:
         """A labelled file read in the model's layout (or ``columns``), or a split already read."""
         if isinstance(data, Split):
             return data
-        require_file(data)
+        if not Path(data).exists():  # a file, or a brat folder: what seqlab eval reads
+            raise SeqlabError(f"{data}: no such file or folder")
         return read_split(file_layout(self.config.data, data, columns), "eval", path=data)
 
     @property
@@ -286,11 +287,17 @@ class SequenceTagger:
         encoded = encode(split.tokens, self.vocabs, **encode_options(self.features, split.columns))
         return Outcomes(self.predictor, encoded, split, self.labelling, batch_size=batch_size)
 
-    def calibrate(self, data: str | Path | Split | Outcomes, *, batch_size: int = 100) -> dict[str, Any]:
+    def calibrate(self, data: str | Path | Split | Outcomes, *, batch_size: int = 100,
+                  strict: bool = False) -> dict[str, Any]:
         """Fit the confidences' temperature on a labelled file (the dev set), or on a split this model has decoded
         already (:meth:`outcomes`), and use it from now on; returns what a run's calibration.json records (the
-        temperature, and the ECE there before and after)."""
+        temperature, and the ECE there before and after). ``strict``: data that cannot calibrate
+        (:func:`seqlab.tagging.calibration.calibration_fault`) is a SeqlabError, not the fallback 1.0."""
         outcomes = data if isinstance(data, Outcomes) else self.outcomes(data, batch_size=batch_size)
+        fault = calibration_fault(outcomes) if strict else ""
+        if fault:
+            raise SeqlabError(f"{outcomes.split.path}: cannot calibrate: {fault}; the model's temperature "
+                              f"({self.predictor.temperature:g}) is kept")
         temperature = fit_temperature(outcomes)
         self.predictor.temperature = temperature
         where = Path(data.split.path if isinstance(data, Outcomes) else data.path if isinstance(data, Split) else data)

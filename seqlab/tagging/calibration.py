@@ -275,6 +275,33 @@ def fit_temperature(outcomes: Outcomes, *, low: float = LOWEST, high: float = HI
     return found if outcomes.log_loss(found) <= losses[best] else float(grid[best])
 
 
+#: The fewest sentences ``seqlab calibrate`` fits a temperature on.
+MIN_SENTENCES = 2
+
+
+def calibration_fault(outcomes: Outcomes) -> str:
+    """Why ``outcomes`` cannot calibrate (one sentence, no gold entities, gold types none of the model's, too few
+    units right or wrong for :func:`fit_temperature` to fit), or ``""``: what ``seqlab calibrate`` refuses rather
+    than store the fallback 1.0 over a model's temperature."""
+    split, unit = outcomes.split, outcomes.unit
+    if len(split.tokens) < MIN_SENTENCES:
+        return f"{len(split.tokens)} sentence; a temperature is fitted on at least {MIN_SENTENCES}"
+    if unit == "span":
+        gold = {kind for tags in split.file_tags for kind, _, _ in spans(tags)}
+        model = {str(name).partition("-")[2] for name in outcomes.predictor.names} - {""}
+        if not gold:
+            return "no entities in its gold tags; a temperature is fitted on labelled spans"
+        if not gold & model:
+            return (f"its types {sorted(gold)} are none of the model's {sorted(model)}; give a file labelled with "
+                    f"the model's types (seqlab eval --label-map maps them)")
+    right = int(outcomes.correct.sum())
+    wrong = len(outcomes.correct) - right
+    if min(right, wrong) < MIN_EACH:
+        return (f"{right} predicted {unit}s right and {wrong} wrong: too few to fit a temperature (at least "
+                f"{MIN_EACH} of each)")
+    return ""
+
+
 def check_temperature(value: Any, where: str) -> float:
     """A stored temperature as a float in [:data:`LOWEST`, :data:`HIGHEST`], or a one-line error naming ``where``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
