@@ -67,7 +67,7 @@ def _json_kind(path: Path) -> str:
         return "labelstudio"
     try:
         first = json.loads(head.split(b"\n", 1)[0])
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deep: the reader says which, in one line
         return "jsonl"
     return "hf" if isinstance(first, dict) and "tokens" in first else "jsonl"
 

@@ -81,3 +81,11 @@ def test_a_conll_model_evaluates_an_offset_format_by_the_word_and_ner_columns() 
     assert read_split(fitted, "eval", path=spans).tokens[0] == ["Barack", "Obama", "visited", "Paris", "."]
     with pytest.raises(SeqlabError, match=r"spans.jsonl: a jsonl file has the columns \['word', 'ner'\]"):
         file_layout(config, spans, ["word", "ner"])
+
+
+def test_a_first_line_nested_past_the_parser_is_span_jsonl_for_its_reader_to_refuse(tmp_path) -> None:
+    from seqlab.data.formats.registry import detect_format
+
+    path = tmp_path / "x.jsonl"
+    path.write_text('{"text": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    assert detect_format(path) == "jsonl"
