@@ -67,6 +67,16 @@ def use_threads(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
+def add_offsets_option(parser: argparse.ArgumentParser, default: str | None = "auto") -> None:
+    """``--offsets``: what a span JSONL or Label Studio input's offsets count (data.offsets)."""
+    from seqlab.data.formats.offsets import UNITS
+
+    parser.add_argument("--offsets", choices=UNITS, default=default,
+                        help="what span JSONL / Label Studio offsets count: chars, utf8 (bytes), utf16 (code units, "
+                             "as JavaScript tools write them) or auto (decided by the spans' texts; default: "
+                             + ("auto)" if default else "the model's data.offsets)"))
+
+
 def add_threads_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=positive_int, default=1,
                         help="CPU threads for the model (default 1: steady on a shared machine; raise it on an "

@@ -87,8 +87,8 @@ def read_sentences(path: Path, config: DataConfig) -> Iterator[ColumnSentence]:
     fmt = file_format(path, config.format)
     if fmt == "conllu":
         return read_conllu(path, config.encoding)
-    if fmt in READERS:  # brat, jsonl, labelstudio, hf (seqlab.data.formats)
-        return READERS[fmt](path)
+    if fmt in READERS:  # brat, jsonl, labelstudio, hf (seqlab.data.formats); the offset formats' unit: data.offsets
+        return READERS[fmt](path, **({"offsets": config.offsets} if fmt in ("jsonl", "labelstudio") else {}))
     return read_conll(path, config.columns, encoding=config.encoding)
 
 

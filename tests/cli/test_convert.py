@@ -34,3 +34,18 @@ def test_errors_are_one_line(argv, message, tmp_path, capsys, monkeypatch) -> No
     assert main(["convert", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+def test_convert_offsets_reads_the_unit_given_and_refuses_chars_that_look_like_utf16(tmp_path, capsys) -> None:
+    import json
+
+    text = "\U0001F600 Paris ."
+    path = tmp_path / "x.jsonl"
+    path.write_text(json.dumps({"id": "d", "text": text, "spans": [{"start": 3, "end": 8, "label": "LOC",
+                                                                     "text": "Paris"}]}) + "\n", encoding="utf-8")
+    assert main(["convert", str(path), str(tmp_path / "a.jsonl"), "--to", "jsonl", "--offsets", "utf16"]) == 0
+    [doc] = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert doc["spans"] == [{"start": 2, "end": 7, "label": "LOC", "text": "Paris"}]
+    capsys.readouterr()
+    assert main(["convert", str(path), str(tmp_path / "b.jsonl"), "--to", "jsonl", "--offsets", "chars"]) == 2
+    assert "x.jsonl:1: document d: the spans' offsets look like UTF-16 code units" in capsys.readouterr().err

@@ -132,7 +132,8 @@ def _ner(misc: str) -> str | None:
 
 
 def read_any(path: str | os.PathLike[str], fmt: str, report: AlignmentReport, *,
-             columns: Sequence[str] | None = None, tag_column: str | None = None) -> Iterator[ColumnSentence]:
+             columns: Sequence[str] | None = None, tag_column: str | None = None,
+             offsets: str = "auto") -> Iterator[ColumnSentence]:
     """The sentences of ``path`` in format ``fmt`` (module docstring), columns ``word`` and ``ner``; an offset
     format's alignment counts go to ``report``."""
     path = Path(path)
@@ -145,7 +146,7 @@ def read_any(path: str | os.PathLike[str], fmt: str, report: AlignmentReport, *,
         return read_hf_jsonl(path)
     readers: dict[str, Callable[..., Iterator[ColumnSentence]]] = {
         "brat": read_brat, "jsonl": read_span_jsonl, "labelstudio": read_label_studio}
-    return readers[fmt](path, report=report)
+    return readers[fmt](path, report=report, **({"offsets": offsets} if fmt != "brat" else {}))
 
 
 def _write_conll(path: Path, sentences: Iterable[ColumnSentence]) -> int:
@@ -170,9 +171,10 @@ WRITERS: dict[str, Callable[[Path, Iterable[ColumnSentence]], int]] = {
 
 def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], *, source_format: str = "auto",
             target_format: str, label_map: Mapping[str, str | None] | None = None, scheme: str | None = None,
-            columns: Sequence[str] | None = None, tag_column: str | None = None) -> Conversion:
+            columns: Sequence[str] | None = None, tag_column: str | None = None, offsets: str = "auto") -> Conversion:
     """Read ``source`` (``auto``: its format detected) and write ``target`` in ``target_format``, with the types
-    renamed by ``label_map`` and the tags written in ``scheme`` (None: as read); returns the counts."""
+    renamed by ``label_map`` and the tags written in ``scheme`` (None: as read); ``offsets``: the unit of an
+    offset format's offsets (:mod:`seqlab.data.formats.offsets`); returns the counts."""
     fmt = detect_format(source) if source_format == "auto" else source_format
     if fmt not in READ_FORMATS:
         raise SeqlabError(f"--from: expected one of {['auto', *READ_FORMATS]}, got {fmt!r}")
@@ -182,7 +184,7 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], *, s
     relabel = LabelMapper(label_map, SpanLabelling("bilou", "iob2")) if label_map else None
 
     def sentences() -> Iterator[ColumnSentence]:
-        for s in read_any(source, fmt, result.report, columns=columns, tag_column=tag_column):
+        for s in read_any(source, fmt, result.report, columns=columns, tag_column=tag_column, offsets=offsets):
             tags = s[TAG]
             try:
                 tags = relabel(tags) if relabel else tags

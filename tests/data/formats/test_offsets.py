@@ -86,3 +86,17 @@ def test_label_studio_utf16_offsets_after_an_emoji_are_converted(tmp_path: Path)
     path = tmp_path / "x.json"
     path.write_text(json.dumps([task], ensure_ascii=False), encoding="utf-8")
     assert _entities(read_label_studio(path)) == [("LOC", "Paris")]
+
+
+def test_data_offsets_is_checked_and_read_by_the_dataset(tmp_path: Path) -> None:
+    from seqlab.core.errors import ConfigError
+    from seqlab.data.dataset import read_split
+    from seqlab.tagging.config import DataConfig
+
+    with pytest.raises(ConfigError, match=r"data.offsets"):
+        DataConfig(train="x.jsonl", offsets="bytes")
+    path = _jsonl(tmp_path, "utf16")
+    split = read_split(DataConfig(train=str(path), dev=str(path), offsets="utf16"), "train")
+    assert [t for tags in split.file_tags for t in tags if t != "O"] == ["B-PER", "B-LOC"]
+    with pytest.raises(DataFormatError, match=r"look like UTF-16 code units"):
+        read_split(DataConfig(train=str(path), dev=str(path), offsets="chars"), "train")
