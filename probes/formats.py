@@ -138,18 +138,20 @@ def _calibrate_probes(sw: Sweep, tagger: Path, folder: Path) -> None:
     none.write_text("Nothing NN B-NP O\nhere RB B-ADVP O\n\nAgain RB B-ADVP O\n. . O O\n")
     one = folder / "one.txt"
     one.write_text("Paris NNP B-NP I-LOC\n. . O O\n")
-    for name, path in {"no entities": none, "one sentence": one, "types disjoint (a brat folder)": folder / "brat"}.items():
-        before = (tagger / "calibration.json").read_bytes() if (tagger / "calibration.json").is_file() else None
-        sw.probe(f"trust calibrate: {name}", ["calibrate", str(tagger), str(path)], "clear-error", says="cannot calibrate",
-                 after=lambda b=before: None if ((tagger / "calibration.json").read_bytes()
-                                                 if (tagger / "calibration.json").is_file() else None) == b
-                 else "calibration.json was replaced")
+    record = tagger / "calibration.json"
+    stored = lambda: record.read_bytes() if record.is_file() else None  # noqa: E731
+    cases = {"no entities": none, "one sentence": one, "types disjoint (a brat folder)": folder / "brat"}
+    for name, path in cases.items():
+        before = stored()
+        sw.probe(f"trust calibrate: {name}", ["calibrate", str(tagger), str(path)], "clear-error",
+                 says="cannot calibrate",
+                 after=lambda b=before: None if stored() == b else "calibration.json was replaced")
 
 
 def _onnx_probes(sw: Sweep, packaged: Path, folder: Path) -> None:
     export = folder / "onnx"
-    if not sw.wants("trust onnx: ") or sw.probe("trust onnx: export", ["export", str(packaged), "--format", "onnx", "--out",
-                                                          str(export)], "ok") is None or not export.is_dir():
+    argv = ["export", str(packaged), "--format", "onnx", "--out", str(export)]
+    if not sw.wants("trust onnx: ") or sw.probe("trust onnx: export", argv, "ok") is None or not export.is_dir():
         return
     for case in ("swapped", "random"):
         copy = folder / f"onnx_{case}"
@@ -180,8 +182,8 @@ def _fifo_probe(sw: Sweep, tagger: Path, folder: Path) -> None:
     def tokens(r: Result) -> str | None:
         rows = [line for line in r.out.splitlines() if line.strip()]
         return None if len(rows) == 10 else f"{len(rows)} token lines, expected 10"
-    sw.probe("trust fifo: tag a named pipe, as <(cmd) gives", ["tag", str(tagger), str(pipe), "--format", "conll"], "ok",
-             tokens, timeout=120)
+    sw.probe("trust fifo: tag a named pipe, as <(cmd) gives", ["tag", str(tagger), str(pipe), "--format", "conll"],
+             "ok", tokens, timeout=120)
 
 
 def trust_probes(sw: Sweep, tagger: Path, packaged: Path, relation: Path) -> None:
