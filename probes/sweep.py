@@ -43,6 +43,7 @@ from typing import Callable  # noqa: E402
 from probes.configs import smoke_probes, yaml_probes  # noqa: E402
 from probes.defences import (api_probes, cli_probes, shared_parent_probes, sigterm_probes,  # noqa: E402
                              tokenizer_probes)
+from probes.formats import trust_probes  # noqa: E402
 from probes.hostile import cache_probes, eval_probes, model_file_probes, serve_probes  # noqa: E402
 from probes.inputs import NER, SEMEVAL, labelled_kinds, materialise, raw_kinds, semeval_kinds  # noqa: E402
 from probes.runner import (PRELOADED, Result, Sweep, check_conll_tokens, check_eval, check_file,  # noqa: E402
@@ -488,7 +489,8 @@ def main() -> None:
             ("yaml", lambda: yaml_probes(sw, tagger, packaged)), ("smoke runs", lambda: smoke_probes(sw)),
             ("tokenizer time", lambda: tokenizer_probes(sw, args.model)), ("api", lambda: api_probes(sw, tagger)),
             ("cli", lambda: cli_probes(sw, tagger, packaged)),
-            ("training faults", lambda: (shared_parent_probes(sw), sigterm_probes(sw)))]
+            ("training faults", lambda: (shared_parent_probes(sw), sigterm_probes(sw))),
+            ("trust", lambda: trust_probes(sw, tagger, packaged, relation))]
         for name, group in groups:
             begun = time.monotonic()
             group()

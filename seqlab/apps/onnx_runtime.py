@@ -31,6 +31,9 @@ ONNX, SPELLING, PACKAGE, MANIFEST = "model.onnx", "spelling.onnx", "model.seqlab
 #: Version 2: spelling vectors from their own graph, once per word type (version 1 ran the character BiLSTM
 #: inside the emissions graph, on every batch's word types).
 FORMAT, FORMAT_VERSION = "seqlab-onnx", 2
+#: The rank of every input and output a graph of an export may have (onnx_export.INPUTS, SPELLING_INPUTS).
+RANKS = {"words": 2, "caps": 2, "char_vectors": 3, "features": 3, "feature_ids": 3, "lengths": 1, "emissions": 3,
+         "chars": 2, "char_lengths": 1, "spelling": 2}
 
 
 def require(module: str) -> None:
@@ -144,7 +147,45 @@ def read_export(folder: str | Path) -> dict[str, Any]:
             raise SeqlabError(f"{folder}: {name} is missing from the export")
         if hashlib.sha256(path.read_bytes()).hexdigest() != sums.get(name):
             raise SeqlabError(f"{path}: fails its sha256 check in {MANIFEST} (the file was altered or corrupted)")
+    spelling = manifest.get("spelling") if isinstance(manifest.get("spelling"), dict) else {}
+    check_graph(folder / ONNX, manifest.get("inputs"), manifest.get("outputs"))
+    if manifest.get("spelling"):
+        check_graph(folder / SPELLING, spelling.get("inputs"), spelling.get("outputs"))
     return manifest
+
+
+def _signature(path: Path) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+    """The (name, rank) of each input and output of the ONNX graph at ``path``; a file that is no ONNX model is a
+    one-line SeqlabError naming it."""
+    require("onnx")
+    import onnx
+
+    try:
+        graph = onnx.load(str(path), load_external_data=False).graph
+    except Exception as err:  # noqa: BLE001 (protobuf's DecodeError and onnx's own errors: any means "not a graph")
+        raise SeqlabError(f"{path}: not an ONNX model ({type(err).__name__}); export the model again") from None
+    initializers = {init.name for init in graph.initializer}
+
+    def ranks(values: Any) -> list[tuple[str, int]]:
+        return [(v.name, len(v.type.tensor_type.shape.dim)) for v in values if v.name not in initializers]
+    return ranks(graph.input), ranks(graph.output)
+
+
+def check_graph(path: Path, inputs: Any, outputs: Any) -> None:
+    """Refuse the graph at ``path`` unless its inputs and outputs are those ``onnx.json`` names, each of the rank
+    seqlab feeds it (a model.onnx and spelling.onnx swapped, or another graph, fails here, not in onnxruntime)."""
+    if not isinstance(inputs, list) or not isinstance(outputs, list):
+        raise SeqlabError(f"{path.parent / MANIFEST}: expected lists of the graphs' inputs and outputs")
+    got_in, got_out = _signature(path)
+    for kind, got, names in (("inputs", got_in, inputs), ("outputs", got_out, outputs)):
+        expected = [(name, RANKS.get(name, -1)) for name in names]
+        if got != expected:
+            raise SeqlabError(f"{path}: graph {kind} {_shown(got)}, but {MANIFEST} and seqlab expect {_shown(expected)}"
+                              f" (files swapped or replaced? export the model again)")
+
+
+def _shown(pairs: list[tuple[str, int]]) -> str:
+    return "[" + ", ".join(f"{name} (rank {rank})" for name, rank in pairs) + "]"
 
 
 def load_decoder(run_dir: Path, config: Any, labels: list[str]) -> nn.Module:

@@ -181,7 +181,7 @@ def refresh(path: str | Path, out: str | Path, *, about: dict[str, str] | None =
             raise SeqlabError(f"{path}: calibration is for taggers; this is a {model.task} model")
         from seqlab.tagging.calibration import calibrate as fit
 
-        model, fitted = fit(model, calibrate_on)
+        model, fitted = fit(model, calibrate_on, strict=True)
         members[rundir.CALIBRATION] = json.dumps(fitted, indent=2).encode("utf-8")
     measure = checked.manifest.get("measure") or "F1"
     recorded = {split: measure_report(measure, value) for split, value in

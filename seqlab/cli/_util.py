@@ -50,7 +50,7 @@ def input_lines(file: str | None) -> tuple[Iterable[str], str]:
         raw = getattr(sys.stdin, "buffer", None)  # None when stdin was replaced by a text-only stream
         return (sys.stdin if raw is None else utf8_lines(raw, "<stdin>")), "<stdin>"
     path = Path(file)
-    require_file(path)
+    require_file(path, stream=True)  # read once, start to end: a FIFO or <(cmd) serves as well as a file
     return _file_lines(path), str(path)
 
 
@@ -65,6 +65,16 @@ def use_threads(threads: int) -> None:
     import torch
 
     torch.set_num_threads(threads)
+
+
+def add_offsets_option(parser: argparse.ArgumentParser, default: str | None = "auto") -> None:
+    """``--offsets``: what a span JSONL or Label Studio input's offsets count (data.offsets)."""
+    from seqlab.data.formats.offsets import UNITS
+
+    parser.add_argument("--offsets", choices=UNITS, default=default,
+                        help="what span JSONL / Label Studio offsets count: chars, utf8 (bytes), utf16 (code units, "
+                             "as JavaScript tools write them) or auto (decided by the spans' texts; default: "
+                             + ("auto)" if default else "the model's data.offsets)"))
 
 
 def add_threads_option(parser: argparse.ArgumentParser) -> None:

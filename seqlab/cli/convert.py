@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from seqlab.cli._util import add_offsets_option
 from seqlab.core.errors import SeqlabError
 from seqlab.data.encoding import DEFAULT_ENCODING, check_encoding
 from seqlab.data.formats.align import LOGGED_PROBLEMS
@@ -26,7 +27,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     result = convert(args.input, args.output, source_format=args.source, target_format=args.target,
                      label_map=parse_label_map(args.label_map) if args.label_map else None, scheme=args.scheme,
                      columns=args.columns.split(",") if args.columns else None, tag_column=args.tag_column,
-                     encoding=check_encoding(args.encoding))
+                     encoding=check_encoding(args.encoding), offsets=args.offsets)
     print(f"{args.input} -> {args.output}: {result.summary()}")
     if result.report.documents:
         print(f"alignment: {result.report.summary()}")
@@ -55,6 +56,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="rename types as they are read (old= drops one), or a YAML/JSON file of the mapping")
     c.add_argument("--scheme", choices=list(SCHEMES),
                    help="the tag scheme to write (default: as read; the span formats read as iob2)")
+    add_offsets_option(c)
     c.add_argument("--columns", metavar="NAMES",
                    help="a CoNLL IN's columns, naming the token column word and the tag column ner (_ skips one; "
                         "default: word ... ner)")

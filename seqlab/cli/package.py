@@ -54,9 +54,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from seqlab.apps.package import refresh
     from seqlab.core import rundir
     from seqlab.core.errors import SeqlabError
-    from seqlab.core.paths import require_file
 
-    require_file(args.dev_file)
+    if not Path(args.dev_file).exists():  # a file or a brat folder: whatever seqlab eval reads
+        raise SeqlabError(f"{args.dev_file}: no such file or folder")
     path = model_path(args.model)
     if is_export(path):
         raise SeqlabError(f"{path}: an export folder; calibrate its model file ({path / PACKAGE}, with --out) or the "
@@ -75,7 +75,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         raise SeqlabError(f"{path}: seqlab calibrate needs a tagger; this is a {model.task} model")
     from seqlab.tagging.calibration import calibrate
 
-    _, summary = calibrate(model, args.dev_file)
+    _, summary = calibrate(model, args.dev_file, strict=True)
     rundir.save_json(path, rundir.CALIBRATION, summary)
     print(json.dumps({"model": str(path), **summary}))
     return 0

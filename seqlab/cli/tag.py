@@ -24,8 +24,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TextIO
 
-from seqlab.cli._util import (add_backend_option, add_device_option, add_threads_option, input_lines, load_model,
-                              model_device, positive_int, use_threads)
+from seqlab.cli._util import (add_backend_option, add_device_option, add_offsets_option, add_threads_option,
+                              input_lines, load_model, model_device, positive_int, use_threads)
 from seqlab.core.paths import require_file
 from seqlab.core.errors import SeqlabError
 from seqlab.data.config import FORMATS as DATA_FORMATS, file_format
@@ -182,7 +182,8 @@ def _eval_tagging(model: Any, args: argparse.Namespace, default: Path) -> str:
     output = Path(args.output) if args.output else default.with_name(default.name + ".pred.txt")
     columns = args.columns.split(",") if args.columns else None
     label_map = parse_label_map(args.label_map) if args.label_map else None
-    gold = read_gold(model.config.data, args.file, columns=columns, fmt=args.format, label_map=label_map)
+    gold = read_gold(model.config.data, args.file, columns=columns, fmt=args.format, label_map=label_map,
+                     offsets=args.offsets)
     check_shared_types(gold, model.types, model.labelling)
     if args.calibration or args.plot:  # decoded once: scored and calibrated from the same emissions
         gold = model.outcomes(gold, batch_size=args.batch_size)
@@ -213,7 +214,8 @@ def _eval_relation(model: Any, args: argparse.Namespace, default: Path) -> str:
     ``default``.answers.txt."""
     given = [flag for flag, value in (("--post-viterbi", args.post_viterbi), ("--columns", args.columns),
                                       ("--calibration", args.calibration), ("--plot", args.plot),
-                                      ("--label-map", args.label_map), ("--format", args.format != "auto")) if value]
+                                      ("--label-map", args.label_map), ("--format", args.format != "auto"),
+                                      ("--offsets", args.offsets)) if value]
     if given:
         raise SeqlabError(f"{given[0]} applies to taggers, not to relation classifiers")
     require_file(args.file)
@@ -247,6 +249,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--label-map", metavar="OLD=NEW,...",
                    help="rename the gold file's types to the model's (person=PER,corporation=ORG; old= drops a "
                         "type), or a YAML/JSON file of the mapping; added to the model's own data.label_map")
+    add_offsets_option(e, default=None)
     e.add_argument("--output", help="where to write token/gold/pred columns (default MODEL_DIR/eval/FILE.pred.txt, "
                                     "or ./eval/ for a model file)")
     e.add_argument("--batch-size", type=positive_int, default=100)

@@ -8,6 +8,7 @@ into ``runs/`` (induced embeddings, Brown paths, LS artefacts).
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from seqlab.core.errors import SeqlabError
@@ -67,13 +68,25 @@ def data_relative(path: str | Path) -> str:
         return str(path)
 
 
-def require_file(path: str | Path, expected: str = "") -> Path:
-    """``path`` if it is a file; else a :class:`SeqlabError` that says whether it is missing or a folder
-    (``expected`` says what the file should hold, e.g. "a SemEval-2010 Task 8 file")."""
+def require_file(path: str | Path, expected: str = "", *, stream: bool = False) -> Path:
+    """``path`` if it is a file (with ``stream``, also a FIFO or character device, such as the ``/dev/fd/63`` of a
+    shell's ``<(cmd)``, for a reader that reads once from start to end); else a :class:`SeqlabError` that says
+    whether it is missing, a folder or another kind of file (``expected`` says what the file should hold, e.g.
+    "a SemEval-2010 Task 8 file")."""
     path = Path(path)
     if path.is_file():
         return path
     hint = f" (expected {expected})" if expected else ""
-    if path.is_dir():
+    try:
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        raise SeqlabError(f"{path}: no such file{hint}") from None
+    except OSError as err:
+        raise SeqlabError(f"{path}: cannot be read: {err.strerror or err}{hint}") from None
+    if stat.S_ISDIR(mode):
         raise SeqlabError(f"{path}: a folder, not a file{hint}")
-    raise SeqlabError(f"{path}: no such file{hint}")
+    if stream and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+        return path
+    kind = "a pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) \
+        else "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+    raise SeqlabError(f"{path}: {kind}, not a file that can be read more than once{hint}")

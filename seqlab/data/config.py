@@ -16,6 +16,7 @@ from seqlab.core.strict import choice, count, seed
 from seqlab.data.conll import SKIP, named_columns
 from seqlab.data.conllu import CONLLU_FIELDS
 from seqlab.data.encoding import check_encoding, check_language
+from seqlab.data.formats.offsets import UNITS as OFFSET_UNITS
 from seqlab.data.formats.registry import LAYOUT, READ_FORMATS, SPAN_FORMATS, WORD_NER_FORMATS, detect_format
 from seqlab.data.label_map import check_data_label_map
 from seqlab.data.labelling import SCHEME_NAMES, Labelling, labelling
@@ -57,9 +58,11 @@ class DataConfig:
     label_map: dict[str, str | None] | None = None  # old type -> new type, or null (O) to drop it, as files are read
     language: str = "en"  # ISO 639 code of the text: picks the tokenizer and sentence splitter for raw text
     encoding: str = "utf-8"  # the files' text encoding (latin-1 for the original CoNLL-2002 files)
+    offsets: str = "auto"  # what span JSONL / Label Studio offsets count: chars, utf8 bytes, utf16 units, or auto
 
     def __post_init__(self) -> None:
         choice("data.format", self.format, FORMATS)
+        choice("data.offsets", self.offsets, OFFSET_UNITS)
         try:
             check_language(self.language, "data.language")
             object.__setattr__(self, "encoding", check_encoding(self.encoding, "data.encoding"))

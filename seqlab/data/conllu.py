@@ -32,6 +32,15 @@ class _Builder:
         self.text: str | None = None
         self.sent_id: str | None = None
         self.tokens: dict[int, tuple[int, str]] = {}  # first word id -> (last word id, surface form)
+        self.ranges: dict[int, int] = {}  # last word id of each multiword token -> the line that opened it
+
+    def check_ranges(self, path: str) -> None:
+        """A multiword token whose last word never came is a DataFormatError naming the line of the range."""
+        missing = {last: line for last, line in self.ranges.items() if last > len(self.rows)}
+        if missing:
+            last, line = min(missing.items(), key=lambda item: item[1])
+            raise DataFormatError(path, line, f"multiword token ends at word {last}, but the sentence has "
+                                              f"{len(self.rows)} words (expected words up to {last})")
 
     def sentence(self, path: str) -> ColumnSentence:
         columns = {name: tuple(row[i] for row in self.rows) for i, name in enumerate(CONLLU_FIELDS)}
@@ -67,6 +76,7 @@ def read_conllu(path: str | os.PathLike[str], encoding: str = "utf-8") -> Iterat
     current = _Builder()
     for number, text in numbered_lines(path, encoding):
         if not text.strip():
+            current.check_ranges(where)
             if current.rows:
                 yield current.sentence(where)
             current = _Builder()
@@ -90,6 +100,7 @@ def read_conllu(path: str | os.PathLike[str], encoding: str = "utf-8") -> Iterat
                 raise DataFormatError(where, number, f"multiword token {ident!r}: expected the range "
                                                      f"{len(current.rows) + 1}-N after word {len(current.rows)}")
             current.tokens[first] = (last, fields[1])
+            current.ranges[last] = number
             continue
         if not _WORD.match(ident):
             raise DataFormatError(where, number, f"ID {ident!r}: expected a word number, a range (3-4) or an "
@@ -101,5 +112,6 @@ def read_conllu(path: str | os.PathLike[str], encoding: str = "utf-8") -> Iterat
             raise DataFormatError(where, number, "empty FORM: every word needs its form")
         current.rows.append(fields)
         current.lines.append(number)
+    current.check_ranges(where)
     if current.rows:
         yield current.sentence(where)

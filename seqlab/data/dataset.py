@@ -76,16 +76,17 @@ def read_split(config: DataConfig, name: str, path: str | Path | None = None) ->
     if not tokens:
         where = f"data.{name}: {path}" if name in ("train", "dev", "test") else str(path)
         raise SeqlabError(f"{where}: no sentences (the file is empty, or holds only blank and -DOCSTART- lines)")
-    if relabel and name == "train" and not limit:
-        relabel.warn_unmet(f"data.train: {path}")
+    if relabel and name in ("train", "eval") and not limit:
+        relabel.warn_unmet(f"data.{name}: {path}", refuse=name == "train")
     return Split(name, path, tokens, file_tags, tags, columns, written)
 
 
 def read_sentences(path: Path, config: DataConfig) -> Iterator[ColumnSentence]:
     """The sentences of ``path`` through the reader of its format (``data.format``, or by extension and content:
     :func:`seqlab.data.formats.registry.read_format`), in ``data.encoding``, a column file's columns named as
-    ``data.columns``."""
-    return read_format(path, file_format(path, config.format), encoding=config.encoding, columns=config.columns)
+    ``data.columns``, an offset format's offsets in the unit ``data.offsets``."""
+    return read_format(path, file_format(path, config.format), encoding=config.encoding, columns=config.columns,
+                       offsets=config.offsets)
 
 
 def _token_line(sentence: ColumnSentence, offset: int) -> int:

@@ -13,6 +13,7 @@ tags) are renamed one by one; they cannot be dropped, since every token needs a 
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 from typing import Any, Mapping, Protocol, Sequence
 
@@ -25,6 +26,7 @@ DROP = OUTSIDE
 FILE_SUFFIXES = (".yaml", ".yml", ".json")
 
 LabelMap = dict[str, str | None]
+_TAG = re.compile(r"([BIESLU])-(\S+)\Z")  # a prefixed tag, which a label map should name by its type
 
 
 
@@ -58,6 +60,10 @@ def check_label_map(mapping: object, source: str = "data.label_map", *, token_la
         fault = _name_fault(old)
         if fault:
             raise ConfigError(f"{source}: a key: {fault}")
+        tag = _TAG.match(old) if not token_labels else None
+        if tag:
+            raise ConfigError(f"{source}: {old!r} is a tag, but a label map names types: write "
+                              f"{tag.group(2)}={new or ''} (its B-, I-, ... tags all follow)")
         if new is None and token_labels:
             raise ConfigError(f"{source}.{old}: token labels (data.tag_scheme token) cannot be dropped, every "
                               "token needs one; map it to another label")
@@ -77,7 +83,10 @@ def parse_label_map(text: str, *, source: str = "--label-map") -> LabelMap:
     from seqlab.core.strict import read_mapping
 
     if Path(text).suffix.lower() in FILE_SUFFIXES or Path(text).is_file():
-        return check_label_map(read_mapping(text, what="label map file"), f"{source} {text}")
+        found = read_mapping(text, what="label map file")
+        if isinstance(found, Mapping) and not found:
+            raise ConfigError(f"{source} {text}: the label map file holds no entries (expected old: new lines)")
+        return check_label_map(found, f"{source} {text}")
     mapping: dict[str, Any] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         old, sep, new = item.partition("=")
@@ -132,9 +141,13 @@ class LabelMapper:
         """The map's types that no sentence read so far holds (a misspelt type name, or another data set's)."""
         return sorted(set(self.mapping) - self.met)
 
-    def warn_unmet(self, where: str) -> None:
-        """Log the types of the map that ``where`` never held (the map did nothing for them)."""
+    def warn_unmet(self, where: str, *, refuse: bool = False) -> None:
+        """Log the types of the map that ``where`` never held (the map did nothing for them); ``refuse``: a
+        ConfigError when the map met none of them (it names another data set's types, or tags)."""
         missing = self.unmet()
+        if refuse and missing and not self.met:
+            raise ConfigError(f"{where}: the label map names no type this file holds ({', '.join(missing)}); "
+                              f"nothing would be renamed or dropped")
         if missing:
             logging.getLogger("seqlab").warning("%s: the label map names types this file does not hold: %s",
                                                 where, ", ".join(missing))

@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import DataFormatError, SeqlabError
 from seqlab.data.conll import UTF8_BOM
-from seqlab.data.formats.files import json_objects
+from seqlab.data.formats.files import json_objects, json_record
 from seqlab.data.formats.registry import JSON_SUFFIXES
 from seqlab.data.semeval import (
     RelationExample, parse_raw_line, read_marked_semeval, read_semeval, tokenize_around,
@@ -122,10 +122,7 @@ def parse_input_lines(lines: Iterable[str], source: str = "<input>") -> Iterator
         if not raw.lstrip().startswith("{"):
             yield parse_raw_line(raw, source, number)
             continue
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as err:
-            raise DataFormatError(source, number, f"not JSON: {err.msg} (column {err.colno})") from None
+        value = json_record(raw, source, number)
         if not isinstance(value, dict):
             raise DataFormatError(source, number, f"expected a JSON object, got {type(value).__name__}")
         yield parse_relation(value, source, number)

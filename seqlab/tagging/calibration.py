@@ -300,6 +300,33 @@ def fit_temperature(outcomes: Outcomes, *, low: float = LOWEST, high: float = HI
     return found if outcomes.log_loss(found) <= losses[best] else float(grid[best])
 
 
+#: The fewest sentences ``seqlab calibrate`` fits a temperature on.
+MIN_SENTENCES = 2
+
+
+def calibration_fault(outcomes: Outcomes) -> str:
+    """Why ``outcomes`` cannot calibrate (one sentence, no gold entities, gold types none of the model's, too few
+    units right or wrong for :func:`fit_temperature` to fit), or ``""``: what ``seqlab calibrate`` refuses rather
+    than store the fallback 1.0 over a model's temperature."""
+    split, unit = outcomes.split, outcomes.unit
+    if len(split.tokens) < MIN_SENTENCES:
+        return f"{len(split.tokens)} sentence; a temperature is fitted on at least {MIN_SENTENCES}"
+    if unit == "span":
+        gold = {kind for tags in split.file_tags for kind, _, _ in spans(tags)}
+        model = {str(name).partition("-")[2] for name in outcomes.predictor.names} - {""}
+        if not gold:
+            return "no entities in its gold tags; a temperature is fitted on labelled spans"
+        if not gold & model:
+            return (f"its types {sorted(gold)} are none of the model's {sorted(model)}; give a file labelled with "
+                    f"the model's types (seqlab eval --label-map maps them)")
+    right = int(outcomes.correct.sum())
+    wrong = len(outcomes.correct) - right
+    if min(right, wrong) < MIN_EACH:
+        return (f"{right} predicted {unit}s right and {wrong} wrong: too few to fit a temperature (at least "
+                f"{MIN_EACH} of each)")
+    return ""
+
+
 def check_temperature(value: Any, where: str) -> float:
     """A stored temperature as a float in [:data:`LOWEST`, :data:`HIGHEST`], or a one-line error naming ``where``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
@@ -316,13 +343,18 @@ def stored_temperature(run_dir: str | Path) -> float:
     return check_temperature(record.get("temperature"), str(Path(run_dir) / rundir.CALIBRATION))
 
 
-def calibrate(tagger: SequenceTagger, data: str | Path | Split | Outcomes, *,
-              batch_size: int = 100) -> tuple[SequenceTagger, dict[str, Any]]:
+def calibrate(tagger: SequenceTagger, data: str | Path | Split | Outcomes, *, batch_size: int = 100,
+              strict: bool = False) -> tuple[SequenceTagger, dict[str, Any]]:
     """Fit the confidences' temperature on a labelled file (the dev set), a split read, or a split ``tagger``
     has decoded already (:meth:`~seqlab.tagging.api.SequenceTagger.outcomes`, decoded again by nothing): the
     tagger at that temperature (``tagger`` keeps its own), and what a run's calibration.json records (the
-    temperature, and the ECE there before and after)."""
+    temperature, and the ECE there before and after). ``strict``: data that cannot calibrate
+    (:func:`calibration_fault`) is a SeqlabError naming it, not the fit's fallback 1.0."""
     outcomes = data if isinstance(data, Outcomes) else tagger.outcomes(data, batch_size=batch_size)
+    fault = calibration_fault(outcomes) if strict else ""
+    if fault:
+        raise SeqlabError(f"{outcomes.split.path}: cannot calibrate: {fault}; the model's temperature "
+                          f"({tagger.temperature:g}) is kept")
     temperature = fit_temperature(outcomes)
     where = Path(outcomes.split.path if isinstance(data, (Outcomes, Split)) else data)
     record = summary(outcomes.reliability(1.0), outcomes.reliability(temperature), data_relative(where))

@@ -29,7 +29,8 @@ def read_labelled(config: DataConfig, data: str | Path | Split, columns: Sequenc
     split already read."""
     if isinstance(data, Split):
         return data
-    require_file(data)
+    if not Path(data).exists():  # a file, or a brat folder: what seqlab eval reads
+        raise SeqlabError(f"{data}: no such file or folder")
     return read_split(file_layout(config, data, columns), "eval", path=data)
 
 

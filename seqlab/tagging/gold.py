@@ -23,10 +23,11 @@ log = logging.getLogger("seqlab")
 
 
 def read_gold(config: DataConfig, path: str | Path, *, columns: Sequence[str] | None = None, fmt: str = "auto",
-              label_map: Mapping[str, str | None] | None = None) -> Split:
+              label_map: Mapping[str, str | None] | None = None, offsets: str | None = None) -> Split:
     """The labelled file (or brat folder) ``path`` read as split ``eval`` for a model whose data config is
     ``config``: in format ``fmt`` (``auto``: detected), with ``columns`` (CoNLL files), and the types renamed by
-    the model's ``data.label_map`` with ``label_map`` on top."""
+    the model's ``data.label_map`` with ``label_map`` on top; ``offsets``: the unit of an offset format's offsets
+    (None: the model's ``data.offsets``)."""
     path = Path(path)
     if not path.exists():
         raise SeqlabError(f"{path}: no such file or folder")
@@ -34,6 +35,7 @@ def read_gold(config: DataConfig, path: str | Path, *, columns: Sequence[str] | 
     both = merged(config.label_map, label_map)
     if both is not None:
         both = config.labelling.check_label_map(both, "--label-map")
+    fitted = dataclasses.replace(fitted, offsets=offsets) if offsets is not None else fitted
     return read_split(dataclasses.replace(fitted, label_map=both), "eval", path=path)
 
 

@@ -156,6 +156,9 @@ def test_cli_export_and_tag_with_the_onnx_backend(exported, tmp_path, capsys, mo
     ("device", r"the onnx backend runs on the CPU"),
     ("missing", r"pip install 'seqlab\[onnx\]'"),
     ("deep", r"onnx\.json: JSON nested deeper than 64 levels; refused"),
+    ("swapped", r"model.onnx: graph inputs \[chars \(rank 2\), char_lengths \(rank 1\)\], but onnx.json and seqlab "
+                r"expect \[words \(rank 2\), .*\] \(files swapped or replaced"),
+    ("random", r"model.onnx: not an ONNX model \(\w+\); export the model again"),
 ])
 def test_bad_onnx_loads_fail_with_one_clear_line(exported, tmp_path, monkeypatch, case, message):
     import shutil
@@ -171,6 +174,17 @@ def test_bad_onnx_loads_fail_with_one_clear_line(exported, tmp_path, monkeypatch
         monkeypatch.setitem(sys.modules, "onnxruntime", None)  # `import onnxruntime` raises ImportError
     if case == "deep":
         (copy / "onnx.json").write_text("[" * 100_000 + "]" * 100_000)  # json.loads alone: RecursionError
+    if case in ("swapped", "random"):  # checksums recomputed: only the graphs' own shapes tell
+        import hashlib
+        import os
+
+        graphs = (copy / "model.onnx").read_bytes(), (copy / "spelling.onnx").read_bytes()
+        (copy / "model.onnx").write_bytes(graphs[1] if case == "swapped" else os.urandom(len(graphs[0])))
+        (copy / "spelling.onnx").write_bytes(graphs[0] if case == "swapped" else graphs[1])
+        manifest = json.loads((copy / "onnx.json").read_text())
+        manifest["sha256"].update({name: hashlib.sha256((copy / name).read_bytes()).hexdigest()
+                                   for name in ("model.onnx", "spelling.onnx")})
+        (copy / "onnx.json").write_text(json.dumps(manifest))
     target = run if case == "run_dir" else copy
     with pytest.raises(SeqlabError, match=message):
         seqlab.load(target, "cuda" if case == "device" else "auto",

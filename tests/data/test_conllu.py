@@ -41,6 +41,9 @@ def test_multiword_tokens_are_read_as_their_words_and_empty_nodes_skipped() -> N
     (_line("x", "a"), r"x.conllu:1: ID 'x': expected a word number"),
     (_line("1", "a") + _line("3-4", "ab"), r"x.conllu:2: multiword token '3-4': expected the range 2-N"),
     (_line("1", ""), r"x.conllu:1: empty FORM"),
+    (_line("1", "a") + _line("2-3", "bc") + _line("2", "b") + "\n" + _line("1", "d"),
+     r"x.conllu:2: multiword token ends at word 3, but the sentence has 2 words"),
+    (_line("1", "a") + _line("2-3", "bc") + _line("2", "b"), r"x.conllu:2: multiword token ends at word 3"),
 ])
 def test_malformed_lines_name_the_file_and_line(tmp_path: Path, body: str, message: str) -> None:
     path = _write(tmp_path, body + "\n")

@@ -129,3 +129,41 @@ def test_the_ncbi_config_reads_its_brat_splits_as_one_disease_type(monkeypatch) 
     chunks = [kind for tags in split.file_tags for kind, _, _ in spans(tags)]
     assert len(chunks) == 787 and set(chunks) == {"Disease"}  # devel's mentions (PROVENANCE.md)
     assert {kind for tags in split.tags for kind, _, _ in spans(tags)} == {"Disease"}
+
+
+@pytest.mark.parametrize("text", ["", "# nothing\n", "{}\n"])
+def test_an_empty_label_map_file_is_refused(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "map.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=r"map.yaml: (the label map file holds no entries|.*mapping)"):
+        parse_label_map(str(path))
+
+
+@pytest.mark.parametrize("text, message", [
+    ("B-PER=X", r"--label-map: 'B-PER' is a tag, but a label map names types: write PER=X"),
+    ("I-ORG=", r"'I-ORG' is a tag, .* write ORG= "),
+])
+def test_a_map_naming_tags_is_refused_with_a_hint(text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        parse_label_map(text)
+
+
+def test_a_map_that_maps_nothing_is_refused_where_asked_and_named_otherwise(caplog) -> None:
+    mapper = LabelMapper({"Nope": "X", "Typo": None}, SpanLabelling("bilou", "iob2"))
+    mapper(["B-A", "O"])
+    with caplog.at_level(logging.WARNING, logger="seqlab"):
+        mapper.warn_unmet("x.txt")
+    assert "x.txt: the label map names types this file does not hold: Nope, Typo" in caplog.text
+    with pytest.raises(ConfigError, match=r"x.txt: the label map names no type this file holds \(Nope, Typo\)"):
+        mapper.warn_unmet("x.txt", refuse=True)
+    config = DataConfig(train=str(BRAT), dev=str(BRAT), label_map={"Nope": "X"})
+    with pytest.raises(ConfigError, match=r"data.train: .*brat: the label map names no type this file holds"):
+        read_split(config, "train")
+
+
+def test_convert_refuses_a_map_that_maps_nothing_and_writes_nothing(tmp_path: Path) -> None:
+    from seqlab.data.formats.convert import convert
+
+    with pytest.raises(ConfigError, match=r"brat: the label map names no type this file holds \(Nope\)"):
+        convert(BRAT, tmp_path / "a.conll", target_format="conll", label_map={"Nope": "X"})
+    assert not (tmp_path / "a.conll").exists()

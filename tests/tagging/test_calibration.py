@@ -128,3 +128,43 @@ def test_fitting_needs_right_and_wrong_units() -> None:
     outcomes = _Synthetic()
     outcomes.correct = np.ones_like(outcomes.correct)
     assert fit_temperature(outcomes) == 1.0
+
+
+def _outcomes(file_tags: list[list[str]], correct: list[bool]) -> object:
+    from types import SimpleNamespace
+
+    split = SimpleNamespace(tokens=[["w"] * len(t) for t in file_tags], file_tags=file_tags, path="dev.txt")
+    return SimpleNamespace(split=split, unit="span", correct=np.array(correct, dtype=bool),
+                           predictor=SimpleNamespace(names=np.array(["O", "B-PER", "I-PER", "B-LOC"])))
+
+
+@pytest.mark.parametrize("file_tags, correct, message", [
+    ([["B-PER"]], [True], r"1 sentence; a temperature is fitted on at least 2"),
+    ([["O"], ["O", "O"]], [], r"no entities in its gold tags"),
+    ([["B-Gene"], ["B-Disease"]], [False, False], r"its types \['Disease', 'Gene'\] are none of the model's "
+                                                  r"\['LOC', 'PER'\]"),
+    ([["B-PER"], ["B-LOC"]], [True] * 30 + [False] * 3, r"30 predicted spans right and 3 wrong: too few"),
+])
+def test_data_that_cannot_calibrate_is_named(file_tags: list, correct: list, message: str) -> None:
+    from seqlab.tagging.calibration import calibration_fault
+
+    import re
+
+    assert re.search(message, calibration_fault(_outcomes(file_tags, correct)))
+    assert calibration_fault(_outcomes([["B-PER"], ["B-LOC"]], [True] * 10 + [False] * 10)) == ""
+
+
+def test_seqlab_calibrate_refuses_what_cannot_calibrate_and_keeps_the_temperature(tagger, tmp_path,
+                                                                                   capsys) -> None:
+    import re
+
+    from seqlab.cli import main
+
+    brat = FIXTURES / "formats" / "brat"  # a folder, read as eval reads it; its types are not the model's
+    assert main(["calibrate", "en-ner-conll03", str(brat), "--out", str(tmp_path / "x.seqlab")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert re.fullmatch(r"seqlab: error: \S*brat: cannot calibrate: its types \['Disease', 'Gene'\] are none of the "
+                        r"model's .* the model's temperature \(.*\) is kept", err), err
+    assert not (tmp_path / "x.seqlab").exists()
+    with pytest.raises(SeqlabError, match=r"dev.txt: cannot calibrate: .* too few to fit"):
+        tagger.calibrate(NER / "dev.txt", strict=True)

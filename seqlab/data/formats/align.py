@@ -49,6 +49,7 @@ class CharSpan:
     label: str
     line: int = 0  # the line of the annotation file that holds it (brat .ann, JSONL object); 0: unknown
     ident: str = ""  # its id in that file (brat ``T3``), for messages
+    text: str | None = None  # the text the file says it covers, when it says (checked by seqlab.data.formats.offsets)
 
 
 @dataclass(frozen=True)
@@ -174,19 +175,19 @@ def _without_overlaps(doc: SpanDocument, spans: list[CharSpan], report: Alignmen
                       strict: bool) -> list[CharSpan]:
     """The longest of overlapping spans (the earliest on ties, then the first read), in text order; the others
     are reported in the order read."""
-    starts: list[int] = []  # the kept spans, sorted by start
+    owner = [-1] * len(doc.text)  # each character's kept span (an index into kept), -1 where none holds it
     kept: list[CharSpan] = []
     dropped: list[tuple[int, CharSpan, CharSpan]] = []
     for k in sorted(range(len(spans)), key=lambda k: (spans[k].start - spans[k].end, spans[k].start, k)):
         span = spans[k]
-        at = bisect_left(starts, span.start)
-        rival = next((kept[j] for j in (at - 1, at) if 0 <= j < len(kept)
-                      and kept[j].start < span.end and span.start < kept[j].end), None)
-        if rival is None:
-            starts.insert(at, span.start)
-            kept.insert(at, span)
+        # every kept span is at least as long, so one that overlaps this span holds its first or last character
+        held = owner[span.start] if owner[span.start] >= 0 else owner[span.end - 1]
+        if held < 0:
+            owner[span.start:span.end] = [len(kept)] * (span.end - span.start)  # kept spans never overlap: linear
+            kept.append(span)
         else:
-            dropped.append((k, span, rival))
+            dropped.append((k, span, kept[held]))
+    kept.sort(key=lambda s: s.start)
     for _, span, rival in sorted(dropped, key=lambda d: d[0]):
         report.overlaps_dropped += 1
         how = "duplicates" if (rival.start, rival.end) == (span.start, span.end) else "overlaps"

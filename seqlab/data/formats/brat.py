@@ -2,8 +2,10 @@
 
 Read are the text-bound annotations, ``T1<TAB>Disease 10 25<TAB>text`` (character offsets into the .txt
 decoded as UTF-8, end exclusive), aligned to tokens by :mod:`seqlab.data.formats.align`. A discontinuous one
-(``T2<TAB>Type 0 5;10 15<TAB>...``) becomes one span by the policy ``discontinuous``: ``cover`` (its first
-start to its last end; the default) or ``first`` (its first fragment); each is counted in the report.
+(``T2<TAB>Type 0 5;10 15<TAB>...``, fragments in any order) is read by the policy ``discontinuous``:
+``fragments`` (each fragment a span of the type, in text order; the default), ``first`` (the fragment that
+comes first in the text) or ``refuse`` (the span is unaligned, named in the report; strict: an error). It is
+never merged into the range covering its fragments, which would tag the words between them. Each is counted.
 Relations, events, attributes, normalizations and notes (``R``, ``E``, ``A``/``M``, ``N``, ``#``, ``*``) are
 counted and ignored. A T line whose text differs from the .txt at its offsets is read by its offsets, and
 reported: offsets are what brat means, the text a check.
@@ -25,8 +27,8 @@ from seqlab.data.formats.files import read_text
 from seqlab.data.formats.format import Format, offset_reader
 
 ANN, TXT = ".ann", ".txt"
-#: How a discontinuous span (several fragments) is read: the range covering them all, or the first fragment.
-DISCONTINUOUS = ("cover", "first")
+#: How a discontinuous span (several fragments) is read: each fragment a span, the first one only, or refused.
+DISCONTINUOUS = ("fragments", "first", "refuse")
 #: The annotation kinds read past, by the first character of their id.
 IGNORED = {"R": "relation", "E": "event", "A": "attribute", "M": "attribute", "N": "normalization",
            "#": "note", "*": "equivalence"}
@@ -56,11 +58,11 @@ def _fragments(ann: Path, number: int, line: str) -> tuple[str, str, list[tuple[
     if len(fields) < 2 or not kind or not _OFFSETS.match(offsets):
         raise DataFormatError(str(ann), number, f"expected 'T<n><TAB>TYPE START END[;START END...]<TAB>TEXT', "
                                                 f"got {line!r}")
-    pairs = [tuple(map(int, fragment.split())) for fragment in offsets.split(";")]
+    pairs = sorted(tuple(map(int, fragment.split())) for fragment in offsets.split(";"))
     return fields[0], kind, pairs, fields[2] if len(fields) > 2 else None  # type: ignore[return-value]
 
 
-def read_ann(ann: Path, doc: SpanDocument, report: AlignmentReport, *, discontinuous: str = "cover",
+def read_ann(ann: Path, doc: SpanDocument, report: AlignmentReport, *, discontinuous: str = "fragments",
              strict: bool = False, encoding: str = DEFAULT_ENCODING) -> tuple[CharSpan, ...]:
     """The text-bound spans of ``ann`` over ``doc``'s text (module docstring for the policies)."""
     if discontinuous not in DISCONTINUOUS:
@@ -77,10 +79,7 @@ def read_ann(ann: Path, doc: SpanDocument, report: AlignmentReport, *, discontin
             raise DataFormatError(str(ann), number, f"expected a brat annotation (T, R, E, A, M, N, # or * and "
                                                     f"an id), got {line[:40]!r}")
         ident, kind, pairs, written = _fragments(ann, number, line)
-        if len(pairs) > 1:
-            report.notes[f"discontinuous spans read as {discontinuous}"] += 1
-        start, end = pairs[0] if discontinuous == "first" else (min(p[0] for p in pairs), max(p[1] for p in pairs))
-        spans.append(CharSpan(start, end, kind, number, ident))
+        spans.extend(_read_fragments(ann, number, doc, report, (ident, kind, pairs), discontinuous, strict))
         if written is not None and all(0 <= a <= b <= len(doc.text) for a, b in pairs):
             stored = " ".join(doc.text[a:b] for a, b in pairs)
             if written.split() != stored.split():
@@ -90,7 +89,27 @@ def read_ann(ann: Path, doc: SpanDocument, report: AlignmentReport, *, discontin
     return tuple(spans)
 
 
-def brat_documents(path: str | os.PathLike[str], report: AlignmentReport, *, discontinuous: str = "cover",
+def _read_fragments(ann: Path, number: int, doc: SpanDocument, report: AlignmentReport,
+                    span: tuple[str, str, list[tuple[int, int]]], policy: str, strict: bool) -> list[CharSpan]:
+    """The spans of one T line's fragments (sorted) by the ``discontinuous`` policy; a refused one is counted
+    as read and unaligned, and named in the report."""
+    ident, kind, pairs = span
+    if len(pairs) == 1:
+        return [CharSpan(pairs[0][0], pairs[0][1], kind, number, ident)]
+    report.notes[f"discontinuous spans read as {policy}"] += 1
+    if policy == "refuse":
+        report.spans_read += 1
+        report.unaligned += 1
+        problem(report, str(ann), number, f"document {doc.ident}: span {ident} {kind} is discontinuous {pairs} "
+                                          f"(refused by discontinuous: refuse; 'fragments' reads each)", strict=strict)
+        return []
+    chosen = pairs[:1] if policy == "first" else pairs
+    return [CharSpan(a, b, kind, number, f"{ident}" if policy == "first" else f"{ident}#{k}")
+            for k, (a, b) in enumerate(chosen, start=1)]
+
+
+
+def brat_documents(path: str | os.PathLike[str], report: AlignmentReport, *, discontinuous: str = "fragments",
                    strict: bool = False, encoding: str = DEFAULT_ENCODING) -> Iterator[SpanDocument]:
     """The documents of a brat folder (or of one .ann), their spans read from the .ann files."""
     files = brat_files(path)
@@ -108,7 +127,7 @@ def brat_documents(path: str | os.PathLike[str], report: AlignmentReport, *, dis
         yield SpanDocument(doc.ident, doc.text, spans, path=doc.path, span_path=doc.span_path, raw_text=True)
 
 
-def read_brat(path: str | os.PathLike[str], *, strict: bool = False, discontinuous: str = "cover",
+def read_brat(path: str | os.PathLike[str], *, strict: bool = False, discontinuous: str = "fragments",
               report: AlignmentReport | None = None, encoding: str = DEFAULT_ENCODING) -> Iterator[ColumnSentence]:
     """Stream the sentences of a brat folder (or one document), tagged IOB2 in the columns ``word`` and
     ``ner``; the report (counts and problems) is logged at the end, unless the caller passes its own ``report``."""

@@ -29,7 +29,7 @@ def fitted_columns(path: Path, encoding: str = DEFAULT_ENCODING) -> tuple[str, .
 
 
 def read_columns(path: Path, *, encoding: str = DEFAULT_ENCODING, columns: Sequence[str] | None = None,
-                 report: object = None) -> Iterator[ColumnSentence]:
+                 report: object = None, offsets: str = "auto") -> Iterator[ColumnSentence]:
     """The sentences of a CoNLL file, its columns named ``columns`` (None: :func:`fitted_columns`)."""
     return read_conll(path, columns if columns is not None else fitted_columns(Path(path), encoding),
                       encoding=encoding)

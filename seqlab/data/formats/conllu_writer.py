@@ -81,7 +81,7 @@ def ner_label(misc: str) -> str | None:
 
 
 def read_tagged_conllu(path: Path, *, encoding: str = DEFAULT_ENCODING, columns: Sequence[str] | None = None,
-                       report: object = None) -> Iterator[ColumnSentence]:
+                       report: object = None, offsets: str = "auto") -> Iterator[ColumnSentence]:
     """The sentences of a CoNLL-U file with the columns ``word`` and ``ner`` beside its ten (module docstring)."""
     in_misc: bool | None = None
     for sentence in read_conllu(path, encoding):

@@ -99,12 +99,12 @@ def _documents(sentences: Iterable[ColumnSentence], stem: str) -> Iterator[Colum
 
 def read_any(path: str | os.PathLike[str], fmt: str, report: AlignmentReport, *,
              columns: Sequence[str] | None = None, tag_column: str | None = None,
-             encoding: str = DEFAULT_ENCODING) -> Iterator[ColumnSentence]:
+             encoding: str = DEFAULT_ENCODING, offsets: str = "auto") -> Iterator[ColumnSentence]:
     """The sentences of ``path`` in format ``fmt`` (module docstring), columns ``word`` and ``ner`` (``ner``
     taken from ``tag_column`` when given); an offset format's alignment counts go to ``report``."""
     path = Path(path)
     sentences = read_format(path, fmt, encoding=encoding, columns=_conll_columns(columns) if fmt == "conll" else None,
-                            report=report)
+                            report=report, offsets=offsets)
     if tag_column is not None:
         sentences = (ColumnSentence({**s.columns, TAG: s[tag_column]}, path=s.path, line=s.line,
                                     doc_start=s.doc_start, extra=s.extra) for s in sentences)
@@ -114,10 +114,11 @@ def read_any(path: str | os.PathLike[str], fmt: str, report: AlignmentReport, *,
 def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], *, source_format: str = "auto",
             target_format: str, label_map: Mapping[str, str | None] | None = None, scheme: str | None = None,
             columns: Sequence[str] | None = None, tag_column: str | None = None,
-            encoding: str = DEFAULT_ENCODING) -> Conversion:
+            encoding: str = DEFAULT_ENCODING, offsets: str = "auto") -> Conversion:
     """Read ``source`` (``auto``: its format detected; its text in ``encoding``) and write ``target`` in
     ``target_format``, with the types renamed by ``label_map`` and the tags written in ``scheme`` (None: as read);
-    returns the counts."""
+    ``offsets``: the unit of an offset format's offsets (:mod:`seqlab.data.formats.offsets`); returns
+    the counts."""
     fmt = detect_format(source) if source_format == "auto" else source_format
     if fmt not in READ_FORMATS:
         raise SeqlabError(f"--from: expected one of {['auto', *READ_FORMATS]}, got {fmt!r}")
@@ -127,7 +128,8 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], *, s
     relabel = LabelMapper(label_map, labelling("bilou", "iob2")) if label_map else None
 
     def sentences() -> Iterator[ColumnSentence]:
-        for s in read_any(source, fmt, result.report, columns=columns, tag_column=tag_column, encoding=encoding):
+        for s in read_any(source, fmt, result.report, columns=columns, tag_column=tag_column, encoding=encoding,
+                          offsets=offsets):
             tags = s[TAG]
             try:
                 tags = relabel(tags) if relabel else tags
@@ -141,6 +143,8 @@ def convert(source: str | os.PathLike[str], target: str | os.PathLike[str], *, s
             result.sentences += 1
             yield ColumnSentence({WORD: s[WORD], TAG: tuple(tags)}, path=s.path, line=s.line, doc_start=s.doc_start,
                                  extra=s.extra)
+        if relabel:  # before the writer finishes, so that a map that maps nothing leaves no file
+            relabel.warn_unmet(str(source), refuse=True)
 
     write = BY_NAME[target_format].write
     if write is None:  # not in WRITE_FORMATS: refused above

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from seqlab.core.errors import DataFormatError
+from seqlab.core.json_limits import lone_surrogate, record_fault
 from seqlab.core.paths import require_file
 from seqlab.data.conll import UTF8_BOM, numbered_lines
 from seqlab.data.encoding import DEFAULT_ENCODING, decode_text, is_utf8
@@ -43,10 +44,7 @@ def json_objects(path: str | os.PathLike[str],
     for number, line in numbered_lines(Path(path), encoding):
         if not line.strip():
             continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise DataFormatError(str(path), number, f"not JSON: {err.msg} (column {err.colno})") from None
+        value = json_record(line, str(path), number)
         if not isinstance(value, dict):
             raise DataFormatError(str(path), number, f"expected a JSON object per line, got {type(value).__name__}")
         yield number, value
@@ -74,8 +72,26 @@ def _json_head(path: str, mtime_ns: int, size: int) -> object:
         return "["
     try:
         return json.loads(head.split(b"\n", 1)[0])
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deep: the reader says which, in one line
         return None
+
+
+def json_record(text: str, path: str, line: int) -> Any:
+    """One JSON record (a JSONL line) parsed within :mod:`seqlab.core.json_limits`' bounds (length, depth, no lone
+    surrogate); every refusal a DataFormatError naming ``path`` and ``line``."""
+    fault = record_fault(text)
+    if fault:
+        raise DataFormatError(path, line, fault)
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise DataFormatError(path, line, f"not JSON: {err.msg} (column {err.colno})") from None
+    except RecursionError:  # a depth the scan missed
+        raise DataFormatError(path, line, "JSON nested too deep; refused") from None
+    fault = lone_surrogate(text, value)
+    if fault:
+        raise DataFormatError(path, line, fault)
+    return value
 
 
 def integer(value: object, what: str, path: str, line: int) -> int:

@@ -21,10 +21,11 @@ if TYPE_CHECKING:
 
 class Reader(Protocol):
     """Read the sentences of ``path``: text in ``encoding``, ``columns`` the names of a column file's columns
-    (None: the format's own), an offset format's alignment counts into ``report`` (None: logged)."""
+    (None: the format's own), an offset format's alignment counts into ``report`` (None: logged) and its offsets
+    read in the unit ``offsets`` (:mod:`seqlab.data.formats.offsets`; formats without offsets ignore it)."""
 
     def __call__(self, path: Path, *, encoding: str = DEFAULT_ENCODING, columns: Sequence[str] | None = None,
-                 report: "AlignmentReport | None" = None) -> "Iterator[ColumnSentence]": ...
+                 report: "AlignmentReport | None" = None, offsets: str = "auto") -> "Iterator[ColumnSentence]": ...
 
 
 #: Write sentences (columns ``word`` and ``ner``) to a file or folder atomically; returns how many documents or
@@ -60,12 +61,13 @@ class Format:
     page: Page | None = None
 
 
-def offset_reader(read: Callable[..., "Iterator[ColumnSentence]"]) -> Reader:
+def offset_reader(read: Callable[..., "Iterator[ColumnSentence]"], *, units: bool = False) -> Reader:
     """The :class:`Reader` of a format read as the columns ``word`` and ``ner`` by ``read(path, encoding=...,
-    report=...)`` (the offset formats, whose tokens come from aligning their text)."""
+    report=...)`` (the offset formats, whose tokens come from aligning their text); ``units``: ``read`` also takes
+    the unit its offsets count (``offsets=``)."""
 
     def reader(path: Path, *, encoding: str = DEFAULT_ENCODING, columns: Sequence[str] | None = None,
-               report: "AlignmentReport | None" = None) -> "Iterator[ColumnSentence]":
-        return read(path, encoding=encoding, report=report)
+               report: "AlignmentReport | None" = None, offsets: str = "auto") -> "Iterator[ColumnSentence]":
+        return read(path, encoding=encoding, report=report, **({"offsets": offsets} if units else {}))
 
     return reader

@@ -20,7 +20,7 @@ from seqlab.core.errors import DataFormatError, SeqlabError
 from seqlab.data.conll import ColumnSentence
 from seqlab.data.formats.align import TAG, WORD
 from seqlab.data.encoding import DEFAULT_ENCODING
-from seqlab.data.formats.files import json_head, json_objects, json_suffix
+from seqlab.data.formats.files import json_head, json_objects, json_suffix, read_text
 from seqlab.data.formats.format import Format
 
 #: Label-list files looked for beside ``<stem>.jsonl``, in order (one label per line).
@@ -34,8 +34,7 @@ def sidecar_labels(path: str | os.PathLike[str], tag_field: str = "ner_tags") ->
     for pattern in LABEL_FILES:
         candidate = path.parent / pattern.format(stem=path.stem)
         if candidate.is_file():
-            return [line.strip() for line in candidate.read_text(encoding="utf-8").splitlines() if line.strip()], \
-                candidate
+            return label_names(read_text(candidate).splitlines(), candidate), candidate
     info = path.parent / DATASET_INFO
     if info.is_file():
         try:
@@ -44,6 +43,17 @@ def sidecar_labels(path: str | os.PathLike[str], tag_field: str = "ner_tags") ->
             raise SeqlabError(f"{info}: expected features.{tag_field}.feature.names, the label list") from None
         return list(map(str, names)), info
     return None
+
+
+def label_names(lines: Sequence[str], source: Path) -> list[str]:
+    """A label file's labels, one a line (blank lines skipped; the byte-order mark is dropped by read_text); a
+    label written in quotes (``'B-PER'``, ``"B-PER"``, as a Python list printed) is unquoted, with a warning."""
+    names = [line.strip() for line in lines if line.strip()]
+    quoted = [k for k, name in enumerate(names) if len(name) > 1 and name[0] == name[-1] and name[0] in "'\""]
+    if quoted:
+        logging.getLogger("seqlab").warning("%s: %d labels written in quotes (the first %s, line %d); read without "
+                                            "them", source, len(quoted), names[quoted[0]], quoted[0] + 1)
+    return [name[1:-1].strip() if k in set(quoted) else name for k, name in enumerate(names)]
 
 
 class _Labels:
@@ -127,7 +137,7 @@ def is_hf_jsonl(path: Path) -> bool:
 
 
 def _read(path: Path, *, encoding: str = DEFAULT_ENCODING, columns: Sequence[str] | None = None,
-          report: object = None) -> Iterator[ColumnSentence]:
+          report: object = None, offsets: str = "auto") -> Iterator[ColumnSentence]:
     return read_hf_jsonl(path, encoding=encoding)
 
 

@@ -23,10 +23,12 @@ from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import DataFormatError
 from seqlab.data.conll import ColumnSentence
 from seqlab.data.encoding import DEFAULT_ENCODING
-from seqlab.data.formats.align import TAG, WORD, AlignmentReport, CharSpan, SpanDocument, align_documents
+from seqlab.data.formats.align import (TAG, WORD, AlignmentReport, CharSpan, SpanDocument, align_documents,
+                                       documents_of)
 from seqlab.data.formats.files import integer, json_objects, json_suffix
 from seqlab.data.formats.format import Format
 from seqlab.data.formats.seqlab_jsonl import document_groups, encode_sentences, is_seqlab_jsonl, read_seqlab_jsonl
+from seqlab.data.formats.offsets import in_chars
 
 #: Where an object's spans are looked for, in this order.
 SPAN_KEYS = ("spans", "entities", "label")
@@ -40,8 +42,9 @@ def _first(item: dict[str, Any], keys: tuple[str, ...]) -> object:
 def parse_span(item: object, where: str, path: str, line: int) -> CharSpan:
     """One span: ``{"start", "end", "label"}`` (or doccano's ``start_offset``/``end_offset``) or
     ``[start, end, label]``; ``where`` names it in errors (``spans[2]``)."""
+    own = None
     if isinstance(item, dict):
-        start, end, label = _first(item, _STARTS), _first(item, _ENDS), item.get("label")
+        start, end, label, own = _first(item, _STARTS), _first(item, _ENDS), item.get("label"), item.get("text")
     elif isinstance(item, list) and len(item) == 3:
         start, end, label = item
     else:
@@ -50,7 +53,7 @@ def parse_span(item: object, where: str, path: str, line: int) -> CharSpan:
     if not isinstance(label, str):
         raise DataFormatError(path, line, f"{where}: expected a label string, got {label!r}")
     return CharSpan(integer(start, f"{where} start", path, line), integer(end, f"{where} end", path, line),
-                    label, line)
+                    label, line, text=own if isinstance(own, str) else None)
 
 
 def span_document(obj: dict[str, Any], path: str, line: int, *, text_key: str = "text") -> SpanDocument:
@@ -70,22 +73,25 @@ def span_document(obj: dict[str, Any], path: str, line: int, *, text_key: str = 
     return SpanDocument(ident, text, spans, path=path, line=line)
 
 
-def span_documents(path: str | os.PathLike[str], report: AlignmentReport,
-                   encoding: str = DEFAULT_ENCODING) -> Iterator[SpanDocument]:
-    """The documents of a span JSONL file."""
+def span_documents(path: str | os.PathLike[str], report: AlignmentReport, *, offsets: str = "auto",
+                   strict: bool = False, encoding: str = DEFAULT_ENCODING) -> Iterator[SpanDocument]:
+    """The documents of a span JSONL file, their offsets read in the unit ``offsets`` names
+    (:mod:`seqlab.data.formats.offsets`)."""
     for number, obj in json_objects(path, encoding):
         if obj.get("answer", "accept") != "accept":
             report.notes["records not accepted (answer reject or ignore) skipped"] += 1
             continue
-        yield span_document(obj, str(path), number)
+        yield in_chars(span_document(obj, str(path), number), offsets, report, strict=strict)
 
 
 def read_span_jsonl(path: str | os.PathLike[str], *, strict: bool = False, report: AlignmentReport | None = None,
-                    encoding: str = DEFAULT_ENCODING) -> Iterator[ColumnSentence]:
+                    encoding: str = DEFAULT_ENCODING, offsets: str = "auto") -> Iterator[ColumnSentence]:
     """Stream the sentences of a span JSONL file, tagged IOB2 in the columns ``word`` and ``ner``; the
-    report (counts and problems) is logged at the end, unless the caller passes its own ``report``."""
+    report (counts and problems) is logged at the end, unless the caller passes its own ``report``;
+    ``offsets``: the unit the offsets count (:data:`seqlab.data.formats.offsets.UNITS`)."""
     own, report = report is None, report if report is not None else AlignmentReport()
-    yield from align_documents(span_documents(path, report, encoding), report, strict=strict)
+    yield from align_documents(span_documents(path, report, offsets=offsets, strict=strict, encoding=encoding),
+                               report, strict=strict)
     if own:  # a caller that passes its report reads it (seqlab convert prints it)
         report.log(str(path))
 
@@ -108,11 +114,11 @@ def write_span_jsonl(path: str | os.PathLike[str], sentences: Iterable[ColumnSen
 
 
 def _read(path: Path, *, encoding: str = DEFAULT_ENCODING, columns: Sequence[str] | None = None,
-          report: AlignmentReport | None = None) -> Iterator[ColumnSentence]:
+          report: AlignmentReport | None = None, offsets: str = "auto") -> Iterator[ColumnSentence]:
     """Span JSONL; a file that carries its sentences (as :func:`write_span_jsonl` writes it) is read by them."""
     if is_seqlab_jsonl(Path(path)):
         return read_seqlab_jsonl(path, encoding=encoding)
-    return read_span_jsonl(path, encoding=encoding, report=report)
+    return read_span_jsonl(path, encoding=encoding, report=report, offsets=offsets)
 
 
 FORMAT = Format("jsonl", json_suffix, _read, write_span_jsonl, spans=True, unit="documents")

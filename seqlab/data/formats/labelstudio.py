@@ -15,16 +15,21 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from seqlab.core.errors import DataFormatError, SeqlabError
+from seqlab.core.json_limits import lone_surrogate, record_fault
 from seqlab.data.conll import ColumnSentence
 from seqlab.data.formats.align import AlignmentReport, CharSpan, SpanDocument, align_documents
 from seqlab.data.encoding import DEFAULT_ENCODING
 from seqlab.data.formats.files import integer, json_head, json_suffix, read_text
 from seqlab.data.formats.format import Format, offset_reader
+from seqlab.data.formats.offsets import in_chars
 
 
 def json_list(path: str | os.PathLike[str], encoding: str = DEFAULT_ENCODING) -> Iterator[tuple[int, Any]]:
     """``(line number, element)`` for each element of the JSON list that is the whole of ``path``."""
     text = read_text(path, encoding=encoding)
+    fault = record_fault(text)
+    if fault:
+        raise DataFormatError(str(path), 1, fault)
     decoder = json.JSONDecoder()
     at = _skip(text, 0)
     if not text.startswith("[", at):
@@ -40,6 +45,9 @@ def json_list(path: str | os.PathLike[str], encoding: str = DEFAULT_ENCODING) ->
             value, at = decoder.raw_decode(text, at)
         except json.JSONDecodeError as err:
             raise DataFormatError(str(path), err.lineno, f"not JSON: {err.msg} (column {err.colno})") from None
+        fault = lone_surrogate(text[counted:at], value)
+        if fault:
+            raise DataFormatError(str(path), line, fault)
         yield line, value
         at = _skip(text, at)
         if text.startswith(",", at):
@@ -64,7 +72,7 @@ def _region(result: dict[str, Any], where: str, path: str, line: int, report: Al
         report.notes["regions with several labels (the first read)"] += 1
     return CharSpan(integer(value.get("start"), f"{where} value.start", path, line),
                     integer(value.get("end"), f"{where} value.end", path, line), labels[0], line,
-                    str(result.get("id", "")))
+                    str(result.get("id", "")), text=value["text"] if isinstance(value.get("text"), str) else None)
 
 
 def task_document(task: object, number: int, path: str, line: int, report: AlignmentReport, *,
@@ -92,26 +100,29 @@ def task_document(task: object, number: int, path: str, line: int, report: Align
 
 
 def label_studio_documents(path: str | os.PathLike[str], report: AlignmentReport, *, text_key: str = "text",
+                           offsets: str = "auto", strict: bool = False,
                            encoding: str = DEFAULT_ENCODING) -> Iterator[SpanDocument]:
-    """The documents of a Label Studio JSON export."""
+    """The documents of a Label Studio JSON export, offsets read in the unit ``offsets`` names
+    (:mod:`seqlab.data.formats.offsets`)."""
     count = 0
     for number, (line, task) in enumerate(json_list(path, encoding)):
         doc = task_document(task, number, str(path), line, report, text_key=text_key)
         count += 1
         if doc is not None:
-            yield doc
+            yield in_chars(doc, offsets, report, strict=strict)
     if not count:
         raise SeqlabError(f"{path}: no tasks (an empty JSON list)")
 
 
 def read_label_studio(path: str | os.PathLike[str], *, strict: bool = False, text_key: str = "text",
-                      report: AlignmentReport | None = None,
-                      encoding: str = DEFAULT_ENCODING) -> Iterator[ColumnSentence]:
+                      report: AlignmentReport | None = None, encoding: str = DEFAULT_ENCODING,
+                      offsets: str = "auto") -> Iterator[ColumnSentence]:
     """Stream the sentences of a Label Studio JSON export, tagged IOB2 in the columns ``word`` and ``ner``;
-    the report (counts and problems) is logged at the end, unless the caller passes its own ``report``."""
+    the report (counts and problems) is logged at the end, unless the caller passes its own ``report``;
+    ``offsets``: the unit the offsets count (:data:`seqlab.data.formats.offsets.UNITS`)."""
     own, report = report is None, report if report is not None else AlignmentReport()
-    yield from align_documents(label_studio_documents(path, report, text_key=text_key, encoding=encoding), report,
-                               strict=strict)
+    yield from align_documents(label_studio_documents(path, report, text_key=text_key, offsets=offsets,
+                                                      strict=strict, encoding=encoding), report, strict=strict)
     if own:  # a caller that passes its report reads it (seqlab convert prints it)
         report.log(str(path))
 
@@ -121,4 +132,4 @@ def is_label_studio(path: Path) -> bool:
     return json_suffix(path) and json_head(path) == "["
 
 
-FORMAT = Format("labelstudio", is_label_studio, offset_reader(read_label_studio), spans=True)
+FORMAT = Format("labelstudio", is_label_studio, offset_reader(read_label_studio, units=True), spans=True)

@@ -88,12 +88,12 @@ def format_named(name: str, what: str = "format") -> Format:
 
 
 def read_format(path: str | os.PathLike[str], fmt: str = "auto", *, encoding: str = DEFAULT_ENCODING,
-                columns: Sequence[str] | None = None,
-                report: AlignmentReport | None = None) -> Iterator[ColumnSentence]:
+                columns: Sequence[str] | None = None, report: AlignmentReport | None = None,
+                offsets: str = "auto") -> Iterator[ColumnSentence]:
     """The sentences of ``path`` read as format ``fmt`` (``auto``: :func:`detect_format`): text in ``encoding``,
     a column file's ``columns`` (None: the format's own), an offset format's alignment counted in ``report``
-    (None: logged)."""
+    (None: logged), its offsets in the unit ``offsets`` (:mod:`seqlab.data.formats.offsets`)."""
     found = format_named(detect_format(path) if fmt == "auto" else fmt)
     if found.read is None:
         raise SeqlabError(f"{path}: {found.name} is written, not read; expected one of {list(READ_FORMATS)}")
-    return found.read(Path(path), encoding=encoding, columns=columns, report=report)
+    return found.read(Path(path), encoding=encoding, columns=columns, report=report, offsets=offsets)

@@ -178,7 +178,7 @@ def render_jsonl(number: int, document: Any, token_labels: bool = False) -> str:
 
 
 def _read(path: Path, *, encoding: str = DEFAULT_ENCODING, columns: Sequence[str] | None = None,
-          report: object = None) -> Iterator[ColumnSentence]:
+          report: object = None, offsets: str = "auto") -> Iterator[ColumnSentence]:
     return read_seqlab_jsonl(path, encoding=encoding)
 
 

@@ -31,12 +31,12 @@ def test_the_fixture_folder_reads_with_its_policies_counted() -> None:
     sentences = list(read_brat(BRAT, report=report))
     assert [s.extra["doc_id"] for s in sentences] == ["d1", "d1", "d2"]
     assert sentences[0].path.endswith("d1.txt") and sentences[1].line == 2  # the second line of d1.txt
-    assert _entities(sentences) == [("Gene", "BRCA1"), ("Disease", "breast-cancer"),
-                                    ("Disease", "ovarian and uterine tumours"), ("Disease", "onset Alzheimer disease")]
+    assert _entities(sentences) == [("Gene", "BRCA1"), ("Disease", "breast-cancer"), ("Disease", "ovarian"),
+                                    ("Disease", "uterine tumours"), ("Disease", "onset Alzheimer disease")]
     assert sentences[1]["word"][:2] == ("Early-", "onset")  # split where T6 begins
-    assert (report.spans_read, report.aligned, report.overlaps_dropped, report.unaligned) == (6, 4, 2, 0)
+    assert (report.spans_read, report.aligned, report.overlaps_dropped, report.unaligned) == (7, 5, 2, 0)
     assert (report.split_spans, report.split_tokens) == (1, 1)
-    assert report.notes == {"discontinuous spans read as cover": 1, "normalization lines (N) ignored": 1,
+    assert report.notes == {"discontinuous spans read as fragments": 1, "normalization lines (N) ignored": 1,
                             "relation lines (R) ignored": 1, "attribute lines (A) ignored": 1,
                             "note lines (#) ignored": 1, ".txt files without .ann (not read)": 1}
     assert all("d1.ann:" in p for p in report.problems) and len(report.problems) == 2
@@ -47,6 +47,22 @@ def test_a_discontinuous_span_can_be_read_as_its_first_fragment() -> None:
     sentences = list(read_brat(BRAT / "d1.ann", discontinuous="first", report=report))
     assert ("Disease", "ovarian") in _entities(sentences) and ("Disease", "uterine tumours") in _entities(sentences)
     assert report.overlaps_dropped == 1 and report.documents == 1
+
+
+@pytest.mark.parametrize("policy, expected", [
+    ("fragments", [("Disease", "tumours"), ("Disease", "ovarian")]),  # out of order in the .ann: text order
+    ("first", [("Disease", "ovarian")]), ("refuse", [])])
+def test_a_discontinuous_span_is_never_merged_into_the_range_covering_it(tmp_path: Path, policy: str,
+                                                                       expected: list) -> None:
+    folder = _folder(tmp_path, "T1\tDisease 18 25;0 7\tovarian tumours\n", "ovarian and other tumours.\n")
+    report = AlignmentReport()
+    found = _entities(read_brat(folder, discontinuous=policy, report=report))
+    assert sorted(found) == sorted(expected) and ("Disease", "ovarian and other tumours") not in found
+    assert report.spans_read == report.aligned + report.lost
+    if policy == "refuse":
+        assert report.unaligned == 1 and "x.ann:1: document x: span T1 Disease is discontinuous" in report.problems[0]
+        with pytest.raises(DataFormatError, match=r"x.ann:1: .* discontinuous"):
+            list(read_brat(folder, discontinuous=policy, strict=True))
 
 
 def test_strict_refuses_the_fixture_at_its_first_dropped_span() -> None:

@@ -27,7 +27,7 @@ def spans_of(path: Path, fmt: str) -> list[tuple[str, str]]:
 
 def test_brat_to_jsonl_to_brat_keeps_text_offsets_and_ids(tmp_path: Path) -> None:
     first = convert(BRAT, tmp_path / "a.jsonl", target_format="jsonl")
-    assert (first.source, first.sentences, first.spans, first.written) == ("brat", 3, 4, 2)
+    assert (first.source, first.sentences, first.spans, first.written) == ("brat", 3, 5, 2)  # T4 read as its two fragments, one kept
     assert first.report.overlaps_dropped == 2  # the fixture's overlapping spans, reported
     convert(tmp_path / "a.jsonl", tmp_path / "brat", target_format="brat")
     assert (tmp_path / "brat" / "d1.txt").read_bytes() == (BRAT / "d1.txt").read_bytes()
@@ -60,7 +60,7 @@ def test_conll_without_docstart_is_a_document_per_sentence(tmp_path: Path) -> No
 def test_label_map_and_scheme(tmp_path: Path) -> None:
     result = convert(BRAT, tmp_path / "a.conll", target_format="conll", label_map={"Gene": None, "Disease": "Dis"},
                      scheme="bilou")
-    assert result.spans == 3
+    assert result.spans == 4  # the discontinuous T4 gives its kept fragment too
     tags = [line.split(" ")[1] for line in (tmp_path / "a.conll").read_text().splitlines()
             if line and not line.startswith("-DOCSTART-")]
     assert set(tags) == {"O", "U-Dis", "B-Dis", "I-Dis", "L-Dis"}

@@ -65,3 +65,13 @@ def test_bad_rows_are_errors_naming_file_line_and_index(tmp_path: Path, row: dic
                                                         message: str) -> None:
     with pytest.raises(SeqlabError, match=message):
         list(read_hf_jsonl(_file(tmp_path, row), labels=labels))
+
+
+def test_a_label_file_with_a_bom_and_quoted_labels_reads_clean(tmp_path: Path,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
+    (tmp_path / "labels.txt").write_bytes("\ufeffO\n'B-PER'\n\"I-PER\"\n".encode("utf-8"))
+    (tmp_path / "x.jsonl").write_text(json.dumps({"tokens": ["Ann", "Lee", "ran"], "ner_tags": [1, 2, 0]}) + "\n")
+    with caplog.at_level(logging.WARNING, logger="seqlab"):
+        [sentence] = read_hf_jsonl(tmp_path / "x.jsonl")
+    assert sentence["ner"] == ("B-PER", "I-PER", "O")
+    assert "2 labels written in quotes" in caplog.text

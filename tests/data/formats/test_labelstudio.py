@@ -47,6 +47,8 @@ def _task(value: object, text: str = "Paris") -> dict:
     ([_task({"start": 0, "end": 5})], r"x.json:2: task 0 result 0: expected value.labels"),
     ([_task({"start": "0", "end": 5, "labels": ["LOC"]})], r"task 0 result 0 value.start: expected an integer"),
     ([], r"x.json: no tasks"),
+    ('[\n{"data": {"text": "a \\ud800"}}]', r"x.json:2: a string holds the lone UTF-16 surrogate"),
+    ("[" * 100 + "]" * 100, r"x.json:1: JSON nested deeper than 64 levels; refused"),
 ])
 def test_malformed_exports_are_one_line_errors(tmp_path: Path, tasks: object, message: str) -> None:
     with pytest.raises(SeqlabError, match=message):

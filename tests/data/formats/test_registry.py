@@ -116,3 +116,11 @@ def test_every_reader_reads_in_the_configured_encoding(tmp_path: Path) -> None:
         path = str(tmp_path / name)
         split = read_split(DataConfig(train=path, dev=path, encoding="latin-1", columns=("word", "ner")), "train")
         assert split.tokens == [["Zürich"]] and split.file_tags == [["B-LOC"]]
+
+
+def test_a_first_line_nested_past_the_parser_is_span_jsonl_for_its_reader_to_refuse(tmp_path) -> None:
+    from seqlab.data.formats.registry import detect_format
+
+    path = tmp_path / "x.jsonl"
+    path.write_text('{"text": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    assert detect_format(path) == "jsonl"
