@@ -86,9 +86,9 @@ def load_scorer(path: str | None) -> Any:
     get it when neither names a file."""
     where = path or os.environ.get(SCORER_ENV)
     if not where or not Path(where).is_file():
-        raise SystemExit(f"the CoNLL 2018 scorer conll18_ud_eval.py was not found ({where or 'no --scorer and no $'
-                         f'{SCORER_ENV}'}); take it from github.com/UniversalDependencies/tools and name it with "
-                         f"--scorer PATH")
+        given = where or f"no --scorer and no ${SCORER_ENV}"
+        raise SystemExit(f"the CoNLL 2018 scorer conll18_ud_eval.py was not found ({given}); take it from "
+                         "github.com/UniversalDependencies/tools and name it with --scorer PATH")
     spec = importlib.util.spec_from_file_location("conll18_ud_eval", where)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)  # type: ignore[union-attr]
