@@ -91,8 +91,9 @@ def test_the_table_names_each_format_once_and_derives_every_list_from_it() -> No
     assert len(names) == len(set(names))
     assert FORMATS == ("auto", *(f.name for f in TABLE if f.read is not None))
     assert WRITE_FORMATS == ("conll", "conllu", "brat", "hf", "jsonl")
-    assert list(OUTPUTS) == ["conll", "jsonl", "inline", "conllu", "brat"]  # seqlab tag --format
-    assert OUTPUTS["jsonl"].name == "seqlab" and STREAMED == ("conll", "jsonl", "inline", "conllu")
+    assert list(OUTPUTS) == ["conll", "jsonl", "inline", "conllu", "brat", "html"]  # seqlab tag --format
+    assert OUTPUTS["jsonl"].name == "seqlab" and STREAMED == ("conll", "jsonl", "inline", "conllu", "html")
+    assert [name for name, fmt in OUTPUTS.items() if fmt.page is not None] == ["html"]
     assert all(f.render is not None or f.write is not None for f in OUTPUTS.values())
 
 
