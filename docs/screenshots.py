@@ -38,9 +38,7 @@ def serve_demo(browser: Browser, tagger: seqlab.SequenceTagger) -> Path:
     server, url = serve(tagger)
     try:
         browser.open(url + "/")
-        browser.type_into("#text", SENTENCE)
-        browser.evaluate("document.getElementById('go').click()")
-        browser.wait_for("document.getElementById('status').textContent === 'done'")
+        browser.ask_demo(SENTENCE)
         return browser.screenshot(DOCS / "serve_demo.png", whole=False)
     finally:
         server.shutdown()

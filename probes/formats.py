@@ -3,7 +3,6 @@ label file's byte-order mark, CoNLL-U ranges, JSON bounds, alignment time, label
 folders and FIFOs. Each ``ok`` probe checks its result (spans against the input text, counts, round trips)."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Callable
 
 from probes.runner import Result, Sweep
+from probes.tamper import tamper_export
 
 TEXT = "I \U0001F600 met Zoë in Paris ."  # an astral character before a non-ASCII one
 WORDS = (("Zoë", "PER"), ("Paris", "LOC"))
@@ -156,13 +156,7 @@ def _onnx_probes(sw: Sweep, packaged: Path, folder: Path) -> None:
     for case in ("swapped", "random"):
         copy = folder / f"onnx_{case}"
         shutil.copytree(export, copy)
-        graphs = (copy / "model.onnx").read_bytes(), (copy / "spelling.onnx").read_bytes()
-        (copy / "model.onnx").write_bytes(graphs[1] if case == "swapped" else os.urandom(len(graphs[0])))
-        (copy / "spelling.onnx").write_bytes(graphs[0] if case == "swapped" else graphs[1])
-        manifest = json.loads((copy / "onnx.json").read_text())
-        manifest["sha256"].update({n: hashlib.sha256((copy / n).read_bytes()).hexdigest()
-                                   for n in ("model.onnx", "spelling.onnx")})
-        (copy / "onnx.json").write_text(json.dumps(manifest))
+        tamper_export(copy, case)
         sw.probe(f"trust onnx: graphs {case}, checksums recomputed", ["tag", str(copy), "-", "--backend", "onnx"],
                  "clear-error", says="model.onnx")
 

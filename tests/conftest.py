@@ -72,3 +72,14 @@ def shared_data() -> Path:
     if root is None or not (root / "conll2003" / "train.txt").is_file():
         pytest.skip("real data not found: set SEQLAB_DATA or place it at ../shared/data")
     return root
+
+
+def tiny_run(out: Path, fixture: str, overrides: tuple[str, ...] = ()) -> Path:
+    """A run of the fixture folder ``fixture``'s ``tiny.yaml`` trained into ``out`` (its data folder set, the log
+    handlers training adds forgotten afterwards)."""
+    import seqlab
+
+    with pytest.MonkeyPatch.context() as mp, forget_new_log_handlers():
+        mp.setenv("SEQLAB_DATA", str(FIXTURES / fixture))
+        seqlab.train(FIXTURES / fixture / "tiny.yaml", out, overrides=overrides, progress=False)
+    return out

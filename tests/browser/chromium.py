@@ -94,6 +94,12 @@ class Browser:
                 raise TimeoutError(f"{condition}: not true after {timeout:.0f} s")
             time.sleep(0.1)
 
+    def ask_demo(self, text: str) -> None:
+        """Type ``text`` into seqlab serve's demo page, press its button and wait for the answer to be drawn."""
+        self.type_into("#text", text)
+        self.evaluate("document.getElementById('go').click()")
+        self.wait_for("document.getElementById('status').textContent === 'done'")
+
     def type_into(self, selector: str, text: str) -> None:
         """Focus the element at ``selector`` and type ``text`` as key presses would insert it."""
         self.evaluate(f"document.querySelector({json.dumps(selector)}).focus()")

@@ -5,23 +5,14 @@ from pathlib import Path
 
 import pytest
 
-import seqlab
-from tests.conftest import FIXTURES, forget_new_log_handlers
+from tests.conftest import tiny_run
 
 
 @pytest.fixture(scope="module")
 def tagger_run(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("browser") / "tagger"
-    with pytest.MonkeyPatch.context() as mp, forget_new_log_handlers():
-        mp.setenv("SEQLAB_DATA", str(FIXTURES / "ner"))
-        seqlab.train(FIXTURES / "ner" / "tiny.yaml", out, overrides=("train.threads=1",), progress=False)
-    return out
+    return tiny_run(tmp_path_factory.mktemp("browser") / "tagger", "ner", ("train.threads=1",))
 
 
 @pytest.fixture(scope="module")
 def relation_run(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("browser") / "relation"
-    with pytest.MonkeyPatch.context() as mp, forget_new_log_handlers():
-        mp.setenv("SEQLAB_DATA", str(FIXTURES / "semeval"))
-        seqlab.train(FIXTURES / "semeval" / "tiny.yaml", out, progress=False)
-    return out
+    return tiny_run(tmp_path_factory.mktemp("browser") / "relation", "semeval")

@@ -66,9 +66,7 @@ def test_the_demo_page_tags_what_a_person_types(browser, ner_model, tmp_path):
         browser.requests.clear()
         browser.open(url + "/")
         card = browser.evaluate("document.querySelector('table.card').textContent")
-        browser.type_into("#text", sentence)
-        browser.evaluate("document.getElementById('go').click()")
-        browser.wait_for("document.getElementById('status').textContent === 'done'")
+        browser.ask_demo(sentence)
         marks = browser.evaluate(MARKS)
         browser.screenshot(tmp_path / "demo.png")
     finally:
@@ -86,9 +84,7 @@ def test_the_demo_page_of_a_relation_model_names_the_relation(browser, relation_
     server, url = _serve(model)
     try:
         browser.open(url + "/")
-        browser.type_into("#text", sentence)
-        browser.evaluate("document.getElementById('go').click()")
-        browser.wait_for("document.getElementById('status').textContent === 'done'")
+        browser.ask_demo(sentence)
         marks = browser.evaluate(MARKS)
         name = browser.evaluate("document.querySelector('#out .name').textContent")
     finally:

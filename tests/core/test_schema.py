@@ -16,7 +16,7 @@ from seqlab.core.schema import (CONFIDENCE_DIGITS, DOCUMENT_FIELDS, RELATION_FIE
                                 encode_document, encode_line, encode_relation)
 from seqlab.relation.api import Relation
 from seqlab.tagging.document import Document, Sentence, Span, render
-from tests.conftest import FIXTURES, forget_new_log_handlers
+from tests.conftest import tiny_run
 
 TEXT = ("German Chancellor Angela Merkel met French President Emmanuel Macron in Berlin. "
         "Shares of Volkswagen AG rose 3.5% in Frankfurt.")
@@ -109,11 +109,7 @@ def test_confidences_are_rounded_the_same_everywhere():
 
 @pytest.fixture(scope="module")
 def relation_run(tmp_path_factory) -> Path:
-    run = tmp_path_factory.mktemp("schema") / "relation"
-    with pytest.MonkeyPatch.context() as mp, forget_new_log_handlers():
-        mp.setenv("SEQLAB_DATA", str(FIXTURES / "semeval"))
-        seqlab.train(FIXTURES / "semeval" / "tiny.yaml", run, overrides=("train.epochs=1",), progress=False)
-    return run
+    return tiny_run(tmp_path_factory.mktemp("schema") / "relation", "semeval", ("train.epochs=1",))
 
 
 def test_a_relation_is_one_record_in_python_classify_jsonl_and_serve(relation_run, monkeypatch):
