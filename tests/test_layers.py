@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The floors, lowest first: a module's floor is the entry naming it or the package holding it.
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("seqlab.core",),  # the ground floor: errors, strict config reading, the trainer, run directories, statistics
-    ("seqlab.data", "seqlab.render"),  # readers, tag schemes, vocabularies, batches, metrics; HTML pages and plots
+    ("seqlab.data", "seqlab.render", "seqlab.text"),  # readers, tag schemes, vocabularies, batches, metrics; HTML
+    # pages and plots; raw text into sentences and words by language
     ("seqlab.modules",),  # torch layers: encoders, decoders, embedders
     ("seqlab.models",),  # models assembled from the modules
     ("seqlab.tagging", "seqlab.relation"),  # the tasks: config, training view, prediction, API

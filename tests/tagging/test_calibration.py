@@ -12,7 +12,7 @@ from seqlab.core.errors import SeqlabError
 from seqlab.modules.crf import CRF
 from seqlab.modules.decoders import SoftmaxDecoder
 from seqlab.tagging.calibration import (Outcomes, _span_minima, check_temperature, fit_temperature, reliability,
-                                        stored_temperature)
+                                        calibrate, stored_temperature)
 from tests.conftest import FIXTURES
 
 NER = FIXTURES / "ner"
@@ -167,4 +167,4 @@ def test_seqlab_calibrate_refuses_what_cannot_calibrate_and_keeps_the_temperatur
                         r"model's .* the model's temperature \(.*\) is kept", err), err
     assert not (tmp_path / "x.seqlab").exists()
     with pytest.raises(SeqlabError, match=r"dev.txt: cannot calibrate: .* too few to fit"):
-        tagger.calibrate(NER / "dev.txt", strict=True)
+        calibrate(tagger, NER / "dev.txt", strict=True)
