@@ -27,6 +27,7 @@ from seqlab.data.formats.brat import ANN, TXT, read_brat
 from seqlab.data.formats.hf import read_hf_jsonl
 from seqlab.data.formats.jsonl import read_span_jsonl
 from seqlab.data.formats.labelstudio import read_label_studio
+from seqlab.data.formats.spert import read_spert_tags
 
 Reader = Callable[[Path], Iterator[ColumnSentence]]
 #: The readers by ``data.format`` name (CoNLL and CoNLL-U are read by :mod:`seqlab.data.conll` and
@@ -36,9 +37,10 @@ READERS: dict[str, Reader] = {
     "jsonl": read_span_jsonl,
     "labelstudio": read_label_studio,
     "hf": read_hf_jsonl,
+    "spert": read_spert_tags,
 }
 #: The formats of character spans, which the readers write as IOB2 tags.
-SPAN_FORMATS = ("brat", "jsonl", "labelstudio")
+SPAN_FORMATS = ("brat", "jsonl", "labelstudio", "spert")
 #: The columns, word column and tag column of every format in :data:`READERS`.
 LAYOUT = (COLUMNS, COLUMNS[0], COLUMNS[1])
 JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
