@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from seqlab.core.schema import encode_document, encode_line, encode_sentence
+from seqlab.core.schema import CONFIDENCE_DIGITS, encode_document, encode_line, encode_sentence
 from seqlab.data.formats.conllu_writer import conllu_sentence
 
 FORMATS = ("conll", "jsonl", "inline", "conllu")
@@ -42,11 +42,28 @@ class Sentence:
 
 
 @dataclass(frozen=True)
+class SpanRelation:
+    """A relation an extraction model found between two spans of a document: ``head`` and ``tail`` index
+    ``Document.spans``; ``confidence`` is the relation classifier's probability of ``label``."""
+
+    head: int
+    tail: int
+    label: str
+    confidence: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"head": self.head, "tail": self.tail, "label": self.label,
+                "confidence": round(self.confidence, CONFIDENCE_DIGITS)}
+
+
+@dataclass(frozen=True)
 class Document:
-    """A tagged text (one line or paragraph): its sentences, and all their spans in order."""
+    """A tagged text (one line or paragraph): its sentences, all their spans in order, and the relations an
+    extraction model found between them (none from a tagger)."""
 
     text: str
     sentences: list[Sentence]
+    relations: list[SpanRelation] = field(default_factory=list)
 
     @property
     def spans(self) -> list[Span]:
@@ -65,8 +82,19 @@ class Document:
         return self.inline()
 
     def to_dict(self) -> dict[str, Any]:
-        """The document as JSON-ready data (:mod:`seqlab.core.schema`): text, spans, sentences."""
-        return encode_document(self)
+        """The document as JSON-ready data (:mod:`seqlab.core.schema`): text, spans, sentences, and
+        ``relations`` only when there are some (a tagger's documents are written as they always were)."""
+        data = encode_document(self)
+        if self.relations:
+            data["relations"] = [r.to_dict() for r in self.relations]
+        return data
+
+    def sentence_relations(self, index: int) -> list[SpanRelation]:
+        """The relations within sentence ``index``, their ``head``/``tail`` indexing that sentence's spans."""
+        first = sum(len(s.spans) for s in self.sentences[:index])
+        last = first + len(self.sentences[index].spans)
+        return [SpanRelation(r.head - first, r.tail - first, r.label, r.confidence) for r in self.relations
+                if first <= r.head < last and first <= r.tail < last]
 
 
 def render(numbered: Iterable[tuple[int, Document]], fmt: str, *, token_labels: bool = False) -> str:
@@ -93,5 +121,15 @@ def render(numbered: Iterable[tuple[int, Document]], fmt: str, *, token_labels: 
             parts.extend(conllu_sentence(s.tokens, s.labels, s.offsets, doc.text, f"{number}-{k}",
                                          token_labels=token_labels) for k, s in enumerate(doc.sentences, start=1))
         else:
-            parts.extend(json.dumps(encode_line(number, s), ensure_ascii=False) + "\n" for s in doc.sentences)
+            parts.extend(json.dumps(_line(number, doc, k), ensure_ascii=False) + "\n" for k in range(len(doc.sentences)))
     return "".join(parts)
+
+
+def _line(number: int, doc: Document, index: int) -> dict[str, Any]:
+    """One line of ``--format jsonl``: sentence ``index`` of ``doc``, with its relations when it has some
+    (``head``/``tail`` index the line's ``spans``)."""
+    data = encode_line(number, doc.sentences[index])
+    relations = doc.sentence_relations(index) if doc.relations else []
+    if relations:
+        data["relations"] = [r.to_dict() for r in relations]
+    return data

@@ -54,3 +54,24 @@ def write_corpus(folder: Path, *, markers: bool = True) -> Path:
     config = folder / "relations.yaml"
     config.write_text(RELATION_CONFIG.format(markers=str(markers).lower()), encoding="utf-8")
     return config
+
+
+NER_CONFIG = """  data: {train: toy_train.json, dev: toy_dev.json, test: toy_test.json, format: spert, tag_scheme: bilou}
+  model:
+    embeddings: {dim: 4, min_count: 1}
+    chars: {dim: 8, hidden: 8}
+    capitalization: {dim: 4}
+    hidden: 16
+    dropout: 0.0
+  train: {optimizer: adam, lr: 0.02, lr_decay: 1.0, batch_size: 2, epochs: 3, patience: 50, device: cpu,
+          eval_batch_size: 3}
+"""
+
+
+def write_pipeline(folder: Path) -> Path:
+    """The corpus and ``pipeline.yaml`` (a tiny tagger and relation classifier) in ``folder``; returns the config."""
+    relation = write_corpus(folder).read_text(encoding="utf-8")
+    relation = "".join(f"  {line}\n" for line in relation.splitlines() if not line.startswith("task:"))
+    config = folder / "pipeline.yaml"
+    config.write_text(f"task: extraction\nner:\n{NER_CONFIG}relation:\n{relation}", encoding="utf-8")
+    return config
