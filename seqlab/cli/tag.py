@@ -57,10 +57,13 @@ def write_brat(documents: Iterable[Document], lines: list[str], folder: Path, na
     from seqlab.data.formats.align import CharSpan, SpanDocument
     from seqlab.data.formats.brat import write_brat_documents
 
-    starts = accumulate((len(line) for line in lines), initial=0)
-    spans = tuple(CharSpan(start + span.start, start + span.end, span.label)
-                  for start, doc in zip(starts, documents) for span in doc.spans)
-    write_brat_documents(folder, [SpanDocument(name, "".join(lines), spans)])
+    spans: list[CharSpan] = []
+    relations: list[tuple[int, int, str]] = []  # an extraction model's, as R lines
+    for start, doc in zip(accumulate((len(line) for line in lines), initial=0), documents):
+        first = len(spans)
+        relations.extend((first + r.head, first + r.tail, r.label) for r in doc.relations)
+        spans.extend(CharSpan(start + span.start, start + span.end, span.label) for span in doc.spans)
+    write_brat_documents(folder, [SpanDocument(name, "".join(lines), tuple(spans), relations=tuple(relations))])
     return len(spans)
 
 

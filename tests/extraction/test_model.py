@@ -141,3 +141,19 @@ def test_a_missing_half_is_a_one_line_error(run: Path, tmp_path: Path) -> None:
     (tmp_path / "config.yaml").write_text((run / "config.yaml").read_text())
     with pytest.raises(SeqlabError, match=r"an extraction run holds the sub-runs ner/ and relation/; ner/ is missing"):
         seqlab.load(tmp_path, "cpu")
+
+
+def test_brat_output_writes_relations_as_r_lines(run: Path, tmp_path: Path) -> None:
+    from seqlab.cli.tag import write_brat
+
+    lines = ["Ann lives in Rome .\n", "John lives in Paris .\n"]
+    tagger = seqlab.load(run, "cpu").tagger
+    docs = [Document(line.rstrip("\n"), tagger.tag_tokens([line.split()])[0:1]) for line in lines]
+    docs = [dataclasses.replace(d, relations=[SpanRelation(0, 1, "Live_In", 0.9)]) if len(d.spans) >= 2 else d
+            for d in docs]
+    spans = write_brat(docs, lines, tmp_path, "doc")
+    ann = (tmp_path / "doc.ann").read_text(encoding="utf-8").splitlines()
+    firsts = [sum(len(d.spans) for d in docs[:k]) for k in range(len(docs))]
+    expected = [f"Live_In Arg1:T{first + 1} Arg2:T{first + 2}" for d, first in zip(docs, firsts) if d.relations]
+    assert [line.split("\t")[1] for line in ann if line.startswith("R")] == expected
+    assert len([line for line in ann if line.startswith("T")]) == spans

@@ -62,6 +62,7 @@ class SpanDocument:
     line: int = 1  # the line of that file where the text begins
     span_path: str = ""  # the file holding the spans when it is another (brat .ann)
     raw_text: bool = False  # the text is the file as it is, so each newline in it is a line of the file (brat .txt)
+    relations: tuple[tuple[int, int, str], ...] = ()  # (head, tail, label), head and tail indexing spans (brat R)
 
 
 @dataclass
