@@ -157,3 +157,17 @@ def test_brat_output_writes_relations_as_r_lines(run: Path, tmp_path: Path) -> N
     expected = [f"Live_In Arg1:T{first + 1} Arg2:T{first + 2}" for d, first in zip(docs, firsts) if d.relations]
     assert [line.split("\t")[1] for line in ann if line.startswith("R")] == expected
     assert len([line for line in ann if line.startswith("T")]) == spans
+
+
+def test_seqlab_serve_answers_tag_with_the_documents_the_api_gives(run: Path) -> None:
+    pytest.importorskip("starlette", reason="seqlab serve needs the serve extra: pip install 'seqlab[serve]'")
+    pytest.importorskip("uvicorn", reason="seqlab serve needs the serve extra: pip install 'seqlab[serve]'")
+    from tests.serve.conftest import post, serve
+
+    model = seqlab.load(run, "cpu")
+    server, url = serve(model)
+    try:
+        status, body = post(url + "/tag", json.dumps({"texts": TEXTS[:2]}).encode())
+    finally:
+        server.shutdown()
+    assert status == 200 and body["documents"] == [d.to_dict() for d in model.tag_many(TEXTS[:2])]
