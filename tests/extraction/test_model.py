@@ -22,6 +22,9 @@ from tests.helpers import relation_trainer, tagger_trainer
 from tests.relation.spert_fixture import write_pipeline
 
 TEXTS = ["John lives in Paris . IBM is based in Rome .", "Ann works for Acme in Oslo .", ""]
+#: Enough training for the tiny relation classifier to find the toy relations (AdaDelta at lr 1 needs far more).
+RELATIONS_LEARNED = ("relation.train.optimizer=adam", "relation.train.lr=0.02", "relation.train.epochs=12",
+                     "relation.train.patience=12")
 PREDICT = """
 import json, sys
 import seqlab
@@ -36,7 +39,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = folder / "run"
     with pytest.MonkeyPatch.context() as mp, forget_new_log_handlers():
         mp.setenv("SEQLAB_DATA", str(folder))
-        seqlab.train(write_pipeline(folder), out, overrides=("relation.train.epochs=3",), progress=False)
+        seqlab.train(write_pipeline(folder), out, overrides=RELATIONS_LEARNED, progress=False)
     return out
 
 
@@ -47,7 +50,7 @@ def test_one_run_holds_both_halves_and_loads_as_one_model(run: Path) -> None:
     assert isinstance(model, ExtractionModel) and model.task == "extraction"
     assert "Peop" in model.labels and "Live_In" in model.labels and "no_relation" not in model.labels
     doc = model.tag(TEXTS[0])
-    assert isinstance(doc, Document)
+    assert isinstance(doc, Document) and doc.relations  # the toy relations are learnt
     for relation in doc.relations:
         assert 0 <= relation.head < len(doc.spans) and 0 <= relation.tail < len(doc.spans)
         assert relation.head != relation.tail and relation.label != "no_relation" and 0 < relation.confidence <= 1
@@ -117,7 +120,8 @@ def test_eval_scores_entities_and_strict_relations_end_to_end_and_with_gold_enti
     result = seqlab.load(run, "cpu").evaluate(run.parent / "toy_test.json")
     data = result.to_dict()
     assert set(data) == {"entities", "relations", "relations_given_gold_entities", "score", "measure"}
-    assert data["entities"]["micro"]["f1"] >= 0 and "macro" in data["relations"]
+    assert data["entities"]["micro"]["f1"] > 0 and data["relations"]["micro"]["f1"] > 0
+    assert data["relations_given_gold_entities"]["micro"]["f1"] >= data["relations"]["micro"]["f1"] - 1e-9
     assert "relations between the gold entities" in result.report
 
 
