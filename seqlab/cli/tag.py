@@ -192,9 +192,9 @@ def _eval_extraction(model: Any, args: argparse.Namespace, default: Path) -> str
     the gold entities given; the scores as JSON at ``default``.scores.json."""
     given = [flag for flag, value in (("--post-viterbi", args.post_viterbi), ("--columns", args.columns),
                                       ("--calibration", args.calibration), ("--plot", args.plot),
-                                      ("--label-map", args.label_map)) if value]
+                                      ("--label-map", args.label_map), ("--format", args.format != "auto")) if value]
     if given:
-        raise SeqlabError(f"{given[0]} applies to taggers, not to extraction models")
+        raise SeqlabError(f"{given[0]} applies to taggers, not to extraction models (which read SpERT JSON)")
     from seqlab.core.atomic import atomic_open
 
     result = model.evaluate(args.file, batch_size=args.batch_size)
