@@ -25,6 +25,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("seqlab.modules",),  # torch layers: encoders, decoders, embedders
     ("seqlab.models",),  # models assembled from the modules
     ("seqlab.tagging", "seqlab.relation"),  # the tasks: config, training view, prediction, API
+    ("seqlab.extraction",),  # a tagger and a relation classifier as one model: entities and relations from text
     ("seqlab.apps", "seqlab.serve"),  # whole models of any task: task table, loading, packaging, export, serving
     ("seqlab.cli", "seqlab.__main__", "seqlab"),  # the command and the top-level API (`seqlab` is its __init__)
 )
@@ -286,5 +287,5 @@ def test_two_module_cycle() -> None:
 def test_floor_of() -> None:
     assert floor_of("seqlab") == len(FLOORS) - 1
     assert floor_of("seqlab.core.trainer") == 0
-    assert floor_of("seqlab.apps.tasks") == 5
+    assert floor_of("seqlab.apps.tasks") == 6
     assert floor_of("seqlab.unknown") is None  # not silently the top floor

@@ -25,9 +25,10 @@ class TaskSpec:
     a run knows, which ``seqlab package`` cuts its feature tables down to (None: the tables are copied whole)."""
 
     config: type
-    prepare: Prepare
+    prepare: Prepare | None  # None: the task trains by its own `train`
     load: Callable[[Path, "torch.device | str"], Any]
     words: Callable[[Path], set[str]] | None = None
+    train: Callable[..., dict[str, Any]] | None = None  # a task that trains otherwise than one trainer run
 
 
 def _tagging() -> TaskSpec:
@@ -47,9 +48,18 @@ def _relation() -> TaskSpec:
     return TaskSpec(RelationConfig, prepare, RelationModel.load)
 
 
+def _extraction() -> TaskSpec:
+    from seqlab.extraction.config import ExtractionConfig
+    from seqlab.extraction.model import ExtractionModel
+    from seqlab.extraction.train import train as train_extraction
+
+    return TaskSpec(ExtractionConfig, None, ExtractionModel.load, train=train_extraction)
+
+
 TASKS: Registry[Callable[[], TaskSpec]] = Registry("task")
 TASKS.add("tagging", _tagging)
 TASKS.add("relation", _relation)
+TASKS.add("extraction", _extraction)
 
 
 def task_of(tree: dict[str, Any], source: str | Path) -> TaskSpec:
@@ -73,4 +83,7 @@ def read_config(path: str | Path, overrides: Sequence[str] = ()) -> Any:
 def train(config: Any, out_dir: str | Path, *, resume: bool = False, progress: bool = True) -> dict[str, Any]:
     """Train ``config`` (any task's) into ``out_dir``; with ``resume``, continue the run already there.
     Returns the run's metrics (also written to ``out_dir/metrics.json``)."""
-    return train_task(TASKS.get(config.task, "task")().prepare, config, out_dir, resume=resume, progress=progress)
+    spec = TASKS.get(config.task, "task")()
+    if spec.train is not None:
+        return spec.train(config, out_dir, resume=resume, progress=progress)
+    return train_task(spec.prepare, config, out_dir, resume=resume, progress=progress)

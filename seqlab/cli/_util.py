@@ -106,7 +106,8 @@ def model_device(name: str, workers: int = 1) -> str:
     return name
 
 
-def load_model(model_dir: str | None, task: str | None = None, verb: str = "", backend: str = DEFAULT_BACKEND,
+def load_model(model_dir: str | None, task: str | tuple[str, ...] | None = None, verb: str = "",
+               backend: str = DEFAULT_BACKEND,
                device: str = "auto") -> LoadedModel:
     """``seqlab.load(model_dir, device, backend=backend)`` (None: the installed default model), refusing a model
     of another ``task`` than the verb's with a clear message. The cyclic garbage collector is paused meanwhile:
@@ -123,9 +124,10 @@ def load_model(model_dir: str | None, task: str | None = None, verb: str = "", b
     finally:
         if was_enabled:
             gc.enable()
-    if task is not None and model.task != task:
-        raise SeqlabError(f"{model_dir or DEFAULT_MODEL}: seqlab {verb} needs a {task} model, and this one is a "
-                          f"{model.task} model")
+    tasks = (task,) if isinstance(task, str) else task
+    if tasks is not None and model.task not in tasks:
+        raise SeqlabError(f"{model_dir or DEFAULT_MODEL}: seqlab {verb} needs a {' or '.join(tasks)} model, and this "
+                          f"one is a {model.task} model")
     return model
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import gc
 import itertools
+import json
 import logging
 import os
 import sys
@@ -59,8 +60,8 @@ def write_documents(documents: Iterable[Document], out: TextIO, fmt: str, number
 
 def write_whole(documents: Iterable[Document], lines: list[str], target: Path, name: str, fmt: Format) -> int:
     """Write the tagged ``lines`` (each with its line ending) as one document ``name`` through ``fmt``'s writer
-    (brat: ``target/name.txt``, the lines as read, and ``target/name.ann``), each sentence at its offsets into the
-    whole text; returns how many spans."""
+    (brat: ``target/name.txt``, the lines as read, and ``target/name.ann``, with an extraction model's relations
+    as ``R`` lines), each sentence at its offsets into the whole text; returns how many spans."""
     from itertools import accumulate
 
     text, found = "".join(lines), [0]
@@ -68,10 +69,12 @@ def write_whole(documents: Iterable[Document], lines: list[str], target: Path, n
     def sentences() -> Iterator[ColumnSentence]:
         for start, doc in zip(accumulate((len(line) for line in lines), initial=0), documents):
             found[0] += len(doc.spans)
-            for s in doc.sentences:
+            for k, s in enumerate(doc.sentences):
                 offsets = tuple((start + a, start + b) for a, b in s.offsets)
+                related = doc.sentence_relations(k) if doc.relations else []
+                relations = tuple((r.head, r.tail, r.label) for r in related)
                 yield ColumnSentence({WORD: tuple(s.tokens), TAG: tuple(s.labels)}, path=name,
-                                     extra={"doc_id": name, "text": text, "offsets": offsets})
+                                     extra={"doc_id": name, "text": text, "offsets": offsets, "relations": relations})
 
     if fmt.write is None:
         raise SeqlabError(f"{fmt.name}: this format is streamed, not written whole")
@@ -122,6 +125,10 @@ def _is_model(name: str) -> bool:
             or (path.is_file() and path.suffix == ".seqlab"))
 
 
+#: The tasks whose models ``seqlab tag`` runs: a tagger, or an extraction model (spans and their relations).
+TAG_TASKS = ("tagging", "extraction")
+
+
 def cmd_tag(args: argparse.Namespace) -> int:
     from seqlab.tagging.config import POOL_BATCHES
     from seqlab.apps.parallel import parse_shard, render_in_workers, shard
@@ -143,14 +150,14 @@ def cmd_tag(args: argparse.Namespace) -> int:
     if args.workers > 1:  # each worker loads its own copy, tags and renders its chunks; here they are only written,
         # and torch is not imported (1.8 s before the workers could start importing it themselves)
         if model is not None and not _is_model(model):  # no model there: its one-line error before any worker starts
-            load_model(model, "tagging", "tag", args.backend, device)
+            load_model(model, TAG_TASKS, "tag", args.backend, device)
         for text in render_in_workers(model, shard(lines, index, count), workers=args.workers, options=options,
                                       fmt=args.format, backend=args.backend):
             sys.stdout.write(text)
             sys.stdout.flush()
         return 0
     use_threads(args.threads)
-    tagger = load_model(model, "tagging", "tag", args.backend, device)
+    tagger = load_model(model, TAG_TASKS, "tag", args.backend, device)
     gc.freeze()  # the modules and model just loaded stay alive: full collections while tagging need not scan them
     output = OUTPUTS[args.format]
     if output.render is None:  # written whole, to --output (brat)
@@ -224,9 +231,27 @@ def _eval_relation(model: Any, args: argparse.Namespace, default: Path) -> str:
     return result.report + f"answers written to {answers}\n"
 
 
+def _eval_extraction(model: Any, args: argparse.Namespace, default: Path) -> str:
+    """``seqlab eval`` of an extraction model on a SpERT file: entity and strict relation F1, end to end and with
+    the gold entities given; the scores as JSON at ``default``.scores.json."""
+    given = [flag for flag, value in (("--post-viterbi", args.post_viterbi), ("--columns", args.columns),
+                                      ("--calibration", args.calibration), ("--plot", args.plot),
+                                      ("--label-map", args.label_map), ("--format", args.format != "auto")) if value]
+    if given:
+        raise SeqlabError(f"{given[0]} applies to taggers, not to extraction models (which read SpERT JSON)")
+    from seqlab.core.atomic import atomic_open
+
+    result = model.evaluate(args.file, batch_size=args.batch_size)
+    output = Path(args.output) if args.output else default.with_name(default.name + ".scores.json")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_open(output) as out:
+        json.dump(result.to_dict(), out, indent=2)
+    return result.report + f"scores written to {output}\n"
+
+
 #: ``seqlab eval`` by the loaded model's task: (model, arguments, default output path) → the report printed.
 EVALUATORS: dict[str, Callable[[Any, argparse.Namespace, Path], str]] = {
-    "tagging": _eval_tagging, "relation": _eval_relation}
+    "tagging": _eval_tagging, "relation": _eval_relation, "extraction": _eval_extraction}
 
 
 def cmd_eval(args: argparse.Namespace) -> int:

@@ -8,8 +8,11 @@ all built here, so that one concept has one field name everywhere:
   ``confidence``, ``token_start``, ``token_end`` (token offsets into its sentence);
 * a sentence: ``tokens``, ``offsets`` (``[start, end]`` per token), ``labels`` (one per token, in the scheme the
   tagger was asked for) and ``spans``;
-* a document: ``text``, ``spans`` (all its sentences' spans in order) and ``sentences``;
-* a line of ``seqlab tag --format jsonl``: a sentence with ``line``, its input line number (from 1);
+* a document: ``text``, ``spans`` (all its sentences' spans in order) and ``sentences``, and, from an
+  extraction model when it found some, ``relations``;
+* a relation between spans: ``head``, ``tail`` (indices into the ``spans`` beside it), ``label``, ``confidence``;
+* a line of ``seqlab tag --format jsonl``: a sentence with ``line``, its input line number (from 1), and the
+  sentence's span relations when there are some;
 * a relation: ``id``, ``label``, ``confidence``, ``e1``, ``e2``, ``probabilities`` (label → probability).
 
 Confidences and probabilities are rounded to :data:`CONFIDENCE_DIGITS` decimals. The encoders read the named
@@ -29,6 +32,7 @@ SPAN_FIELDS = ("text", "label", "start", "end", "confidence", "token_start", "to
 SENTENCE_FIELDS = ("tokens", "offsets", "labels", "spans")
 DOCUMENT_FIELDS = ("text", "spans", "sentences")
 RELATION_FIELDS = ("id", "label", "confidence", "e1", "e2", "probabilities")
+SPAN_RELATION_FIELDS = ("head", "tail", "label", "confidence")
 
 
 def encode_span(span: Any) -> dict[str, Any]:
@@ -44,16 +48,30 @@ def encode_sentence(sentence: Any) -> dict[str, Any]:
             "labels": list(sentence.labels), "spans": [encode_span(s) for s in sentence.spans]}
 
 
+def encode_span_relation(relation: Any) -> dict[str, Any]:
+    """A relation between two spans as JSON-ready data (:data:`SPAN_RELATION_FIELDS`)."""
+    return {"head": relation.head, "tail": relation.tail, "label": relation.label,
+            "confidence": round(relation.confidence, CONFIDENCE_DIGITS)}
+
+
 def encode_document(document: Any) -> dict[str, Any]:
-    """A tagged document as JSON-ready data (:data:`DOCUMENT_FIELDS`)."""
+    """A tagged document as JSON-ready data (:data:`DOCUMENT_FIELDS`), with ``relations`` only when it has some
+    (a tagger's documents are written as they always were)."""
     sentences = [encode_sentence(s) for s in document.sentences]
-    return {"text": document.text, "spans": [span for s in sentences for span in s["spans"]],
+    data = {"text": document.text, "spans": [span for s in sentences for span in s["spans"]],
             "sentences": sentences}
+    if getattr(document, "relations", None):
+        data["relations"] = [encode_span_relation(r) for r in document.relations]
+    return data
 
 
-def encode_line(number: int, sentence: Any) -> dict[str, Any]:
-    """One object of ``seqlab tag --format jsonl``: the sentence and its input line ``number``."""
-    return {"line": number, **encode_sentence(sentence)}
+def encode_line(number: int, sentence: Any, relations: Any = ()) -> dict[str, Any]:
+    """One object of ``seqlab tag --format jsonl``: the sentence and its input line ``number``, and the
+    ``relations`` among its spans (``head``/``tail`` indexing the sentence's ``spans``) when there are some."""
+    data = {"line": number, **encode_sentence(sentence)}
+    if relations:
+        data["relations"] = [encode_span_relation(r) for r in relations]
+    return data
 
 
 def encode_relation(relation: Any) -> dict[str, Any]:

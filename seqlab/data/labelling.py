@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from seqlab.core.errors import SeqlabError
+from seqlab.core.errors import ConfigError, SeqlabError
 from seqlab.data import schemes
 from seqlab.data.label_map import LabelMap, check_label_map, relabel_spans
 from seqlab.data.metrics import SpanReport, format_conlleval, report_to_dict, score as span_score
@@ -90,6 +90,9 @@ class Labelling(Protocol):
     def check_output_format(self, fmt: str) -> None:
         """Refuse an output format that cannot hold these labels (brat needs spans)."""
 
+    def require_spans(self, field: str, why: str) -> None:
+        """Refuse token labels where spans are needed: a ConfigError naming the config ``field`` and ``why``."""
+
     def check_label_map(self, mapping: object, source: str) -> LabelMap:
         """``mapping`` checked as a label map for these labels (token labels cannot be dropped)."""
 
@@ -144,6 +147,9 @@ class SpanLabelling:
     converted_file_scheme = "iob2"
 
     def check_output_format(self, fmt: str) -> None:
+        return None
+
+    def require_spans(self, field: str, why: str) -> None:
         return None
 
     def check_label_map(self, mapping: object, source: str) -> LabelMap:
@@ -211,6 +217,9 @@ class TokenLabelling:
         if fmt in SPAN_FORMATS:
             raise SeqlabError(f"--format {fmt} writes spans, and this model predicts token labels; use --format "
                               "conllu or conll")
+
+    def require_spans(self, field: str, why: str) -> None:
+        raise ConfigError(f"{field}: {why}, so it needs a span scheme (bilou, iob2, ...), got {self.name!r}")
 
     def check_label_map(self, mapping: object, source: str) -> LabelMap:
         return check_label_map(mapping, source, token_labels=True)

@@ -37,6 +37,7 @@ from seqlab.core.errors import DataFormatError, SeqlabError
 from seqlab.data.conll import UTF8_BOM
 from seqlab.data.formats.files import json_objects, json_record
 from seqlab.data.formats.registry import JSON_SUFFIXES
+from seqlab.data.formats.spert import read_spert_pairs
 from seqlab.data.semeval import (
     RelationExample, parse_raw_line, read_marked_semeval, read_semeval, tokenize_around,
 )
@@ -78,7 +79,8 @@ def read_relations_jsonl(path: str | os.PathLike[str]) -> list[RelationExample]:
 
 
 #: The readers by ``data.format`` name.
-READERS: dict[str, Callable[[Path], list[RelationExample]]] = {"semeval": read_semeval, "jsonl": read_relations_jsonl}
+READERS: dict[str, Callable[[Path], list[RelationExample]]] = {"semeval": read_semeval, "jsonl": read_relations_jsonl,
+                                                               "spert": read_spert_pairs}
 #: The names ``data.format`` takes in a relation config: a reader's, or ``auto``.
 FORMATS = ("auto", *READERS)
 

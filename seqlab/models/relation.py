@@ -103,7 +103,7 @@ class RelationClassifier(nn.Module):
     """``embedder → encoder → attention → head``; cross-entropy over the directed labels."""
 
     def __init__(self, embedder: WordEmbedder, encoder: SelfAttentiveBiLSTM, attention: EntityAwareAttention,
-                 head: SoftmaxHead) -> None:
+                 head: SoftmaxHead, label_weights: torch.Tensor | None = None) -> None:
         super().__init__()
         for left, right, a, b in ((embedder, encoder, "embedder", "encoder"), (encoder, attention, "encoder", "attention"),
                                   (attention, head, "attention", "head")):
@@ -113,6 +113,8 @@ class RelationClassifier(nn.Module):
         self.encoder = encoder
         self.attention = attention
         self.head = head
+        # the loss weight of each label (down-weighting a frequent "no relation"); not saved: the config rebuilds it
+        self.register_buffer("label_weights", label_weights, persistent=False)
 
     def forward(self, batch: RelationBatch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """Label scores (B, C) and the attention weights / entity features for inspection."""
@@ -125,7 +127,7 @@ class RelationClassifier(nn.Module):
     def loss(self, batch: RelationBatch) -> torch.Tensor:
         if batch.labels is None:
             raise ValueError("a batch without labels has no loss")
-        return nn.functional.cross_entropy(self(batch)[0], batch.labels)
+        return nn.functional.cross_entropy(self(batch)[0], batch.labels, weight=self.label_weights)
 
     def probabilities(self, batch: RelationBatch) -> torch.Tensor:
         """Label probabilities (B, C)."""

@@ -90,6 +90,11 @@ class RelationModel:
         while chunk := model_inputs(list(itertools.islice(examples, batch_size)), self.config.model):
             yield from self._classify(chunk, batch_size)
 
+    def classify_examples(self, examples: Sequence[RelationExample], *, batch_size: int = 200) -> list[Relation]:
+        """Classify examples already read (an extraction model's entity pairs), with the entity tags as tokens
+        when the model was trained with them."""
+        return list(self._classify(model_inputs(examples, self.config.model), batch_size)) if examples else []
+
     def _classify(self, examples: list[RelationExample], batch_size: int) -> Iterator[Relation]:
         probs = predict_probabilities(self.model, encode(examples, self.vocabs), batch_size=batch_size,
                                       device=self.device)

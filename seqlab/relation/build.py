@@ -106,4 +106,14 @@ def build_model(config: RelationConfig, vocabs: dict[str, Vocab], pretrained: to
     typing = LatentEntityTyping(lstm.output_dim, m.latent_types) if m.latent_types else None
     attention = EntityAwareAttention(lstm.output_dim, m.attention_dim, m.position_dim, m.max_length, typing)
     head = SoftmaxHead(lstm.output_dim, len(vocabs["labels"]), m.dropout_attention)
-    return RelationClassifier(embedder, lstm, attention, head)
+    return RelationClassifier(embedder, lstm, attention, head, label_weights(config, vocabs["labels"]))
+
+
+def label_weights(config: RelationConfig, labels: Vocab) -> torch.Tensor | None:
+    """The loss weight of each label: ``model.negative_weight`` for ``data.negative_label``, 1 for the others
+    (None: all 1)."""
+    if config.model.negative_weight == 1.0 or config.data.negative_label not in labels.itos:
+        return None
+    weights = torch.ones(len(labels))  # shape: (C,)
+    weights[labels.index(config.data.negative_label)] = config.model.negative_weight
+    return weights

@@ -20,21 +20,23 @@ TASK = "relation"
 
 @dataclass(frozen=True)
 class RelationDataConfig:
-    """SemEval-2010 Task 8 files or relation JSON lines (:mod:`seqlab.data.relations`); dev is ``dev_size``
-    training sentences sampled with ``dev_seed``.
+    """SemEval-2010 Task 8 files, relation JSON lines or SpERT JSON (:mod:`seqlab.data.relations`); dev is the
+    ``dev`` file, or ``dev_size`` training sentences sampled with ``dev_seed``.
 
-    ``format``: ``semeval``, ``jsonl``, or ``auto`` (``jsonl`` for a ``.jsonl``/``.json`` file or one whose first
-    character is ``{``). SemEval files are scored by the official measure; JSON lines by macro-F1 over their own
+    ``format``: ``semeval``, ``jsonl``, ``spert`` (every ordered entity pair of a sentence, the negative label
+    ``no_relation``: :mod:`seqlab.data.formats.spert`), or ``auto`` (``jsonl`` for a ``.jsonl``/``.json`` file
+    or one whose first character is ``{``). SemEval files are scored by the official measure; JSON lines by macro-F1 over their own
     labels, leaving out ``negative_label`` (``Other``, ``no_relation``; null: none) when it is given
     (:mod:`seqlab.relation.label_score`).
     """
 
     train: str
     test: str | None = None
+    dev: str | None = None  # a dev file (CoNLL04's); null: dev_size training sentences are held out
     dev_size: int = 800
     dev_seed: int = 1  # fixed apart from train.seed, so every seed selects on the same dev split
     limit: int = 0  # > 0: keep only the first `limit` sentences of each of train, dev and test (a smoke run)
-    format: str = "auto"  # semeval, jsonl, or auto: by extension and first character
+    format: str = "auto"  # semeval, jsonl, spert, or auto: by extension and first character
     negative_label: str | None = None  # JSON lines: the "no relation" label, left out of the macro-F1
 
     def __post_init__(self) -> None:
@@ -72,6 +74,7 @@ class RelationModelConfig:
     dropout_lstm: float = 0.3
     dropout_attention: float = 0.5
     entity_markers: bool = False
+    negative_weight: float = 1.0  # weight of data.negative_label's examples in the loss (most entity pairs have none)
     transformer: TransformerConfig | None = None
 
     def __post_init__(self) -> None:
@@ -82,6 +85,9 @@ class RelationModelConfig:
                               f"got {self.latent_types}")
         for key in ("dropout_embedding", "dropout_lstm", "dropout_attention"):
             dropout_rate(f"model.{key}", getattr(self, key))
+        if not 0.0 < self.negative_weight <= 1.0:
+            raise ConfigError(f"model.negative_weight: expected a weight in (0, 1] for the negative label's examples, "
+                              f"got {self.negative_weight}")
 
 
 @dataclass(frozen=True)
@@ -115,6 +121,9 @@ class RelationConfig:
     def __post_init__(self) -> None:
         choice("task", self.task, (TASK,))
         check_fine_tune(self.model.transformer, self.train)
+        if self.model.negative_weight != 1.0 and self.data.negative_label is None:
+            raise ConfigError("model.negative_weight: weights the examples of data.negative_label, which is null; "
+                              "name the negative label (no_relation) or leave the weight at 1.0")
 
 
 def load_relation_config(path: str | Path, overrides: Sequence[str] = ()) -> RelationConfig:

@@ -1,7 +1,7 @@
 """Relation classification as a task for the one trainer: SemEval-2010 Task 8 with the official macro-F1, or
 relation JSON lines with macro-F1 over their own labels (:mod:`seqlab.relation.label_score`).
 
-The dev split is ``data.dev_size`` training sentences sampled with ``data.dev_seed``; the best epoch
+The dev split is the ``data.dev`` file, or ``data.dev_size`` training sentences sampled with ``data.dev_seed``; the best epoch
 is chosen by the macro-F1 on it and never by the test set (Lee et al.'s public code
 evaluated on test during training; we do not). The test set is scored once, at the end, with the
 selected weights. The run directory gets, besides the trainer's files, ``vocabs.json`` and the
@@ -45,14 +45,17 @@ def read_data(config: RelationConfig) -> tuple[str, list[RelationExample], list[
     full = READERS[fmt](train_path)
     if any(e.label is None for e in full):
         raise SeqlabError(f"data.train: {d.train} has sentences without labels")
-    test = None
-    if d.test:
-        test_path = resolve_data_path(d.test, key="data.test")
-        if relation_format(test_path, d.format) != fmt:
-            raise SeqlabError(f"data.test: {d.test} is a {relation_format(test_path, d.format)} file, but data.train "
-                              f"is {fmt}; give both in one format (they are scored with one measure)")
-        test = READERS[fmt](test_path)
-    return fmt, full, test
+    return fmt, full, read_other(config, "test", fmt) if d.test else None
+
+
+def read_other(config: RelationConfig, key: str, fmt: str) -> list[RelationExample]:
+    """The examples of ``data.<key>`` (``dev`` or ``test``), which must be in the training file's format."""
+    name = getattr(config.data, key)
+    path = resolve_data_path(name, key=f"data.{key}")
+    if relation_format(path, config.data.format) != fmt:
+        raise SeqlabError(f"data.{key}: {name} is a {relation_format(path, config.data.format)} file, but data.train "
+                          f"is {fmt}; give both in one format (they are scored with one measure)")
+    return READERS[fmt](path)
 
 
 def read_splits(config: RelationConfig, data: tuple[str, list[RelationExample], list[RelationExample] | None]
@@ -60,8 +63,11 @@ def read_splits(config: RelationConfig, data: tuple[str, list[RelationExample], 
     """train / dev (sampled from training) / test examples, as the model reads them (``data``: what
     :func:`read_data` read, else read here)."""
     d = config.data
-    _, full, test = data or read_data(config)
-    train, dev = dev_split(full, d.dev_size, d.dev_seed)
+    fmt, full, test = data or read_data(config)
+    if d.dev:  # a dev file: all of train is trained on
+        train, dev = full, read_other(config, "dev", fmt)
+    else:
+        train, dev = dev_split(full, d.dev_size, d.dev_seed)
     splits = {"train": train, "dev": dev}
     if test is not None:
         splits["test"] = test

@@ -154,7 +154,7 @@ def make_app(service: ModelService) -> Any:
 
     routes = [Route("/", demo, methods=["GET"]), Route("/health", health, methods=["GET"]),
               Route("/model", describe, methods=["GET"]),
-              *(Route(path, _Asgi(post), methods=["POST"]) for path in PATHS.values())]
+              *(Route(path, _Asgi(post), methods=["POST"]) for path in dict.fromkeys(PATHS.values()))]
     framework = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})
     hot = {("POST", path) for path in PATHS.values()}
 

@@ -15,7 +15,7 @@ MAX_BYTES = 1_000_000
 MAX_TOKENS = 20_000
 
 #: A model's POST endpoint, by its task (:attr:`LoadedModel.task`).
-PATHS = {"tagging": "/tag", "relation": "/classify"}
+PATHS = {"tagging": "/tag", "relation": "/classify", "extraction": "/tag"}
 #: The request fields, each with the input kind it carries (:attr:`LoadedModel.inputs`): ``text`` one raw text,
 #: ``texts`` several, ``tokens`` pre-tokenised sentences, ``sentences`` sentences with marked nominals.
 FIELDS = {"text": "texts", "texts": "texts", "tokens": "tokens", "sentences": "sentences"}

@@ -1,10 +1,10 @@
 """What tagging returns: documents of sentences, with spans that carry character offsets and confidences."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from seqlab.core.schema import encode_document, encode_sentence
+from seqlab.core.schema import encode_document, encode_sentence, encode_span_relation
 from seqlab.data.formats.conllu_writer import multiword_groups
 from seqlab.data.formats.registry import OUTPUTS
 
@@ -56,11 +56,27 @@ class Sentence:
 
 
 @dataclass(frozen=True)
+class SpanRelation:
+    """A relation an extraction model found between two spans of a document: ``head`` and ``tail`` index
+    ``Document.spans``; ``confidence`` is the relation classifier's probability of ``label``."""
+
+    head: int
+    tail: int
+    label: str
+    confidence: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return encode_span_relation(self)
+
+
+@dataclass(frozen=True)
 class Document:
-    """A tagged text (one line or paragraph): its sentences, and all their spans in order."""
+    """A tagged text (one line or paragraph): its sentences, all their spans in order, and the relations an
+    extraction model found between them (none from a tagger)."""
 
     text: str
     sentences: list[Sentence]
+    relations: list[SpanRelation] = field(default_factory=list)
 
     @property
     def spans(self) -> list[Span]:
@@ -89,8 +105,16 @@ class Document:
         return self.inline()
 
     def to_dict(self) -> dict[str, Any]:
-        """The document as JSON-ready data (:mod:`seqlab.core.schema`): text, spans, sentences."""
+        """The document as JSON-ready data (:mod:`seqlab.core.schema`): text, spans, sentences, and
+        ``relations`` only when there are some (a tagger's documents are written as they always were)."""
         return encode_document(self)
+
+    def sentence_relations(self, index: int) -> list[SpanRelation]:
+        """The relations within sentence ``index``, their ``head``/``tail`` indexing that sentence's spans."""
+        first = sum(len(s.spans) for s in self.sentences[:index])
+        last = first + len(self.sentences[index].spans)
+        return [SpanRelation(r.head - first, r.tail - first, r.label, r.confidence) for r in self.relations
+                if first <= r.head < last and first <= r.tail < last]
 
     def to_html(self, *, token_labels: bool = False, title: str = "seqlab") -> str:
         """The document as a self-contained HTML page (:func:`seqlab.render.html.documents_html`): its spans

@@ -92,7 +92,7 @@ def test_a_negative_data_limit_is_refused(tmp_path):
 
 @pytest.mark.parametrize("override, message", [
     ("data.format=json",
-     "data.format: expected one of ['auto', 'semeval', 'jsonl'], got 'json'; did you mean 'jsonl'?"),
+     "data.format: expected one of ['auto', 'semeval', 'jsonl', 'spert'], got 'json'; did you mean 'jsonl'?"),
     ("data.negative_label=' '", "data.negative_label: expected a label (such as Other) or null"),
 ])
 def test_data_format_and_negative_label_are_checked(tmp_path, override, message):

@@ -8,7 +8,8 @@ from seqlab.core.errors import ConfigError, SeqlabError
 from seqlab.core.paths import resolve_data_path
 
 CONFIGS = sorted(p for p in (Path(__file__).parents[2] / "configs").glob("*.yaml")
-                 if "\ntask: relation" not in "\n" + p.read_text())  # relation configs: tests/relation/test_config.py
+                 if "\ntask: relation" not in "\n" + p.read_text()  # relation configs: tests/relation/test_config.py
+                 and "\ntask: extraction" not in "\n" + p.read_text())  # tests/extraction/test_config.py
 
 MINIMAL = """
 data:

@@ -63,6 +63,7 @@ class SpanDocument:
     line: int = 1  # the line of that file where the text begins
     span_path: str = ""  # the file holding the spans when it is another (brat .ann)
     raw_text: bool = False  # the text is the file as it is, so each newline in it is a line of the file (brat .txt)
+    relations: tuple[tuple[int, int, str], ...] = ()  # (head, tail, label), head and tail indexing spans (brat R)
 
 
 @dataclass
@@ -321,7 +322,8 @@ def documents_of(sentences: Iterable[ColumnSentence], *, word_column: str = WORD
 
     Consecutive sentences with one ``extra["doc_id"]`` and ``extra["text"]`` (an offset reader's) form that
     document, spans at their tokens' offsets. A sentence without them (from a CoNLL file) is a document of its
-    own, its words joined by spaces. Tags are read in any scheme (:func:`seqlab.data.schemes.spans`)."""
+    own, its words joined by spaces. Tags are read in any scheme (:func:`seqlab.data.schemes.spans`).
+    ``extra["relations"]``, ``(head, tail, label)`` among a sentence's spans, become the document's relations."""
     group: list[ColumnSentence] = []
     count = 0
     for sentence in sentences:
@@ -349,7 +351,12 @@ def _document(group: list[ColumnSentence], number: int, word_column: str, tag_co
         text = " ".join(words)
         ends = [sum(map(len, words[:k + 1])) + k for k in range(len(words))]
         offsets_of = [tuple((end - len(w), end) for w, end in zip(words, ends))]
-    spans = [CharSpan(offsets[a][0], offsets[b - 1][1], label, s.line)
-             for s, offsets in zip(group, offsets_of) for label, a, b in tag_spans(s[tag_column])]
+    spans: list[CharSpan] = []
+    relations: list[tuple[int, int, str]] = []  # extra["relations"]: (head, tail, label) among a sentence's spans
+    for s, offsets in zip(group, offsets_of):
+        first_span = len(spans)
+        spans.extend(CharSpan(offsets[a][0], offsets[b - 1][1], label, s.line)
+                     for label, a, b in tag_spans(s[tag_column]))
+        relations.extend((first_span + h, first_span + t, label) for h, t, label in s.extra.get("relations", ()))
     ident = first.extra.get("doc_id") or f"doc{number:05d}"
-    return SpanDocument(str(ident), text, tuple(spans), path=first.path, line=first.line)
+    return SpanDocument(str(ident), text, tuple(spans), path=first.path, line=first.line, relations=tuple(relations))

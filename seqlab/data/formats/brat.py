@@ -147,7 +147,8 @@ def write_brat(folder: str | os.PathLike[str], sentences: Iterable[ColumnSentenc
 
 
 def write_brat_documents(folder: str | os.PathLike[str], documents: Iterable[SpanDocument]) -> int:
-    """Write documents with character spans as brat ``<id>.txt`` and ``<id>.ann`` pairs (each file atomically;
+    """Write documents with character spans (and relations, as ``R`` lines) as brat ``<id>.txt`` and ``<id>.ann``
+    pairs (each file atomically;
     an id made a safe file name, two ids that would share one refused); returns how many documents."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -162,6 +163,8 @@ def write_brat_documents(folder: str | os.PathLike[str], documents: Iterable[Spa
             out.write(doc.text.encode("utf-8"))
         lines = [f"T{k}\t{s.label} {s.start} {s.end}\t{' '.join(doc.text[s.start:s.end].split())}\n"
                  for k, s in enumerate(doc.spans, start=1)]
+        lines += [f"R{k}\t{label} Arg1:T{head + 1} Arg2:T{tail + 1}\n"
+                  for k, (head, tail, label) in enumerate(doc.relations, start=1)]
         with atomic_open(folder / f"{name}{ANN}", "wb") as out:
             out.write("".join(lines).encode("utf-8"))
     return len(written)

@@ -94,6 +94,47 @@ def json_record(text: str, path: str, line: int) -> Any:
     return value
 
 
+def json_list(path: str | os.PathLike[str], encoding: str = DEFAULT_ENCODING, *,
+              expected: str = "a JSON list", item: str = "element") -> Iterator[tuple[int, Any]]:
+    """``(line number, element)`` for each element of the JSON list that is the whole of ``path`` (Label Studio's
+    export, SpERT's sentences), parsed within :mod:`seqlab.core.json_limits`' bounds; ``expected`` and ``item``
+    say in errors what the file and each element should be."""
+    text = read_text(path, encoding=encoding)
+    fault = record_fault(text)
+    if fault:
+        raise DataFormatError(str(path), 1, fault)
+    decoder = json.JSONDecoder()
+    at = _skip(text, 0)
+    if not text.startswith("[", at):
+        raise DataFormatError(str(path), text.count("\n", 0, at) + 1, f"expected {expected}")
+    at = _skip(text, at + 1)
+    line, counted = 1, 0  # the line of text[counted]
+    while not text.startswith("]", at):
+        line, counted = line + text.count("\n", counted, at), at
+        if at == len(text):
+            raise DataFormatError(str(path), line, "the list is not closed")
+        try:
+            value, at = decoder.raw_decode(text, at)
+        except json.JSONDecodeError as err:
+            raise DataFormatError(str(path), err.lineno, f"not JSON: {err.msg} (column {err.colno})") from None
+        fault = lone_surrogate(text[counted:at], value)
+        if fault:
+            raise DataFormatError(str(path), line, fault)
+        yield line, value
+        at = _skip(text, at)
+        if text.startswith(",", at):
+            at = _skip(text, at + 1)
+        elif not text.startswith("]", at):
+            raise DataFormatError(str(path), line + text.count("\n", counted, at),
+                                  f"expected ',' or ']' after a {item}")
+
+
+def _skip(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
+
+
 def integer(value: object, what: str, path: str, line: int) -> int:
     """``value`` if it is an integer (not a bool), else a DataFormatError saying what ``what`` should be."""
     if isinstance(value, bool) or not isinstance(value, int):

@@ -19,47 +19,9 @@ from seqlab.core.json_limits import lone_surrogate, record_fault
 from seqlab.data.conll import ColumnSentence
 from seqlab.data.formats.align import AlignmentReport, CharSpan, SpanDocument, align_documents
 from seqlab.data.encoding import DEFAULT_ENCODING
-from seqlab.data.formats.files import integer, json_head, json_suffix, read_text
+from seqlab.data.formats.files import integer, json_head, json_list, json_suffix
 from seqlab.data.formats.format import Format, offset_reader
 from seqlab.data.formats.offsets import in_chars
-
-
-def json_list(path: str | os.PathLike[str], encoding: str = DEFAULT_ENCODING) -> Iterator[tuple[int, Any]]:
-    """``(line number, element)`` for each element of the JSON list that is the whole of ``path``."""
-    text = read_text(path, encoding=encoding)
-    fault = record_fault(text)
-    if fault:
-        raise DataFormatError(str(path), 1, fault)
-    decoder = json.JSONDecoder()
-    at = _skip(text, 0)
-    if not text.startswith("[", at):
-        raise DataFormatError(str(path), text.count("\n", 0, at) + 1, "expected a JSON list of tasks (Label "
-                                                                      "Studio's JSON export)")
-    at = _skip(text, at + 1)
-    line, counted = 1, 0  # the line of text[counted]
-    while not text.startswith("]", at):
-        line, counted = line + text.count("\n", counted, at), at
-        if at == len(text):
-            raise DataFormatError(str(path), line, "the list is not closed")
-        try:
-            value, at = decoder.raw_decode(text, at)
-        except json.JSONDecodeError as err:
-            raise DataFormatError(str(path), err.lineno, f"not JSON: {err.msg} (column {err.colno})") from None
-        fault = lone_surrogate(text[counted:at], value)
-        if fault:
-            raise DataFormatError(str(path), line, fault)
-        yield line, value
-        at = _skip(text, at)
-        if text.startswith(",", at):
-            at = _skip(text, at + 1)
-        elif not text.startswith("]", at):
-            raise DataFormatError(str(path), line + text.count("\n", counted, at), "expected ',' or ']' after a task")
-
-
-def _skip(text: str, at: int) -> int:
-    while at < len(text) and text[at] in " \t\r\n":
-        at += 1
-    return at
 
 
 def _region(result: dict[str, Any], where: str, path: str, line: int, report: AlignmentReport) -> CharSpan:
@@ -105,7 +67,8 @@ def label_studio_documents(path: str | os.PathLike[str], report: AlignmentReport
     """The documents of a Label Studio JSON export, offsets read in the unit ``offsets`` names
     (:mod:`seqlab.data.formats.offsets`)."""
     count = 0
-    for number, (line, task) in enumerate(json_list(path, encoding)):
+    for number, (line, task) in enumerate(json_list(path, encoding, expected="a JSON list of tasks (Label Studio's JSON export)",
+                                                           item="task")):
         doc = task_document(task, number, str(path), line, report, text_key=text_key)
         count += 1
         if doc is not None:

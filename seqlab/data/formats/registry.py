@@ -9,8 +9,9 @@ line here.
 
 * a folder holding ``.ann`` files, an ``.ann`` file, or an ``x.txt`` with ``x.ann`` beside it: ``brat``;
 * ``.conllu``: ``conllu``;
-* ``.jsonl``, ``.json`` or ``.ndjson``: a JSON list (first character ``[``) is a Label Studio export
-  (``labelstudio``); JSON lines whose first object has ``sentences``, or ``tokens``, ``offsets`` and ``labels``, are seqlab's
+* ``.jsonl``, ``.json`` or ``.ndjson``: a JSON list whose first object has ``tokens`` and ``entities`` is
+  SpERT-style JSON (``spert``, CoNLL04 as SpERT ships it); another JSON list (first character ``[``) is a Label
+  Studio export (``labelstudio``); JSON lines whose first object has ``sentences``, or ``tokens``, ``offsets`` and ``labels``, are seqlab's
   own (``seqlab``: what ``seqlab tag --format jsonl`` and ``seqlab convert --to jsonl`` write); other objects with
   ``tokens`` are ``hf``; other JSON lines are span JSONL (``jsonl``), as is such a file that is missing or
   unreadable (its reader says why);
@@ -29,7 +30,7 @@ from seqlab.core.errors import SeqlabError
 from seqlab.core.paths import resolve_data_path
 from seqlab.data.conll import ColumnSentence
 from seqlab.data.encoding import DEFAULT_ENCODING
-from seqlab.data.formats import brat, columns, conllu_writer, hf, html, inline, jsonl, labelstudio, seqlab_jsonl
+from seqlab.data.formats import brat, columns, conllu_writer, hf, html, inline, jsonl, labelstudio, seqlab_jsonl, spert
 from seqlab.data.formats.align import COLUMNS, AlignmentReport
 from seqlab.data.formats.files import JSON_SUFFIXES  # noqa: F401  (the suffixes seqlab.data.relations reads too)
 from seqlab.data.formats.format import Format
@@ -42,6 +43,7 @@ TABLE: tuple[Format, ...] = (
     inline.FORMAT,
     conllu_writer.FORMAT,
     brat.FORMAT,
+    spert.FORMAT,
     html.FORMAT,
     labelstudio.FORMAT,
     hf.FORMAT,

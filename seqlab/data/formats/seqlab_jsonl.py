@@ -173,8 +173,10 @@ def is_seqlab_jsonl(path: Path) -> bool:
 
 def render_jsonl(number: int, document: Any, token_labels: bool = False) -> str:
     """What ``seqlab tag --format jsonl`` writes of a document: one :func:`seqlab.core.schema.encode_line` object
-    per sentence."""
-    return "".join(json.dumps(encode_line(number, s), ensure_ascii=False) + "\n" for s in document.sentences)
+    per sentence, with the relations an extraction model found among that sentence's spans."""
+    related = bool(getattr(document, "relations", None))
+    return "".join(json.dumps(encode_line(number, s, document.sentence_relations(k) if related else ()),
+                              ensure_ascii=False) + "\n" for k, s in enumerate(document.sentences))
 
 
 def _read(path: Path, *, encoding: str = DEFAULT_ENCODING, columns: Sequence[str] | None = None,

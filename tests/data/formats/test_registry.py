@@ -51,7 +51,7 @@ def test_a_relative_path_is_looked_for_under_the_data_folder(tmp_path: Path, mon
 
 
 def test_every_format_is_a_data_format_with_the_word_and_ner_columns() -> None:
-    assert FORMATS == ("auto", "conll", "seqlab", "conllu", "brat", "labelstudio", "hf", "jsonl")
+    assert FORMATS == ("auto", "conll", "seqlab", "conllu", "brat", "spert", "labelstudio", "hf", "jsonl")
     brat = str(FORMATS_DIR / "brat")
     config = DataConfig(train=brat, dev=brat)
     assert (config.columns, config.word_column, config.tag_column, config.file_scheme) == (("word", "ner"), "word",

@@ -1,0 +1,121 @@
+"""A trained extraction model as one object: ``seqlab.load(run_dir)`` → :class:`ExtractionModel`.
+
+    model = seqlab.load("runs/conll04_pipeline")
+    doc = model.tag("John Smith lives in New York.")
+    doc.spans        # [Span('John Smith', 'Peop', ...), Span('New York', 'Loc', ...)]
+    doc.relations    # [SpanRelation(head=0, tail=1, label='Live_In', confidence=0.97)]
+
+The tagger finds the spans; every ordered pair of distinct spans of one sentence goes to the relation
+classifier, and the pairs it gives a label other than the negative one are the document's relations.
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+import torch
+
+from seqlab.core.errors import SeqlabError
+from seqlab.core.loaded import DEFAULT_BACKEND, check_kind, model_metadata
+from seqlab.data.semeval import RelationExample
+from seqlab.extraction.config import NER_RUN, RELATION_RUN, ExtractionConfig, load_extraction_config
+from seqlab.relation.api import RelationModel
+from seqlab.tagging.api import SequenceTagger
+from seqlab.tagging.document import Document, Sentence, SpanRelation
+
+
+def pair_examples(sentence: Sentence, ident: str = "") -> list[tuple[int, int, RelationExample]]:
+    """(head, tail, example) for every ordered pair of distinct spans of ``sentence`` (indices into its spans)."""
+    spans, tokens = sentence.spans, tuple(sentence.tokens)
+    return [(h, t, RelationExample(f"{ident}/{h}/{t}", tokens, (a.token_start, a.token_end - 1),
+                                   (b.token_start, b.token_end - 1)))
+            for h, a in enumerate(spans) for t, b in enumerate(spans) if h != t]
+
+
+class ExtractionModel:
+    """A tagger and a relation classifier that read raw text together (module docstring), in eval mode."""
+
+    task = "extraction"
+    inputs = ("texts", "tokens")  # what :meth:`predict` takes: raw text, or pre-tokenised sentences
+
+    def __init__(self, config: ExtractionConfig, tagger: SequenceTagger, relations: RelationModel, *,
+                 backend: str = DEFAULT_BACKEND) -> None:
+        self.config, self.tagger, self.relations, self.backend = config, tagger, relations, backend
+        self.negative = config.relation.data.negative_label
+        self.device = tagger.device
+
+    @classmethod
+    def load(cls, run_dir: str | Path, device: torch.device | str = "auto") -> "ExtractionModel":
+        """Load both halves of an extraction run (``RUN/ner`` and ``RUN/relation``)."""
+        run_dir = Path(run_dir)
+        for name in (NER_RUN, RELATION_RUN):
+            if not (run_dir / name).is_dir():
+                raise SeqlabError(f"{run_dir}: an extraction run holds the sub-runs {NER_RUN}/ and {RELATION_RUN}/; "
+                                  f"{name}/ is missing (was its training finished?)")
+        config = load_extraction_config(run_dir / "config.yaml")
+        return cls(config, SequenceTagger.load(run_dir / NER_RUN, device),
+                   RelationModel.load(run_dir / RELATION_RUN, device))
+
+    @property
+    def labels(self) -> list[str]:
+        """The entity types, then the relation types (the negative label left out)."""
+        return self.tagger.types + [label for label in self.relations.labels if label != self.negative]
+
+    @property
+    def labelling(self) -> Any:
+        """The tagger's labelling (what ``seqlab tag`` asks of a model that writes spans)."""
+        return self.tagger.labelling
+
+    def tag(self, text: str, **options: Any) -> Document:
+        """The entities of ``text`` and the relations between them (``options``: the tagger's ``scheme``)."""
+        return next(self.tag_many([text], **options))
+
+    def tag_many(self, texts: Iterable[str], *, batch_size: int = 100, **options: Any) -> Iterator[Document]:
+        """:meth:`SequenceTagger.tag_many`'s documents, each with its relations; span confidences are always
+        computed (a relation's confidence is the classifier's)."""
+        options["confidences"] = True
+        for doc in self.tagger.tag_many(texts, batch_size=batch_size, **options):
+            yield self.link(doc, batch_size=batch_size)
+
+    def tag_tokens(self, sentences: Sequence[Sequence[str]], **options: Any) -> list[Document]:
+        """Pre-tokenised sentences, one document each (its text: the tokens joined by spaces)."""
+        tagged = self.tagger.tag_tokens(sentences, **options)
+        return [self.link(Document(" ".join(s.tokens), [s])) for s in tagged]
+
+    def link(self, doc: Document, *, batch_size: int = 200) -> Document:
+        """``doc`` with the relations the classifier finds between the spans of each of its sentences."""
+        found, first = [], 0
+        for k, sentence in enumerate(doc.sentences):
+            pairs = pair_examples(sentence, str(k))
+            results = self.relations.classify_examples([p[2] for p in pairs], batch_size=batch_size)
+            found.extend(SpanRelation(first + h, first + t, r.label, r.confidence)
+                         for (h, t, _), r in zip(pairs, results) if r.label != self.negative)
+            first += len(sentence.spans)
+        return dataclasses.replace(doc, relations=found)
+
+    def evaluate(self, path: str | Path, *, batch_size: int = 100) -> Any:
+        """Entity and strict relation scores on a SpERT file, end to end and with the gold entities given
+        (:func:`seqlab.extraction.evaluate.evaluate`)."""
+        from seqlab.extraction.evaluate import evaluate
+
+        return evaluate(self, path, batch_size=batch_size)
+
+    # ------------------------------------------------------------ the loaded-model protocol (seqlab.core.loaded)
+
+    def predict(self, items: Sequence[Any], *, kind: str | None = None, **options: Any) -> list[Document]:
+        """A batch of ``texts`` or ``tokens`` → documents with relations (:meth:`tag_many`, :meth:`tag_tokens`)."""
+        if check_kind(self, kind) == "texts":
+            return list(self.tag_many(items, **options))
+        return self.tag_tokens(items, **options)
+
+    def encode(self, result: Document) -> dict[str, Any]:
+        """A document as the one JSON schema writes it, with its ``relations``."""
+        return result.to_dict()
+
+    def metadata(self) -> dict[str, Any]:
+        """Task, labels, backend, device and resolved config (:func:`seqlab.core.loaded.model_metadata`)."""
+        return model_metadata(self, self.device, self.config)
+
+    def __repr__(self) -> str:
+        return f"ExtractionModel({self.tagger!r}, {self.relations!r})"
