@@ -1,6 +1,7 @@
 """Tagged documents and classified relations as one self-contained HTML page: entities highlighted in a colour
 per type with their label (the confidence in the ``title``, shown on hover), a token-label model's tags under
-its words (as displaCy's entity view, without arcs), a relation's two entities and the predicted relation.
+its words (as displaCy's entity view, without arcs), a relation's two entities and the predicted relation, and
+under an extraction model's document the relations it found between its spans (head, relation, tail).
 
 Every text is escaped; the page loads nothing (no external CSS, script or font) and says so to the browser with a
 Content-Security-Policy that allows only its inline style and ``data:`` images. The same CSS and colours serve
@@ -31,6 +32,7 @@ mark.ent .lab{font-size:.65em;font-weight:bold;text-transform:uppercase;margin-l
 .tok{display:inline-block;text-align:center;margin:0 .25em;line-height:1.3;white-space:nowrap}
 .tok .tag{display:block;font-size:.7em;color:#555;font-weight:bold}
 .rel .name{font-weight:bold;margin-left:.6em}.rel .conf{color:#666;font-size:.8em;margin-left:.4em}
+ul.rels{margin:.2em 0 .4em;padding-left:1.2em}ul.rels li.rel .name{margin-right:.6em}
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.1em .5em;line-height:1.4;text-align:right}
 .card{line-height:1.5}pre{line-height:1.3}img{max-width:100%}
 table.side{table-layout:fixed;width:100%}td.side,table.side>tbody>tr>th{text-align:left;vertical-align:top;border:none;
@@ -67,7 +69,23 @@ def document_html(document: Document, *, token_labels: bool = False) -> str:
         pieces.append(_mark(document.text[span.start:span.end], span.label, f"{span.label} {span.confidence:.3f}"))
         cursor = span.end
     pieces.append(html.escape(document.text[cursor:]))
-    return f'<div class="doc">{"".join(pieces)}</div>'
+    return f'<div class="doc">{"".join(pieces)}{_relations_html(document)}</div>'
+
+
+def _relations_html(document: Document) -> str:
+    """An extraction model's relations (``head`` and ``tail`` index the document's spans) as a list under its
+    text: the head span, the relation and its confidence, the tail span; nothing for a tagger's document."""
+    relations = getattr(document, "relations", None)
+    if not relations:
+        return ""
+    spans = document.spans
+
+    def marked(span: Any) -> str:
+        return _mark(document.text[span.start:span.end], span.label, f"{span.label} {span.confidence:.3f}")
+
+    items = "".join(f'<li class="rel">{marked(spans[r.head])}<span class="name">→ {html.escape(r.label)} →</span>'
+                    f'{marked(spans[r.tail])}<span class="conf">{r.confidence:.3f}</span></li>' for r in relations)
+    return f'<ul class="rels">{items}</ul>'
 
 
 def _sentence_tokens(text: str, sentence: Sentence) -> str:

@@ -49,6 +49,19 @@ function drawDocument(doc) {
     cursor = s.end;
   }
   div.appendChild(document.createTextNode(doc.text.slice(cursor)));
+  if (doc.relations && doc.relations.length) {
+    const list = el("ul", {"class": "rels"}), spanMark = (s) => mark(doc.text.slice(s.start, s.end), "data-label",
+                                                                     s.label, s.label + " " + s.confidence.toFixed(3));
+    for (const r of doc.relations) {
+      const item = el("li", {"class": "rel"});
+      item.appendChild(spanMark(doc.spans[r.head]));
+      item.appendChild(el("span", {"class": "name"}, "→ " + r.label + " →"));
+      item.appendChild(spanMark(doc.spans[r.tail]));
+      item.appendChild(el("span", {"class": "conf"}, r.confidence.toFixed(3)));
+      list.appendChild(item);
+    }
+    div.appendChild(list);
+  }
   return div;
 }
 function drawRelation(text, rel) {

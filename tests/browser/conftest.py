@@ -1,4 +1,5 @@
-"""Tiny runs the browser tests open: a tagger's and a relation classifier's, trained once."""
+"""Tiny runs the browser tests open: a tagger's, a relation classifier's and an extraction model's, trained
+once."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import tiny_run
+from tests.relation.spert_fixture import extraction_run
 
 
 @pytest.fixture(scope="module")
@@ -16,3 +18,8 @@ def tagger_run(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def relation_run(tmp_path_factory) -> Path:
     return tiny_run(tmp_path_factory.mktemp("browser") / "relation", "semeval")
+
+
+@pytest.fixture(scope="module")
+def extraction_model_run(tmp_path_factory) -> Path:
+    return extraction_run(tmp_path_factory.mktemp("browser"))

@@ -93,6 +93,23 @@ def test_the_demo_page_of_a_relation_model_names_the_relation(browser, relation_
     assert name == model.classify(sentence).label
 
 
+def test_the_demo_page_of_an_extraction_model_lists_the_relations_between_the_spans(browser, extraction_model_run):
+    model = seqlab.load(extraction_model_run, "cpu")
+    text = "John lives in Paris . IBM is based in Rome ."
+    server, url = _serve(model)
+    try:
+        browser.open(url + "/")
+        browser.ask_demo(text)
+        relations = browser.evaluate("Array.from(document.querySelectorAll('#out li.rel'), li => "
+                                     "Array.from(li.querySelectorAll('mark'), m => m.firstChild.textContent)"
+                                     ".concat([li.querySelector('.name').textContent]))")
+    finally:
+        server.shutdown()
+    doc = model.tag(text)
+    assert doc.relations and relations == [[doc.spans[r.head].text, doc.spans[r.tail].text, f"→ {r.label} →"]
+                                           for r in doc.relations]
+
+
 def test_the_training_report_shows_its_plots_and_fetches_nothing(browser, tagger_run, tmp_path):
     pytest.importorskip("matplotlib")
     from seqlab.apps.report import REPORT

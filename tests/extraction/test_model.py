@@ -17,14 +17,10 @@ from seqlab.core.errors import SeqlabError
 from seqlab.extraction.model import ExtractionModel
 from seqlab.relation.api import Relation
 from seqlab.tagging.document import Document, SpanRelation, render
-from tests.conftest import forget_new_log_handlers
 from tests.helpers import relation_trainer, tagger_trainer
-from tests.relation.spert_fixture import write_pipeline
+from tests.relation.spert_fixture import extraction_run, write_pipeline
 
 TEXTS = ["John lives in Paris . IBM is based in Rome .", "Ann works for Acme in Oslo .", ""]
-#: Enough training for the tiny relation classifier to find the toy relations (AdaDelta at lr 1 needs far more).
-RELATIONS_LEARNED = ("relation.train.optimizer=adam", "relation.train.lr=0.02", "relation.train.epochs=12",
-                     "relation.train.patience=12")
 PREDICT = """
 import json, sys
 import seqlab
@@ -35,12 +31,7 @@ print(json.dumps([d.to_dict() for d in model.tag_many(json.loads(sys.argv[2]))])
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("extraction")
-    out = folder / "run"
-    with pytest.MonkeyPatch.context() as mp, forget_new_log_handlers():
-        mp.setenv("SEQLAB_DATA", str(folder))
-        seqlab.train(write_pipeline(folder), out, overrides=RELATIONS_LEARNED, progress=False)
-    return out
+    return extraction_run(tmp_path_factory.mktemp("extraction"))
 
 
 def test_one_run_holds_both_halves_and_loads_as_one_model(run: Path) -> None:

@@ -75,3 +75,23 @@ def write_pipeline(folder: Path) -> Path:
     config = folder / "pipeline.yaml"
     config.write_text(f"task: extraction\nner:\n{NER_CONFIG}relation:\n{relation}", encoding="utf-8")
     return config
+
+
+#: Enough training for the tiny relation classifier to find the toy relations (AdaDelta at lr 1 needs far more).
+RELATIONS_LEARNED = ("relation.train.optimizer=adam", "relation.train.lr=0.02", "relation.train.epochs=12",
+                     "relation.train.patience=12")
+
+
+def extraction_run(folder: Path) -> Path:
+    """A tiny extraction model (tagger and relation classifier) trained on the toy SpERT corpus into
+    ``folder/run``, until it finds the toy relations."""
+    import pytest
+
+    import seqlab
+    from tests.conftest import forget_new_log_handlers
+
+    out = folder / "run"
+    with pytest.MonkeyPatch.context() as mp, forget_new_log_handlers():
+        mp.setenv("SEQLAB_DATA", str(folder))
+        seqlab.train(write_pipeline(folder), out, overrides=RELATIONS_LEARNED, progress=False)
+    return out

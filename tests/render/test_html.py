@@ -10,7 +10,7 @@ import pytest
 from seqlab.cli import main
 from seqlab.data.semeval import RelationExample
 from seqlab.render.html import documents_html, label_css, page, relation_html
-from seqlab.tagging.document import Document, Sentence, Span
+from seqlab.tagging.document import Document, Sentence, Span, SpanRelation
 
 TEXT = "<script>alert(1)</script> Angela Merkel visited Paris & Rome"
 
@@ -94,6 +94,16 @@ def test_a_relation_shows_its_two_entities_and_the_relation():
     assert parsed.marks == [["e1", "e1: <smoke>", "<smoke>"],
                             ["e2", "e2: kitchen fire", "kitchen fire"]]
     assert "Entity-Origin(e1,e2)" in parsed.texts and "0.812" in "".join(parsed.texts)
+
+
+def test_an_extraction_document_lists_its_relations_between_its_marked_spans():
+    doc = _document()
+    related = Document(doc.text, doc.sentences, [SpanRelation(0, 2, "Live<In>", 0.75)])
+    view = related.to_html()
+    parsed = _parse(view)
+    assert parsed.marks[3:] == [["PER", "PER 0.910", "Angela Merkel"], ["LOC", "LOC 1.000", "Rome"]]
+    assert "→ Live&lt;In&gt; →" in view and "0.750" in "".join(parsed.texts)
+    assert 'class="rels"' not in doc.to_html()  # a tagger's document shows no relation list
 
 
 def test_tag_html_shows_every_span_jsonl_gives(capsys, tmp_path):
