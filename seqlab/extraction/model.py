@@ -73,26 +73,42 @@ class ExtractionModel:
 
     def tag_many(self, texts: Iterable[str], *, batch_size: int = 100, **options: Any) -> Iterator[Document]:
         """:meth:`SequenceTagger.tag_many`'s documents, each with its relations; span confidences are always
-        computed (a relation's confidence is the classifier's)."""
+        computed (a relation's confidence is the classifier's). The pairs of ``batch_size`` documents at a time
+        are classified together."""
         options["confidences"] = True
+        pending: list[Document] = []
         for doc in self.tagger.tag_many(texts, batch_size=batch_size, **options):
-            yield self.link(doc, batch_size=batch_size)
+            pending.append(doc)
+            if len(pending) == batch_size:
+                yield from self.link_many(pending, batch_size=batch_size)
+                pending = []
+        yield from self.link_many(pending, batch_size=batch_size)
 
     def tag_tokens(self, sentences: Sequence[Sequence[str]], **options: Any) -> list[Document]:
         """Pre-tokenised sentences, one document each (its text: the tokens joined by spaces)."""
         tagged = self.tagger.tag_tokens(sentences, **options)
-        return [self.link(Document(" ".join(s.tokens), [s])) for s in tagged]
+        return self.link_many([Document(" ".join(s.tokens), [s]) for s in tagged])
 
     def link(self, doc: Document, *, batch_size: int = 200) -> Document:
         """``doc`` with the relations the classifier finds between the spans of each of its sentences."""
-        found, first = [], 0
-        for k, sentence in enumerate(doc.sentences):
-            pairs = pair_examples(sentence, str(k))
-            results = self.relations.classify_examples([p[2] for p in pairs], batch_size=batch_size)
-            found.extend(SpanRelation(first + h, first + t, r.label, r.confidence)
-                         for (h, t, _), r in zip(pairs, results) if r.label != self.negative)
-            first += len(sentence.spans)
-        return dataclasses.replace(doc, relations=found)
+        return self.link_many([doc], batch_size=batch_size)[0]
+
+    def link_many(self, docs: Sequence[Document], *, batch_size: int = 200) -> list[Document]:
+        """``docs``, each with the relations the classifier finds between the spans of each of its sentences;
+        the pairs of all of them classified in batches of ``batch_size``."""
+        placed: list[tuple[int, int, int, RelationExample]] = []  # (doc, head, tail) in doc.spans, and the pair
+        for d, doc in enumerate(docs):
+            first = 0
+            for k, sentence in enumerate(doc.sentences):
+                pairs = pair_examples(sentence, f"{d}/{k}")
+                placed.extend((d, first + h, first + t, example) for h, t, example in pairs)
+                first += len(sentence.spans)
+        results = self.relations.classify_examples([p[3] for p in placed], batch_size=batch_size) if placed else []
+        found: list[list[SpanRelation]] = [[] for _ in docs]
+        for (d, h, t, _), r in zip(placed, results):
+            if r.label != self.negative:
+                found[d].append(SpanRelation(h, t, r.label, r.confidence))
+        return [dataclasses.replace(doc, relations=relations) for doc, relations in zip(docs, found)]
 
     def evaluate(self, path: str | Path, *, batch_size: int = 100) -> Any:
         """Entity and strict relation scores on a SpERT file, end to end and with the gold entities given
