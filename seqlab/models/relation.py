@@ -129,6 +129,7 @@ class RelationClassifier(nn.Module):
             raise ValueError("a batch without labels has no loss")
         return nn.functional.cross_entropy(self(batch)[0], batch.labels, weight=self.label_weights)
 
-    def probabilities(self, batch: RelationBatch) -> torch.Tensor:
-        """Label probabilities (B, C)."""
-        return self(batch)[0].softmax(dim=-1)
+    def probabilities(self, batch: RelationBatch, temperature: float = 1.0) -> torch.Tensor:
+        """Label probabilities (B, C), the scores divided by ``temperature`` first (calibration: the most
+        probable label is the same at any temperature)."""
+        return (self(batch)[0] / temperature).softmax(dim=-1)

@@ -14,6 +14,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import torch
 
 from seqlab.core import rundir
+from seqlab.core.calibration import check_temperature, stored_temperature
 from seqlab.core.device import resolve_device
 from seqlab.core.errors import SeqlabError
 from seqlab.core.loaded import DEFAULT_BACKEND, check_kind, model_metadata
@@ -54,8 +55,11 @@ class RelationModel:
     inputs = ("sentences",)  # what :meth:`predict` takes: sentences with marked nominals, or relation JSON lines
 
     def __init__(self, config: RelationConfig, vocabs: dict[str, Vocab], model: RelationClassifier, *,
-                 backend: str = DEFAULT_BACKEND) -> None:
+                 backend: str = DEFAULT_BACKEND, temperature: float = 1.0) -> None:
+        """``temperature``: the confidences' calibration (:mod:`seqlab.relation.calibration`; a run's
+        calibration.json, read by :meth:`load`)."""
         self.config, self.vocabs, self.model, self.backend = config, vocabs, model, backend
+        self.temperature = check_temperature(temperature, "temperature")
         self.device = next(model.parameters()).device
 
     @classmethod
@@ -70,7 +74,7 @@ class RelationModel:
         vocabs = load_vocabs(run_dir / rundir.VOCABS)
         model = build_model(config, vocabs, encoder=recorded_encoder(run_dir))
         rundir.load_state(model, rundir.load_weights(run_dir, device), run_dir / rundir.WEIGHTS)
-        return cls(config, vocabs, model.to(device).eval())
+        return cls(config, vocabs, model.to(device).eval(), temperature=stored_temperature(run_dir))
 
     @property
     def labels(self) -> list[str]:
@@ -97,7 +101,7 @@ class RelationModel:
 
     def _classify(self, examples: list[RelationExample], batch_size: int) -> Iterator[Relation]:
         probs = predict_probabilities(self.model, encode(examples, self.vocabs), batch_size=batch_size,
-                                      device=self.device)
+                                      device=self.device, temperature=self.temperature)
         for example, row in zip(examples, probs.tolist()):
             best = max(range(len(row)), key=row.__getitem__)
             yield Relation(example.id, self.labels[best], row[best], example.e1_text, example.e2_text,

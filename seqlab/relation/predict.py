@@ -16,13 +16,13 @@ from seqlab.relation.score import score_answers
 
 @torch.no_grad()
 def predict_probabilities(model: RelationClassifier, data: RelationData, *, batch_size: int = 200,
-                          device: torch.device | str = "cpu") -> torch.Tensor:
-    """Label probabilities for every row of ``data`` (shape: (N, C)), in eval mode."""
+                          device: torch.device | str = "cpu", temperature: float = 1.0) -> torch.Tensor:
+    """Label probabilities for every row of ``data`` (shape: (N, C)) at ``temperature``, in eval mode."""
     was_training = model.training
     model.eval()
     out = torch.empty(len(data), model.head.linear.out_features)
     for rows, batch in batches(data, batch_size):
-        out[rows] = model.probabilities(batch.to(device)).cpu()
+        out[rows] = model.probabilities(batch.to(device), temperature).cpu()
     model.train(was_training)
     return out
 

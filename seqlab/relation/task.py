@@ -30,6 +30,7 @@ from seqlab.data.semeval import LABELS, OTHER, RelationExample, dev_split
 from seqlab.data.vocab import Vocab, label_vocab, load_vocabs, save_vocabs
 from seqlab.models.relation import RelationBatch, RelationClassifier
 from seqlab.relation.build import RelationData, batches, build_model, encode, model_inputs
+from seqlab.relation.calibration import RelationOutcomes, calibrate_relations
 from seqlab.relation.config import RelationConfig
 from seqlab.relation.label_score import relation_scorer
 from seqlab.relation.predict import evaluate_examples
@@ -167,9 +168,17 @@ class RelationTask:
         return Score(result.score, result.to_dict(), result.report)
 
 
-    def calibrate(self, model: nn.Module, run_dir: Path) -> None:
-        """A relation classifier's confidences are not calibrated (:mod:`seqlab.tagging.calibration` is for taggers)."""
-        return None
+    def calibrate(self, model: nn.Module, run_dir: Path) -> dict[str, Any] | None:
+        """Fit the confidences' temperature on dev (:mod:`seqlab.relation.calibration`) and write it to the run's
+        calibration.json, which loading reads; None without a dev split."""
+        if "dev" not in self.data:
+            return None
+        outcomes = RelationOutcomes(model, self.data["dev"], self.vocabs["labels"].itos,
+                                    self.config.data.negative_label, batch_size=self.config.train.eval_batch_size,
+                                    device=self.device)
+        record = calibrate_relations(outcomes, str(self.config.data.dev or "dev"))
+        rundir.save_json(run_dir, rundir.CALIBRATION, record)
+        return record
 
 
 def prepare(config: RelationConfig, run_dir: Path | None, device: torch.device) -> RelationTask:

@@ -13,21 +13,22 @@ gold one).
   set) by minimising the log loss of the units' confidences against whether they are right.
 
 A split is decoded once (:class:`Outcomes`); the confidences at another temperature then cost one
-forward-backward per batch, so a fit reads the encoder's output once.
+forward-backward per batch, so a fit reads the encoder's output once. The ECE and the fit itself, the same for
+every kind of unit, are :mod:`seqlab.core.calibration`'s (their names are importable from here too).
 """
 from __future__ import annotations
 
 import copy
 import itertools
-import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 import torch
 
-from seqlab.core import rundir
+from seqlab.core import calibration as shared
+from seqlab.core.calibration import (BINS, HIGHEST, LOWEST, MIN_EACH, Bin, Reliability, binary_log_loss,  # noqa: F401
+                                     check_temperature, fit_temperature, reliability, stored_temperature, summary)
 from seqlab.core.errors import SeqlabError
 from seqlab.data.batching import Encoded
 from seqlab.data.dataset import Split
@@ -39,107 +40,6 @@ from seqlab.tagging.predict import Emissions, Predictor
 #: A loaded tagger (:class:`seqlab.tagging.api.SequenceTagger`, which imports this module: named here, not
 #: imported back): what :func:`calibrate` takes and returns a copy of.
 SequenceTagger = TypeVar("SequenceTagger")
-
-BINS = 10
-#: The temperatures a fit searches (log-spaced), and the bounds a stored temperature must lie in.
-LOWEST, HIGHEST = 0.05, 20.0
-_EPS = 1e-7
-#: A fit needs at least this many right units and this many wrong ones.
-MIN_EACH = 10
-
-
-@dataclass(frozen=True)
-class Bin:
-    """One confidence bin: (low, high], its units, their mean confidence and how many were right."""
-
-    low: float
-    high: float
-    count: int
-    confidence: float
-    accuracy: float
-
-
-@dataclass(frozen=True)
-class Reliability:
-    """How well confidences match accuracy over a split: ECE, the bins, and the temperature they were read at."""
-
-    unit: str  # "span" or "token"
-    count: int
-    ece: float
-    accuracy: float
-    confidence: float
-    temperature: float
-    bins: list[Bin]
-    interval: tuple[float, float]  # the ECE's 95% percentile-bootstrap interval (units resampled)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"unit": self.unit, "count": self.count, "ece": round(self.ece, 4),
-                "ece_interval": [round(self.interval[0], 4), round(self.interval[1], 4)],
-                "accuracy": round(self.accuracy, 4), "mean_confidence": round(self.confidence, 4),
-                "temperature": round(self.temperature, 4),
-                "bins": [{"low": b.low, "high": b.high, "count": b.count, "confidence": round(b.confidence, 4),
-                          "accuracy": round(b.accuracy, 4)} for b in self.bins]}
-
-    def table(self) -> str:
-        """The reliability table as text: one line per bin, then the ECE."""
-        lines = [f"calibration of {self.unit} confidences (temperature {self.temperature:.3f}): "
-                 f"{self.count} {self.unit}s, accuracy {100 * self.accuracy:.2f}%, mean confidence "
-                 f"{100 * self.confidence:.2f}%",
-                 f"{'confidence':>12} {self.unit + 's':>8} {'mean conf':>10} {'accuracy':>9} {'gap':>7}"]
-        for b in self.bins:
-            if b.count:
-                lines.append(f"  ({b.low:.1f}, {b.high:.1f}] {b.count:>8} {100 * b.confidence:>9.2f}% "
-                             f"{100 * b.accuracy:>8.2f}% {100 * (b.accuracy - b.confidence):>+6.2f}")
-            else:
-                lines.append(f"  ({b.low:.1f}, {b.high:.1f}] {0:>8} {'-':>10} {'-':>9} {'-':>7}")
-        lines.append(f"expected calibration error (ECE, {len(self.bins)} equal-width bins): {self.ece:.4f} (95% "
-                     f"bootstrap interval {self.interval[0]:.4f}-{self.interval[1]:.4f})")
-        return "\n".join(lines) + "\n"
-
-
-def reliability(confidence: np.ndarray, correct: np.ndarray, *, unit: str = "span", temperature: float = 1.0,
-                bins: int = BINS) -> Reliability:
-    """The reliability of ``confidence`` (one per unit, in [0, 1]) against ``correct`` (bools): ECE over
-    ``bins`` equal-width bins, each bin (low, high] (the first also holds 0)."""
-    confidence, correct = np.asarray(confidence, dtype=np.float64), np.asarray(correct, dtype=bool)
-    if confidence.shape != correct.shape or confidence.ndim != 1:
-        raise ValueError(f"confidence and correct must be two vectors of one length, got shapes "
-                         f"{confidence.shape} and {correct.shape}")
-    which = np.clip(np.ceil(confidence * bins).astype(np.int64) - 1, 0, bins - 1)  # (low, high] -> its bin
-    counts = np.bincount(which, minlength=bins)
-    sums = np.bincount(which, weights=confidence, minlength=bins)
-    rights = np.bincount(which, weights=correct.astype(np.float64), minlength=bins)
-    total = max(len(confidence), 1)
-    table, ece = [], 0.0
-    for b in range(bins):
-        n = int(counts[b])
-        conf, acc = (sums[b] / n, rights[b] / n) if n else (0.0, 0.0)
-        ece += n / total * abs(acc - conf)
-        table.append(Bin(round(b / bins, 6), round((b + 1) / bins, 6), n, float(conf), float(acc)))
-    return Reliability(unit, len(confidence), float(ece), float(correct.mean()) if len(correct) else 0.0,
-                       float(confidence.mean()) if len(confidence) else 0.0, float(temperature), table,
-                       _bootstrap(which, confidence, correct, bins))
-
-
-def _bootstrap(which: np.ndarray, confidence: np.ndarray, correct: np.ndarray, bins: int, *,
-               resamples: int = 1000, chunk: int = 100, seed: int = 0) -> tuple[float, float]:
-    """The ECE's 95% percentile-bootstrap interval: ``resamples`` resamplings of the units with replacement,
-    ``chunk`` at a time in one bincount each (ECE = sum over bins of |right - confidence sum| / N)."""
-    n = len(confidence)
-    if n == 0:
-        return 0.0, 0.0
-    rng, values = np.random.default_rng(seed), []
-    for start in range(0, resamples, chunk):
-        rows = min(chunk, resamples - start)
-        picks = rng.integers(0, n, size=(rows, n))
-        keys = (which[picks] + bins * np.arange(rows)[:, None]).ravel()
-        sums = np.bincount(keys, weights=confidence[picks].ravel(), minlength=rows * bins).reshape(rows, bins)
-        rights = np.bincount(keys, weights=correct[picks].ravel().astype(np.float64),
-                             minlength=rows * bins).reshape(rows, bins)
-        values.append(np.abs(rights - sums).sum(axis=1) / n)
-    low, high = np.percentile(np.concatenate(values), [2.5, 97.5])
-    return float(low), float(high)
-
 
 class Outcomes:
     """A labelled split decoded once by ``predictor``: every batch's emissions and best paths, which predicted
@@ -193,8 +93,7 @@ class Outcomes:
 
     def log_loss(self, temperature: float) -> float:
         """Mean binary log loss of the units' confidences at ``temperature`` against whether they are right."""
-        p = np.clip(self.confidences(temperature), _EPS, 1 - _EPS)
-        return float(-np.mean(np.where(self.correct, np.log(p), np.log1p(-p))))
+        return binary_log_loss(self.confidences(temperature), self.correct)
 
 
 class _SpanUnits:
@@ -272,34 +171,6 @@ def _span_minima(chosen: np.ndarray, where: np.ndarray) -> np.ndarray:
     return np.minimum.reduceat(flat, bounds)[::2]
 
 
-def fit_temperature(outcomes: Outcomes, *, low: float = LOWEST, high: float = HIGHEST) -> float:
-    """The temperature in [``low``, ``high``] with the least log loss on ``outcomes``: a log-spaced grid, then
-    golden-section search between the best point's neighbours. 1.0 (the CRF's own marginals) when fewer than
-    :data:`MIN_EACH` units are right, or fewer are wrong: too little to fit (with no error at all, the loss only
-    falls towards the lowest temperature)."""
-    right = int(outcomes.correct.sum())
-    if min(right, len(outcomes.correct) - right) < MIN_EACH:
-        return 1.0
-    grid = np.exp(np.linspace(math.log(low), math.log(high), 13))
-    losses = [outcomes.log_loss(float(t)) for t in grid]
-    best = int(np.argmin(losses))
-    a, b = math.log(grid[max(best - 1, 0)]), math.log(grid[min(best + 1, len(grid) - 1)])
-    ratio = (math.sqrt(5) - 1) / 2
-    c, d = b - ratio * (b - a), a + ratio * (b - a)
-    fc, fd = outcomes.log_loss(math.exp(c)), outcomes.log_loss(math.exp(d))
-    for _ in range(15):
-        if fc < fd:
-            b, d, fd = d, c, fc
-            c = b - ratio * (b - a)
-            fc = outcomes.log_loss(math.exp(c))
-        else:
-            a, c, fc = c, d, fd
-            d = a + ratio * (b - a)
-            fd = outcomes.log_loss(math.exp(d))
-    found = math.exp((a + b) / 2)
-    return found if outcomes.log_loss(found) <= losses[best] else float(grid[best])
-
-
 #: The fewest sentences ``seqlab calibrate`` fits a temperature on.
 MIN_SENTENCES = 2
 
@@ -321,26 +192,11 @@ def calibration_fault(outcomes: Outcomes) -> str:
                     f"the model's types (seqlab eval --label-map maps them)")
     right = int(outcomes.correct.sum())
     wrong = len(outcomes.correct) - right
-    if min(right, wrong) < MIN_EACH:
+    least = shared.MIN_EACH  # read when asked: the one threshold fit_temperature applies
+    if min(right, wrong) < least:
         return (f"{right} predicted {unit}s right and {wrong} wrong: too few to fit a temperature (at least "
-                f"{MIN_EACH} of each)")
+                f"{least} of each)")
     return ""
-
-
-def check_temperature(value: Any, where: str) -> float:
-    """A stored temperature as a float in [:data:`LOWEST`, :data:`HIGHEST`], or a one-line error naming ``where``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or not LOWEST <= value <= HIGHEST:
-        raise SeqlabError(f"{where}: temperature must be a number from {LOWEST} to {HIGHEST}, got {value!r}")
-    return float(value)
-
-
-def stored_temperature(run_dir: str | Path) -> float:
-    """The temperature a run directory's calibration.json holds (checked), or 1.0 when the run has none."""
-    record = rundir.load_json(Path(run_dir), rundir.CALIBRATION)
-    if record is None:
-        return 1.0
-    return check_temperature(record.get("temperature"), str(Path(run_dir) / rundir.CALIBRATION))
 
 
 def calibrate(tagger: SequenceTagger, data: str | Path | Split | Outcomes, *, batch_size: int = 100,
@@ -359,13 +215,6 @@ def calibrate(tagger: SequenceTagger, data: str | Path | Split | Outcomes, *, ba
     where = Path(outcomes.split.path if isinstance(data, (Outcomes, Split)) else data)
     record = summary(outcomes.reliability(1.0), outcomes.reliability(temperature), data_relative(where))
     return tagger.with_temperature(temperature), record
-
-
-def summary(before: Reliability, after: Reliability, fitted_on: str) -> dict[str, Any]:
-    """What a run directory's calibration.json records: the temperature, the split it was fitted on, and the
-    ECE there before and after."""
-    return {"temperature": round(after.temperature, 6), "unit": after.unit, "fitted_on": fitted_on,
-            "units": after.count, "ece_before": round(before.ece, 4), "ece_after": round(after.ece, 4)}
 
 
 def plot(reliabilities: Sequence[Reliability], path: str, title: str = "") -> None:

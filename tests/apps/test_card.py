@@ -75,7 +75,7 @@ def test_repackaging_a_model_file_keeps_its_weights_and_the_card_person_written_
 def test_calibrate_rewrites_a_model_file_and_keeps_its_labels(model_copy, tmp_path, monkeypatch, capsys) -> None:
     text = "Angela Merkel met Emmanuel Macron in Berlin on Tuesday with the EU."
     before = seqlab.load(model_copy, "cpu").tag(text)
-    monkeypatch.setattr("seqlab.tagging.calibration.MIN_EACH", 0)
+    monkeypatch.setattr("seqlab.core.calibration.MIN_EACH", 0)
     assert main(["calibrate", str(model_copy), str(NER / "dev.txt")]) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["temperature"] < 0.1 and record["fitted_on"].endswith("dev.txt")

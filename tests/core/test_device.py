@@ -161,7 +161,7 @@ def test_explain_reads_a_model_on_the_gpu_as_on_the_cpu(monkeypatch, tmp_path):
 def test_calibration_on_the_gpu_matches_the_cpu(monkeypatch):
     """The installed model on the GPU: the same spans, and the same confidences at another temperature, as on the
     CPU (the marginals' temperature divides every CRF score on either device)."""
-    monkeypatch.setattr("seqlab.tagging.calibration.MIN_EACH", 0)
+    monkeypatch.setattr("seqlab.core.calibration.MIN_EACH", 0)
     import seqlab
 
     dev = FIXTURES / "ner" / "dev.txt"

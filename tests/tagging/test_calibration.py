@@ -114,7 +114,7 @@ def test_calibrating_changes_confidences_not_labels(tagger, monkeypatch) -> None
     old = tagger.temperature
     same, record = calibrate(tagger, NER / "dev.txt")  # a handful of spans, all right: too little to fit
     assert record["temperature"] == 1.0 and record["unit"] == "span" and same.temperature == 1.0
-    monkeypatch.setattr("seqlab.tagging.calibration.MIN_EACH", 0)
+    monkeypatch.setattr("seqlab.core.calibration.MIN_EACH", 0)
     fitted, record = calibrate(tagger, NER / "dev.txt")  # now fitted: every span right, so the lowest temperature
     after = fitted.tag(text)
     assert record["temperature"] == pytest.approx(fitted.temperature, abs=1e-5) and fitted.temperature < 0.1
