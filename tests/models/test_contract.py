@@ -5,7 +5,9 @@ relation classifier, and the BiLSTM-CRF and the relation classifier reading a ti
 fine-tuned): ``seqlab.train`` trains a tiny model on a real-format fixture; every parameter gets a gradient; the
 run directory, loaded with ``seqlab.load`` **in a fresh Python process**, predicts exactly the labels the
 training process wrote for the test set, and the same labels and confidences as a load here; and predictions
-do not depend on the batch size.
+do not depend on the batch size. The extraction model (a tagger and a relation classifier as one model, whose
+fixture is SpERT JSON and whose predictions are spans with relations) keeps the same contract in
+tests/extraction/test_model.py.
 """
 from __future__ import annotations
 
