@@ -10,11 +10,12 @@ from seqlab.core.errors import ConfigError
 from seqlab.extraction.config import ExtractionConfig, load_extraction_config
 from tests.relation.spert_fixture import write_pipeline
 
-SHIPPED = Path(__file__).parents[2] / "configs" / "conll04_pipeline.yaml"
+SHIPPED = sorted((Path(__file__).parents[2] / "configs").glob("conll04_pipeline*.yaml"))
 
 
-def test_the_shipped_pipeline_config_loads() -> None:
-    config = load_extraction_config(SHIPPED)
+@pytest.mark.parametrize("shipped", SHIPPED, ids=lambda p: p.name)
+def test_the_shipped_pipeline_configs_load(shipped: Path) -> None:
+    config = load_extraction_config(shipped)
     assert isinstance(config, ExtractionConfig) and config.ner.data.format == config.relation.data.format == "spert"
     assert config.relation.data.negative_label == "no_relation"
 
