@@ -37,6 +37,7 @@ from seqlab.data.formats.align import TAG, WORD
 from seqlab.data.formats.format import Format
 from seqlab.data.formats.registry import OUTPUTS
 from seqlab.data.labelling import SCHEME_NAMES
+from seqlab.render.html import config_language
 from seqlab.tagging.document import Document, render
 from seqlab.core import runfiles
 from seqlab.text.pretokenized import INPUT_FORMATS
@@ -174,7 +175,8 @@ def cmd_tag(args: argparse.Namespace) -> int:
     texts = (line for _, line in numbered_a)
     token_labels = tagger.labelling.conllu_upos  # a POS tagger's labels: CoNLL-U's UPOS, tags under words in HTML
     head, tail = ("", "") if output.page is None else output.page(
-        f"seqlab tag: {'stdin' if file in (None, '-') else file}", () if token_labels else tagger.types)
+        f"seqlab tag: {'stdin' if file in (None, '-') else file}", () if token_labels else tagger.types,
+        config_language(tagger.metadata()["config"]))
     sys.stdout.write(head)
     write_documents(tagger.tag_many(texts, **options), sys.stdout, args.format, (number for number, _ in numbered_b),
                     token_labels=token_labels)
