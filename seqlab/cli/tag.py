@@ -107,13 +107,12 @@ def _whole_output(args: argparse.Namespace) -> None:
 
 def _input(file: str | None, args: argparse.Namespace) -> Iterable[Any]:
     """What ``seqlab tag`` tags: the raw text lines of ``file`` in ``--encoding``, or its pre-tokenized sentences
-    as token lists (:mod:`seqlab.text.pretokenized`)."""
+    as token lists (:mod:`seqlab.text.pretokenized`), which worker processes tag as they do lines."""
     from seqlab.text.pretokenized import file_sentences, input_format, token_lines
 
     fmt, encoding = input_format(file, args.input_format, args.tokenized), check_encoding(args.encoding)
-    if fmt != "text" and (args.workers > 1 or OUTPUTS[args.format].render is None):
-        raise SeqlabError(f"{'--workers' if args.workers > 1 else '--format ' + args.format} applies to raw text input, not "
-                          f"to {fmt} input")
+    if fmt != "text" and OUTPUTS[args.format].render is None:
+        raise SeqlabError(f"--format {args.format} applies to raw text input, not to {fmt} input")
     if fmt in ("conll", "conllu"):
         return file_sentences(file, fmt, encoding)
     lines, _ = input_lines(file, encoding)
