@@ -1,9 +1,10 @@
 """Bulk tagging on one machine: worker processes, one torch thread each, output in input order.
 
-``seqlab tag --workers N`` sends chunks of input lines to N processes that each load the model once;
-each worker renders its chunk's output, at most ``2 × N`` chunks are in flight, so memory stays bounded however
-long the input is, and the chunks are written in input order. ``--shard i/n`` keeps the lines whose number is ``i`` modulo ``n`` (counting
-from 0), so ``n`` jobs of an array (Slurm, Kubernetes) tag a corpus between them with no coordination.
+``seqlab tag --workers N`` sends chunks of input lines (raw text, or a pre-tokenized line's or a CoNLL(-U)
+sentence's token list) to N processes that each load the model once; each worker renders its chunk's output, at
+most ``2 × N`` chunks are in flight, so memory stays bounded however long the input is, and the chunks are written
+in input order. ``--shard i/n`` keeps the lines whose number is ``i`` modulo ``n`` (counting from 0), so ``n`` jobs
+of an array (Slurm, Kubernetes) tag a corpus between them with no coordination.
 """
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ from seqlab.core.errors import SeqlabError
 from seqlab.core.loaded import DEFAULT_BACKEND
 from seqlab.tagging.document import render
 
+#: An input line: raw text, or a pre-tokenized sentence's tokens (``seqlab tag --tokenized``, ``--input-format``),
+#: which ``tag_many`` takes alike.
+Line = str | list[str]
 _MODEL: Any = None  # a worker's model: (name, backend) until its first chunk loads it, then the model
 
 
@@ -33,7 +37,7 @@ def parse_shard(text: str) -> tuple[int, int]:
     return i, n
 
 
-def shard(lines: Iterable[str], index: int, count: int) -> Iterator[tuple[int, str]]:
+def shard(lines: Iterable[Line], index: int, count: int) -> Iterator[tuple[int, Line]]:
     """(line number from 1, line) for the lines of shard ``index`` of ``count``."""
     for number, line in enumerate(lines, start=1):
         if (number - 1) % count == index:
@@ -64,14 +68,15 @@ def _tagger() -> Any:
     return _MODEL
 
 
-def _tag_and_render(numbered: list[tuple[int, str]], options: dict[str, Any], fmt: str) -> str:
+def _tag_and_render(numbered: list[tuple[int, Line]], options: dict[str, Any], fmt: str) -> str:
     tagger = _tagger()
     documents = tagger.tag_many([line for _, line in numbered], **options)
     return render(zip((number for number, _ in numbered), documents), fmt, token_labels=tagger.labelling.conllu_upos)
 
 
-def render_in_workers(model: str | Path | None, numbered: Iterable[tuple[int, str]], *, workers: int, fmt: str,
-                      options: dict[str, Any] | None = None, chunk: int = 2048, backend: str = DEFAULT_BACKEND) -> Iterator[str]:
+def render_in_workers(model: str | Path | None, numbered: Iterable[tuple[int, Line]], *, workers: int, fmt: str,
+                      options: dict[str, Any] | None = None, chunk: int = 2048,
+                      backend: str = DEFAULT_BACKEND) -> Iterator[str]:
     """Tag the lines of (line number, line) pairs in ``workers`` processes (each loading ``model`` with
     ``backend``), ``chunk`` lines a task, each calling ``tag_many(**options)`` (batch_size, scheme, confidences)
     and rendering the chunk's documents in ``fmt`` (:func:`seqlab.tagging.document.render`): what

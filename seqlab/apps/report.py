@@ -246,9 +246,15 @@ def report_sections(run_dir: str | Path, device: str = "cpu") -> list[str]:
     return [section for section in sections if section]
 
 
+#: The report's language: every word of it is seqlab's (headings, notes, label names and figures), none the
+#: model's text, so it is an English page whatever data.language the run was trained on.
+REPORT_LANGUAGE = "en"
+
+
 def report_html(run_dir: str | Path, device: str = "cpu") -> str:
     """The report page of a finished run."""
-    return page("\n".join(report_sections(run_dir, device)), title=f"seqlab report: {Path(run_dir).name}")
+    return page("\n".join(report_sections(run_dir, device)), title=f"seqlab report: {Path(run_dir).name}",
+                language=REPORT_LANGUAGE)
 
 
 def compare_html(run_dirs: Sequence[str | Path], device: str = "cpu") -> str:
@@ -258,7 +264,8 @@ def compare_html(run_dirs: Sequence[str | Path], device: str = "cpu") -> str:
     rows = "".join("<tr>" + "".join(f'<td class="side">{section}</td>' for section in row) + "</tr>"
                    for row in itertools.zip_longest(*columns, fillvalue=""))
     names = " / ".join(Path(run).name for run in run_dirs)
-    return page(f'<table class="side"><tr>{head}</tr>{rows}</table>', title=f"seqlab report: {names}")
+    return page(f'<table class="side"><tr>{head}</tr>{rows}</table>', title=f"seqlab report: {names}",
+                language=REPORT_LANGUAGE)
 
 
 def write_report(run_dir: str | Path, *others: str | Path, output: str | Path | None = None,

@@ -1,7 +1,10 @@
-"""What the ``seqlab`` verbs share: argument types, UTF-8 input lines, loading a model of the right kind."""
+"""What the ``seqlab`` verbs share: argument types, input lines in ``--encoding`` (UTF-8 unless told), UTF-8 output,
+loading a model of the right kind."""
 from __future__ import annotations
 
 import argparse
+import codecs
+import io
 import sys
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Iterator
@@ -12,7 +15,7 @@ from seqlab.core.loaded import DEFAULT_BACKEND, LoadedModel
 from seqlab.core.paths import require_file
 from seqlab.core.errors import DataFormatError, SeqlabError
 from seqlab.data.conll import UTF8_BOM
-from seqlab.data.encoding import decode_line
+from seqlab.data.encoding import DEFAULT_ENCODING, decode_line, decode_text, is_utf8, reads_line_by_line
 
 
 def positive_int(text: str) -> int:
@@ -36,27 +39,62 @@ def nonnegative_int(text: str) -> int:
 
 
 def utf8_lines(handle: BinaryIO, source: str) -> Iterator[str]:
-    """Decode a byte stream line by line; bytes that are not UTF-8 are an error naming the line. A byte-order
-    mark opening the stream is not text: offsets into the first line count from after it."""
+    """:func:`decoded_lines` in UTF-8."""
+    return decoded_lines(handle, source, DEFAULT_ENCODING)
+
+
+def decoded_lines(handle: BinaryIO, source: str, encoding: str) -> Iterator[str]:
+    """Decode a byte stream line by line in ``encoding`` (:mod:`seqlab.data.encoding`: bytes that do not decode
+    are an error naming the line and the encoding they most likely are), each line with its line end. A
+    byte-order mark opening the stream is not text: offsets into the first line count from after it. An encoding
+    whose line end is not the byte 0x0a (UTF-16, UTF-32) is decoded whole."""
+    if not reads_line_by_line(encoding):
+        yield from _split_lines(decode_text(handle.read(), encoding, source).removeprefix("\ufeff"))
+        return
+    utf8 = is_utf8(encoding)
     for number, raw in enumerate(handle, start=1):
-        if number == 1:
+        if number == 1 and utf8:
             raw = raw.removeprefix(UTF8_BOM)
-        yield decode_line(raw, "utf-8", source, number)
+        yield decode_line(raw, encoding, source, number)
 
 
-def input_lines(file: str | None) -> tuple[Iterable[str], str]:
-    """The lines of ``file`` (``-`` or None: standard input) and the name errors use for it."""
+def _split_lines(text: str) -> Iterator[str]:
+    """The lines of ``text``, each with its ``\\n`` (as a byte stream is read: at ``\\n`` only)."""
+    *lines, last = text.split("\n")
+    yield from (line + "\n" for line in lines)
+    if last:
+        yield last
+
+
+def input_lines(file: str | None, encoding: str = DEFAULT_ENCODING) -> tuple[Iterable[str], str]:
+    """The lines of ``file`` (``-`` or None: standard input) in ``encoding``, and the name errors use for it."""
     if file in (None, "-"):
         raw = getattr(sys.stdin, "buffer", None)  # None when stdin was replaced by a text-only stream
-        return (sys.stdin if raw is None else utf8_lines(raw, "<stdin>")), "<stdin>"
+        return (sys.stdin if raw is None else decoded_lines(raw, "<stdin>", encoding)), "<stdin>"
     path = Path(file)
     require_file(path, stream=True)  # read once, start to end: a FIFO or <(cmd) serves as well as a file
-    return _file_lines(path), str(path)
+    return _file_lines(path, encoding), str(path)
 
 
-def _file_lines(path: Path) -> Iterator[str]:
+def _file_lines(path: Path, encoding: str) -> Iterator[str]:
     with open(path, "rb") as handle:
-        yield from utf8_lines(handle, str(path))
+        yield from decoded_lines(handle, str(path), encoding)
+
+
+def add_encoding_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--encoding NAME``: the text encoding of ``what``, UTF-8 unless given (whatever ``data.encoding`` the
+    model was trained with: that names its training files, not new ones)."""
+    parser.add_argument("--encoding", default=DEFAULT_ENCODING, metavar="NAME",
+                        help=f"the text encoding of {what}: latin-1, cp1252, utf-16, ... (default utf-8, whatever "
+                             "data.encoding the model was trained with); output is always UTF-8")
+
+
+def utf8_output() -> None:
+    """Standard output in UTF-8 whatever the locale says (``LANG=...ISO-8859-1``, ``PYTHONIOENCODING``): seqlab
+    writes UTF-8, as it writes its files; ``--encoding`` is the input's."""
+    stream = sys.stdout
+    if isinstance(stream, io.TextIOWrapper) and codecs.lookup(stream.encoding).name != "utf-8":
+        stream.reconfigure(encoding="utf-8")
 
 
 def use_threads(threads: int) -> None:

@@ -54,9 +54,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from seqlab.apps.package import refresh
     from seqlab.core import rundir
     from seqlab.core.errors import SeqlabError
+    from seqlab.data.encoding import check_encoding
 
     if not Path(args.dev_file).exists():  # a file or a brat folder: whatever seqlab eval reads
         raise SeqlabError(f"{args.dev_file}: no such file or folder")
+    encoding = check_encoding(args.encoding)
     path = model_path(args.model)
     if is_export(path):
         raise SeqlabError(f"{path}: an export folder; calibrate its model file ({path / PACKAGE}, with --out) or the "
@@ -65,7 +67,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         if args.out is None and args.model != str(path):
             raise SeqlabError(f"{args.model} is an installed model; give --out NEW.seqlab for the calibrated copy")
         out = Path(args.out or path)
-        refresh(path, out, calibrate_on=args.dev_file)
+        refresh(path, out, calibrate_on=args.dev_file, encoding=encoding)
         print(json.dumps({"model": str(out), **(read_json_member(out, rundir.CALIBRATION) or {})}))
         return 0
     if args.out is not None:
@@ -74,8 +76,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if model.task != "tagging":
         raise SeqlabError(f"{path}: seqlab calibrate needs a tagger; this is a {model.task} model")
     from seqlab.tagging.calibration import calibrate
+    from seqlab.tagging.gold import read_gold
 
-    _, summary = calibrate(model, args.dev_file, strict=True)
+    _, summary = calibrate(model, read_gold(model.config.data, args.dev_file, encoding=encoding), strict=True)
     rundir.save_json(path, rundir.CALIBRATION, summary)
     print(json.dumps({"model": str(path), **summary}))
     return 0
@@ -110,6 +113,8 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
+    from seqlab.cli._util import add_encoding_option
+
     p = sub.add_parser("package", help="write a trained run as one portable .seqlab model file (or rewrite a model "
                                        "file's card)")
     p.add_argument("run", help="a finished run directory; or a .seqlab file (or installed model's name), rewritten "
@@ -133,6 +138,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     c.add_argument("dev_file", help="labelled data in the model's layout, not the test set")
     c.add_argument("--out", metavar="FILE.seqlab", help="a model file: write the calibrated copy here (default: "
                                                        "rewrite it in place)")
+    add_encoding_option(c, "DEV_FILE")
     c.set_defaults(func=cmd_calibrate)
     m = sub.add_parser("models", help="list the installed models: task, labels, size, training data, scores, "
                                       "speed, requirements")

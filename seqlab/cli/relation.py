@@ -20,12 +20,13 @@ def classify(args: argparse.Namespace) -> int:
     lines, source = input_lines(args.file)
     if args.format == "html":
         from seqlab.data.relations import parse_input_lines
-        from seqlab.render.html import relations_html
+        from seqlab.render.html import config_language, relations_html
 
         lines = list(lines)
         examples = list(parse_input_lines(lines, source))
         relations = model.classify_many(lines, batch_size=args.batch_size, source=source)
-        sys.stdout.write(relations_html(examples, relations, title=f"seqlab classify: {source}"))
+        sys.stdout.write(relations_html(examples, relations, title=f"seqlab classify: {source}",
+                                        language=config_language(model.metadata()["config"])))
         return 0
     for r in model.classify_many(lines, batch_size=args.batch_size, source=source):
         if args.format == "jsonl":

@@ -25,16 +25,19 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TextIO
 
-from seqlab.cli._util import (add_backend_option, add_device_option, add_offsets_option, add_threads_option,
-                              input_lines, load_model, model_device, positive_int, use_threads)
+from seqlab.cli._util import (add_backend_option, add_device_option, add_encoding_option, add_offsets_option,
+                              add_threads_option, input_lines, load_model, model_device, positive_int, use_threads,
+                              utf8_output)
 from seqlab.core.paths import require_file
 from seqlab.core.errors import SeqlabError
 from seqlab.data.config import FORMATS as DATA_FORMATS, file_format
+from seqlab.data.encoding import DEFAULT_ENCODING, check_encoding
 from seqlab.data.conll import ColumnSentence
 from seqlab.data.formats.align import TAG, WORD
 from seqlab.data.formats.format import Format
 from seqlab.data.formats.registry import OUTPUTS
 from seqlab.data.labelling import SCHEME_NAMES
+from seqlab.render.html import config_language
 from seqlab.tagging.document import Document, render
 from seqlab.core import runfiles
 from seqlab.text.pretokenized import INPUT_FORMATS
@@ -103,17 +106,16 @@ def _whole_output(args: argparse.Namespace) -> None:
 
 
 def _input(file: str | None, args: argparse.Namespace) -> Iterable[Any]:
-    """What ``seqlab tag`` tags: the raw text lines of ``file``, or its pre-tokenized sentences as token lists
-    (:mod:`seqlab.text.pretokenized`)."""
+    """What ``seqlab tag`` tags: the raw text lines of ``file`` in ``--encoding``, or its pre-tokenized sentences
+    as token lists (:mod:`seqlab.text.pretokenized`), which worker processes tag as they do lines."""
     from seqlab.text.pretokenized import file_sentences, input_format, token_lines
 
-    fmt = input_format(file, args.input_format, args.tokenized)
-    if fmt != "text" and (args.workers > 1 or OUTPUTS[args.format].render is None):
-        raise SeqlabError(f"{'--workers' if args.workers > 1 else '--format ' + args.format} applies to raw text input, not "
-                          f"to {fmt} input")
+    fmt, encoding = input_format(file, args.input_format, args.tokenized), check_encoding(args.encoding)
+    if fmt != "text" and OUTPUTS[args.format].render is None:
+        raise SeqlabError(f"--format {args.format} applies to raw text input, not to {fmt} input")
     if fmt in ("conll", "conllu"):
-        return file_sentences(file, fmt)
-    lines, _ = input_lines(file)
+        return file_sentences(file, fmt, encoding)
+    lines, _ = input_lines(file, encoding)
     return token_lines(lines) if fmt == "tokenized" else lines
 
 
@@ -142,6 +144,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
         model, file = None, model
     _whole_output(args)
     lines = _input(file, args)
+    utf8_output()
     index, count = parse_shard(args.shard) if args.shard else (0, 1)
     interactive = file in (None, "-") and sys.stdin.isatty()  # a person typing: answer each line at once
     options = {"batch_size": args.batch_size, "scheme": args.scheme, "pool": 1 if interactive else POOL_BATCHES,
@@ -171,7 +174,8 @@ def cmd_tag(args: argparse.Namespace) -> int:
     texts = (line for _, line in numbered_a)
     token_labels = tagger.labelling.conllu_upos  # a POS tagger's labels: CoNLL-U's UPOS, tags under words in HTML
     head, tail = ("", "") if output.page is None else output.page(
-        f"seqlab tag: {'stdin' if file in (None, '-') else file}", () if token_labels else tagger.types)
+        f"seqlab tag: {'stdin' if file in (None, '-') else file}", () if token_labels else tagger.types,
+        config_language(tagger.metadata()["config"]))
     sys.stdout.write(head)
     write_documents(tagger.tag_many(texts, **options), sys.stdout, args.format, (number for number, _ in numbered_b),
                     token_labels=token_labels)
@@ -190,7 +194,7 @@ def _eval_tagging(model: Any, args: argparse.Namespace, default: Path) -> str:
     columns = args.columns.split(",") if args.columns else None
     label_map = parse_label_map(args.label_map) if args.label_map else None
     gold = read_gold(model.config.data, args.file, columns=columns, fmt=args.format, label_map=label_map,
-                     offsets=args.offsets)
+                     offsets=args.offsets, encoding=check_encoding(args.encoding))
     check_shared_types(gold, model.types, model.labelling)
     if args.calibration or args.plot:  # decoded once: scored and calibrated from the same emissions
         gold = model.outcomes(gold, batch_size=args.batch_size)
@@ -216,13 +220,18 @@ def _calibration(model: Any, outcomes: Any, args: argparse.Namespace) -> str:
     return text
 
 
+def _other_encoding(args: argparse.Namespace) -> bool:
+    """Whether ``--encoding`` names another encoding than UTF-8 (which relation and SpERT files are read in)."""
+    return check_encoding(args.encoding) != DEFAULT_ENCODING
+
+
 def _eval_relation(model: Any, args: argparse.Namespace, default: Path) -> str:
     """``seqlab eval`` of a relation model: the official SemEval scorer's report; answers at
     ``default``.answers.txt."""
     given = [flag for flag, value in (("--post-viterbi", args.post_viterbi), ("--columns", args.columns),
                                       ("--calibration", args.calibration), ("--plot", args.plot),
                                       ("--label-map", args.label_map), ("--format", args.format != "auto"),
-                                      ("--offsets", args.offsets)) if value]
+                                      ("--offsets", args.offsets), ("--encoding", _other_encoding(args))) if value]
     if given:
         raise SeqlabError(f"{given[0]} applies to taggers, not to relation classifiers")
     require_file(args.file)
@@ -236,7 +245,8 @@ def _eval_extraction(model: Any, args: argparse.Namespace, default: Path) -> str
     the gold entities given; the scores as JSON at ``default``.scores.json."""
     given = [flag for flag, value in (("--post-viterbi", args.post_viterbi), ("--columns", args.columns),
                                       ("--calibration", args.calibration), ("--plot", args.plot),
-                                      ("--label-map", args.label_map), ("--format", args.format != "auto")) if value]
+                                      ("--label-map", args.label_map), ("--format", args.format != "auto"),
+                                      ("--encoding", _other_encoding(args))) if value]
     if given:
         raise SeqlabError(f"{given[0]} applies to taggers, not to extraction models (which read SpERT JSON)")
     from seqlab.core.atomic import atomic_open
@@ -257,6 +267,8 @@ EVALUATORS: dict[str, Callable[[Any, argparse.Namespace, Path], str]] = {
 def cmd_eval(args: argparse.Namespace) -> int:
     if file_format(args.file, args.format) != "brat":  # a brat folder is a gold "file" too
         require_file(args.file)
+    check_encoding(args.encoding)  # a misspelt name is said before the model loads
+    utf8_output()
     use_threads(args.threads)
     model = load_model(args.model_dir, device=model_device(args.device))
     where = Path(args.model_dir) if Path(args.model_dir).is_dir() else Path.cwd()  # a model file: here
@@ -275,6 +287,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="rename the gold file's types to the model's (person=PER,corporation=ORG; old= drops a "
                         "type), or a YAML/JSON file of the mapping; added to the model's own data.label_map")
     add_offsets_option(e, default=None)
+    add_encoding_option(e, "the gold file")
     e.add_argument("--output", help="where to write token/gold/pred columns (default MODEL_DIR/eval/FILE.pred.txt, "
                                     "or ./eval/ for a model file)")
     e.add_argument("--batch-size", type=positive_int, default=100)
@@ -313,6 +326,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--input-format", choices=INPUT_FORMATS, default="auto",
                    help="text (raw text, one paragraph per line), tokenized (as --tokenized), conll or conllu (a "
                         "column file's tokens, its labels ignored); default auto: by the file's extension, else text")
+    add_encoding_option(g, "FILE or standard input (raw text, --tokenized lines, a CoNLL or CoNLL-U file)")
     g.add_argument("--output", metavar="DIR", help="--format brat: the folder to write the document to")
     g.add_argument("--batch-size", type=positive_int, default=100)
     g.add_argument("--workers", type=positive_int, default=1,

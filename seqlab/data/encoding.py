@@ -25,14 +25,24 @@ _CP1252_ONLY = frozenset(range(0x80, 0xA0)) - {0x81, 0x8D, 0x8F, 0x90, 0x9D}
 def check_encoding(name: str, key: str = "--encoding") -> str:
     """``name`` in Python's canonical spelling (``latin1`` -> ``iso8859-1``), or an error naming ``key``."""
     try:
-        return codecs.lookup(name).name
+        info = codecs.lookup(name)
     except (LookupError, TypeError):
-        raise SeqlabError(f"{key}: unknown text encoding {name!r} (e.g. utf-8, latin-1, cp1252, utf-16)") from None
+        info = None
+    if info is None or not getattr(info, "_is_text_encoding", True):  # hex, base64, rot13: codecs, not encodings
+        raise SeqlabError(f"{key}: unknown text encoding {name!r} (e.g. utf-8, latin-1, cp1252, utf-16)")
+    return info.name
 
 
 def is_utf8(encoding: str) -> bool:
     """Whether ``encoding`` names UTF-8 (which seqlab reads line by line as bytes, the fast path)."""
     return codecs.lookup(encoding).name == "utf-8"
+
+
+def reads_line_by_line(encoding: str) -> bool:
+    """Whether a file in ``encoding`` can be decoded one line of bytes at a time: its line end is the one byte
+    0x0a, as in UTF-8, Latin-1, cp1252 and the other ASCII-compatible encodings (whose multibyte characters never
+    hold that byte); UTF-16 and UTF-32 are decoded whole."""
+    return "\n".encode(encoding) == b"\n"
 
 
 def check_language(code: str, key: str = "data.language") -> str:

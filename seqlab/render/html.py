@@ -3,14 +3,16 @@ per type with their label (the confidence in the ``title``, shown on hover), a t
 its words (as displaCy's entity view, without arcs), a relation's two entities and the predicted relation, and
 under an extraction model's document the relations it found between its spans (head, relation, tail).
 
-Every text is escaped; the page loads nothing (no external CSS, script or font) and says so to the browser with a
-Content-Security-Policy that allows only its inline style and ``data:`` images. The same CSS and colours serve
-``seqlab serve``'s demo page (:mod:`seqlab.serve.demo`), whose script builds the same elements.
+A page is in its model's language (``data.language``; ``und``, undetermined, for a model that states none), and
+right to left (``dir="rtl"``) for a language of :data:`RTL_LANGUAGES`. Every text is escaped; the page loads
+nothing (no external CSS, script or font) and says so to the browser with a Content-Security-Policy that allows
+only its inline style and ``data:`` images. The same CSS and colours serve ``seqlab serve``'s demo page
+(:mod:`seqlab.serve.demo`), whose script builds the same elements.
 """
 from __future__ import annotations
 
 import html
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 #: A tagged document (:class:`seqlab.tagging.document.Document`: ``text``, ``sentences``, ``spans``) and one of its
 #: sentences, read by their attributes: this module sits on the data floor, below the tagging package.
@@ -22,21 +24,44 @@ PALETTE = ("#7aecec", "#bfeeb7", "#feca74", "#ff9561", "#aa9cfc", "#c887fb", "#9
            "#f0d0ff", "#bfe1d9", "#e4e7d2")
 #: The two entities of a relation.
 RELATION_COLOURS = {"e1": "#7aecec", "e2": "#feca74"}
+#: Languages written right to left, by the ISO 639-1 and 639-3 codes ``data.language`` takes: Arabic (and its
+#: varieties), Hebrew, Persian, Urdu, Pashto, Sindhi, Uyghur, Sorani Kurdish, Dhivehi, Yiddish, Syriac, Aramaic.
+RTL_LANGUAGES = frozenset({
+    "ar", "fa", "he", "ur", "ps", "sd", "ug", "dv", "yi", "ckb", "arc", "syc", "syr",
+    "ara", "arb", "arz", "apc", "ajp", "acm", "aeb", "ary", "fas", "pes", "prs", "heb", "hbo", "urd", "pus",
+    "snd", "uig", "div", "yid", "azb", "pnb", "skr"})
+#: The ``lang`` of a page whose model states no language (BCP 47: undetermined).
+UNDETERMINED = "und"
 #: A static page's policy: nothing is fetched, only its own style and embedded images are used.
 PAGE_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 CSS = """body{font-family:sans-serif;margin:2em;line-height:2.4;color:#222}
 .doc{border-bottom:1px solid #ddd;padding:.4em 0;white-space:pre-wrap}
 mark.ent{padding:.2em .35em;border-radius:.35em;margin:0 .1em}
-mark.ent .lab{font-size:.65em;font-weight:bold;text-transform:uppercase;margin-left:.4em;vertical-align:middle}
+mark.ent .lab{font-size:.65em;font-weight:bold;text-transform:uppercase;margin-inline-start:.4em;vertical-align:middle}
 .tok{display:inline-block;text-align:center;margin:0 .25em;line-height:1.3;white-space:nowrap}
 .tok .tag{display:block;font-size:.7em;color:#555;font-weight:bold}
-.rel .name{font-weight:bold;margin-left:.6em}.rel .conf{color:#666;font-size:.8em;margin-left:.4em}
-ul.rels{margin:.2em 0 .4em;padding-left:1.2em}ul.rels li.rel .name{margin-right:.6em}
+.rel .name{font-weight:bold;margin-inline-start:.6em}.rel .conf{color:#666;font-size:.8em;margin-inline-start:.4em}
+ul.rels{margin:.2em 0 .4em;padding-inline-start:1.2em}ul.rels li.rel .name{margin-inline-end:.6em}
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.1em .5em;line-height:1.4;text-align:right}
 .card{line-height:1.5}pre{line-height:1.3}img{max-width:100%}
 table.side{table-layout:fixed;width:100%}td.side,table.side>tbody>tr>th{text-align:left;vertical-align:top;border:none;
 padding:0 1em 0 0}"""
+
+
+def language_attributes(language: str | None) -> str:
+    """The ``lang`` attribute of an element holding text in ``language`` (None: :data:`UNDETERMINED`), with
+    ``dir="rtl"`` for a language of :data:`RTL_LANGUAGES`."""
+    code = language or UNDETERMINED
+    return f'lang="{html.escape(code)}"' + (' dir="rtl"' if code in RTL_LANGUAGES else "")
+
+
+def config_language(config: Mapping[str, Any] | None) -> str | None:
+    """The language a model's resolved config states (``data.language``, as the card shows it), None where it
+    states none (a relation model's); ``config`` is the plain tree of ``LoadedModel.metadata()["config"]``."""
+    data = (config or {}).get("data")
+    language = data.get("language") if isinstance(data, Mapping) else None
+    return language if isinstance(language, str) and language else None
 
 
 def label_css(labels: Iterable[str]) -> str:
@@ -114,30 +139,34 @@ def relation_html(example: Any, relation: Any) -> str:
             f'<span class="conf">{float(get("confidence")):.3f}</span></div>')
 
 
-def page(body: str, *, title: str, labels: Iterable[str] = (), policy: str = PAGE_POLICY) -> str:
+def page(body: str, *, title: str, labels: Iterable[str] = (), policy: str = PAGE_POLICY,
+         language: str | None = None) -> str:
     """A whole HTML page of ``body`` (already escaped HTML) under an escaped ``title``, with the CSS of the
-    entity types ``labels`` and the Content-Security-Policy ``policy`` in a ``<meta>`` element."""
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+    entity types ``labels`` and the Content-Security-Policy ``policy`` in a ``<meta>`` element, its text in
+    ``language`` (:func:`language_attributes`)."""
+    return (f'<!DOCTYPE html>\n<html {language_attributes(language)}><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy)}">'
             f'<title>{html.escape(title)}</title><style>{CSS}\n{label_css(labels)}</style></head>\n'
             f'<body>\n<h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n')
 
 
-def page_parts(*, title: str, labels: Iterable[str] = ()) -> tuple[str, str]:
+def page_parts(*, title: str, labels: Iterable[str] = (), language: str | None = None) -> tuple[str, str]:
     """:func:`page` split around its body: (head, tail), to stream documents between them."""
-    head, _, tail = page("\0", title=title, labels=labels).partition("\0")
+    head, _, tail = page("\0", title=title, labels=labels, language=language).partition("\0")
     return head, tail
 
 
 def documents_html(documents: Iterable[Document], *, title: str = "seqlab", labels: Sequence[str] | None = None,
-                   token_labels: bool = False) -> str:
-    """Tagged documents as one page; ``labels``: the model's entity types (default: those found)."""
+                   token_labels: bool = False, language: str | None = None) -> str:
+    """Tagged documents as one page; ``labels``: the model's entity types (default: those found); ``language``:
+    the documents' (the model's ``data.language``; None: undetermined)."""
     documents = list(documents)
     found = labels if labels is not None else [span.label for doc in documents for span in doc.spans]
     body = "\n".join(document_html(doc, token_labels=token_labels) for doc in documents)
-    return page(body, title=title, labels=found)
+    return page(body, title=title, labels=found, language=language)
 
 
-def relations_html(examples: Sequence[Any], relations: Iterable[Any], *, title: str = "seqlab") -> str:
-    """Classified sentences (:func:`relation_html`) as one page."""
-    return page("\n".join(relation_html(e, r) for e, r in zip(examples, relations)), title=title)
+def relations_html(examples: Sequence[Any], relations: Iterable[Any], *, title: str = "seqlab",
+                   language: str | None = None) -> str:
+    """Classified sentences (:func:`relation_html`) as one page, in ``language`` (None: undetermined)."""
+    return page("\n".join(relation_html(e, r) for e, r in zip(examples, relations)), title=title, language=language)

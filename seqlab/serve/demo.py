@@ -12,7 +12,7 @@ import json
 import secrets
 from typing import Any
 
-from seqlab.render.html import CSS, label_css
+from seqlab.render.html import CSS, config_language, label_css, language_attributes
 
 #: The demo's script: POST the text as the service expects it and draw the answer (``__PATH__``, ``__FIELD__``,
 #: ``__TOKEN_LABELS__``: the endpoint, its request field and whether the model labels tokens, filled in as JSON).
@@ -118,20 +118,23 @@ def card_html(described: dict[str, Any]) -> str:
 
 def demo_page(described: dict[str, Any], path: str, nonce: str, *, token_labels: bool = False) -> str:
     """The demo page of a served model (``path``: its POST endpoint; ``token_labels``: a POS tagger's, each
-    word's tag shown under it) with ``nonce`` on its style and script."""
+    word's tag shown under it) with ``nonce`` on its style and script. The page's own words are English; the
+    text box and the answers under it are in the model's language (``lang``, and ``dir="rtl"`` for Arabic,
+    Hebrew, ...: :func:`seqlab.render.html.language_attributes`)."""
     field = "sentences" if path == "/classify" else "texts"
     hint = ("one sentence a line, the entities marked &lt;e1&gt;…&lt;/e1&gt; and &lt;e2&gt;…&lt;/e2&gt;"
             if field == "sentences" else "one text a line")
     labels = described["labels"] if field == "texts" and not token_labels else ()
     script = (SCRIPT.replace("__PATH__", json.dumps(path)).replace("__FIELD__", json.dumps(field))
               .replace("__TOKEN_LABELS__", json.dumps(token_labels)))
+    text = language_attributes(config_language(described.get("config")))  # what is typed and what comes back
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>seqlab: '
             f'{html.escape(described["model"])}</title><style nonce="{nonce}">{CSS}\n{label_css(labels)}\n'
             f'textarea{{width:100%;font:inherit;line-height:1.4}}</style></head><body>\n'
             f'<h1>seqlab serve: {html.escape(described["model"])}</h1>\n{card_html(described)}\n'
             f'<form id="form"><p><label for="text">Text ({hint}):</label></p>'
-            f'<textarea id="text" rows="5"></textarea><p><button type="submit" id="go">Tag</button> '
-            f'<span id="status"></span></p></form>\n<div id="out"></div>\n'
+            f'<textarea id="text" rows="5" {text}></textarea><p><button type="submit" id="go">Tag</button> '
+            f'<span id="status"></span></p></form>\n<div id="out" {text}></div>\n'
             f'<script nonce="{nonce}">{script}</script>\n</body></html>\n')
 
 

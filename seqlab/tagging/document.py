@@ -116,12 +116,13 @@ class Document:
         return [SpanRelation(r.head - first, r.tail - first, r.label, r.confidence) for r in self.relations
                 if first <= r.head < last and first <= r.tail < last]
 
-    def to_html(self, *, token_labels: bool = False, title: str = "seqlab") -> str:
+    def to_html(self, *, token_labels: bool = False, title: str = "seqlab", language: str | None = None) -> str:
         """The document as a self-contained HTML page (:func:`seqlab.render.html.documents_html`): its spans
-        highlighted by type, or (``token_labels``, a POS tagger's) each word's tag under it."""
+        highlighted by type, or (``token_labels``, a POS tagger's) each word's tag under it; ``language``: the
+        text's (the model's ``data.language``), the page's ``lang`` and, right to left, ``dir``."""
         from seqlab.render.html import documents_html
 
-        return documents_html([self], title=title, token_labels=token_labels)
+        return documents_html([self], title=title, token_labels=token_labels, language=language)
 
 
 def render(numbered: Iterable[tuple[int, Document]], fmt: str, *, token_labels: bool = False) -> str:

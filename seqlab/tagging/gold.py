@@ -23,14 +23,18 @@ log = logging.getLogger("seqlab")
 
 
 def read_gold(config: DataConfig, path: str | Path, *, columns: Sequence[str] | None = None, fmt: str = "auto",
-              label_map: Mapping[str, str | None] | None = None, offsets: str | None = None) -> Split:
+              label_map: Mapping[str, str | None] | None = None, offsets: str | None = None,
+              encoding: str | None = None) -> Split:
     """The labelled file (or brat folder) ``path`` read as split ``eval`` for a model whose data config is
     ``config``: in format ``fmt`` (``auto``: detected), with ``columns`` (CoNLL files), and the types renamed by
     the model's ``data.label_map`` with ``label_map`` on top; ``offsets``: the unit of an offset format's offsets
-    (None: the model's ``data.offsets``)."""
+    (None: the model's ``data.offsets``); ``encoding``: the file's text encoding (None: the model's
+    ``data.encoding``; the command line passes UTF-8 unless told)."""
     path = Path(path)
     if not path.exists():
         raise SeqlabError(f"{path}: no such file or folder")
+    if encoding is not None:
+        config = dataclasses.replace(config, encoding=encoding)
     fitted = file_layout(config, path, columns, fmt)
     both = merged(config.label_map, label_map)
     if both is not None:

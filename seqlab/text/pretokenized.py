@@ -12,6 +12,7 @@ from typing import Iterable, Iterator
 from seqlab.core.errors import SeqlabError
 from seqlab.data.conll import read_conll
 from seqlab.data.conllu import read_conllu
+from seqlab.data.encoding import DEFAULT_ENCODING
 
 #: What ``--input-format`` takes: raw text lines, space-separated tokens, or a column file.
 INPUT_FORMATS = ("auto", "text", "tokenized", "conll", "conllu")
@@ -36,10 +37,10 @@ def token_lines(lines: Iterable[str]) -> Iterator[list[str]]:
         yield line.split()
 
 
-def file_sentences(file: str | None, fmt: str) -> Iterator[list[str]]:
-    """The token lists of a CoNLL (first column) or CoNLL-U (FORM of each word) file."""
+def file_sentences(file: str | None, fmt: str, encoding: str = DEFAULT_ENCODING) -> Iterator[list[str]]:
+    """The token lists of a CoNLL (first column) or CoNLL-U (FORM of each word) file in ``encoding``."""
     if file in (None, "-"):
         raise SeqlabError(f"--input-format {fmt} reads a file; name it (standard input is read as text)")
     if fmt == "conllu":
-        return (list(s.columns["form"]) for s in read_conllu(file))
-    return (list(s.columns["word"]) for s in read_conll(file, ("word",), min_columns=1))
+        return (list(s.columns["form"]) for s in read_conllu(file, encoding))
+    return (list(s.columns["word"]) for s in read_conll(file, ("word",), min_columns=1, encoding=encoding))

@@ -118,6 +118,7 @@ def test_an_epoch_without_a_dev_score_is_a_gap_not_an_error(tmp_path):
                                            '{"epoch": 2, "loss": 1.5, "dev_score": 50.0}], "dev": {"per_type": {}}}')
     page = report_html(tmp_path)
     assert _images(page)[0] == "dev score per epoch" and "<td>1</td><td>2.00</td><td></td>" in page
+    assert page.startswith('<!DOCTYPE html>\n<html lang="en"><head>')  # seqlab's words, in any model's language
 
 
 def test_without_its_dev_file_the_report_says_why_there_is_no_reliability_diagram(runs, tmp_path, monkeypatch):

@@ -555,7 +555,7 @@ def test_conll_and_conllu_files_are_tagged_by_their_tokens(run_dir, tmp_path, ca
 
 @pytest.mark.parametrize("argv, message", [
     (["--tokenized", "--input-format", "conll"], "cannot be combined with --input-format conll"),
-    (["--tokenized", "--workers", "2"], "--workers applies to raw text input"),
+    (["--tokenized", "--format", "brat", "--output", "out"], "--format brat applies to raw text input"),
 ])
 def test_pre_tokenized_input_refuses_what_it_cannot_do(run_dir, tmp_path, capsys, argv, message):
     path = tmp_path / "in.txt"

@@ -129,3 +129,57 @@ def test_tag_html_writes_one_page(capsys):
         main(["tag", "m", "f", "--format", "nope"])
     assert main(["tag", "en-ner-conll03", "-", "--format", "html", "--workers", "2"]) == 2
     assert "--format html writes one page" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("language, attributes", [
+    ("en", 'lang="en"'), ("fr", 'lang="fr"'), ("ar", 'lang="ar" dir="rtl"'), ("he", 'lang="he" dir="rtl"'),
+    ("fa", 'lang="fa" dir="rtl"'), ("ur", 'lang="ur" dir="rtl"'), ("fas", 'lang="fas" dir="rtl"'),
+    (None, 'lang="und"'), ('x"><script>', 'lang="x&quot;&gt;&lt;script&gt;"'),
+])
+def test_a_page_is_in_its_language_and_right_to_left_where_that_is_written_so(language, attributes):
+    from seqlab.render.html import language_attributes
+
+    assert language_attributes(language) == attributes
+    assert page("b", title="t", language=language).startswith(f"<!DOCTYPE html>\n<html {attributes}><head>")
+    assert documents_html([_document()], language=language).startswith(f"<!DOCTYPE html>\n<html {attributes}>")
+    assert _document().to_html(language=language).startswith(f"<!DOCTYPE html>\n<html {attributes}>")
+
+
+def test_every_right_to_left_code_is_a_language_code_and_labels_sit_at_the_inline_start():
+    from seqlab.data.encoding import LANGUAGE_CODE
+    from seqlab.render.html import CSS, RTL_LANGUAGES
+
+    assert all(LANGUAGE_CODE.fullmatch(code) for code in RTL_LANGUAGES) and {"ar", "he", "fa", "ur"} <= RTL_LANGUAGES
+    assert "margin-left" not in CSS  # the label and the relation's name follow the text, in either direction
+
+
+@pytest.mark.parametrize("config, language", [
+    ({"data": {"language": "ar"}}, "ar"), ({"data": {"train": "x"}}, None), ({"task": "relation"}, None),
+    (None, None), ({"data": None}, None), ({"data": {"language": ""}}, None),
+])
+def test_the_language_of_a_model_is_its_config_data_language(config, language):
+    from seqlab.render.html import config_language
+
+    assert config_language(config) == language
+
+
+def test_tag_html_is_in_the_model_language(capsys, tmp_path, monkeypatch):
+    """The installed English model's page is lang="en"; a copy of it whose config says Hebrew is right to left."""
+    import shutil
+
+    from seqlab.apps.installed import model_path
+    from seqlab.apps.model_cache import unpacked
+
+    monkeypatch.setenv("SEQLAB_CACHE", str(tmp_path / "cache"))
+    text = tmp_path / "in.txt"
+    text.write_text("שלום עולם\nEU rejects German call .\n", encoding="utf-8")
+    assert main(["tag", "en-ner-conll03", str(text), "--tokenized", "--format", "html"]) == 0
+    assert capsys.readouterr().out.startswith('<!DOCTYPE html>\n<html lang="en"><head>')
+    with unpacked(model_path(None)) as run:
+        shutil.copytree(run, tmp_path / "he")
+    config = tmp_path / "he" / "config.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace("data:\n", "data:\n  language: he\n", 1),
+                      encoding="utf-8")
+    assert main(["tag", str(tmp_path / "he"), str(text), "--tokenized", "--format", "html"]) == 0
+    view = capsys.readouterr().out
+    assert view.startswith('<!DOCTYPE html>\n<html lang="he" dir="rtl"><head>') and "שלום" in view

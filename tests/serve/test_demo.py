@@ -53,3 +53,16 @@ def test_the_policy_allows_only_this_origin_and_the_nonce():
     assert policy("n1") == ("default-src 'self'; script-src 'nonce-n1'; style-src 'nonce-n1'; img-src 'self' data:; "
                             "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; "
                             "frame-ancestors 'none'")
+
+
+@pytest.mark.parametrize("config, attributes", [
+    ({"data": {"language": "ar"}}, 'lang="ar" dir="rtl"'), ({"data": {"language": "fr"}}, 'lang="fr"'),
+    ({"task": "relation"}, 'lang="und"'),
+])
+def test_the_text_box_and_the_answers_are_in_the_model_language(config, attributes):
+    """The page's own words (card, form, status) are English; what is typed and what comes back is the model's."""
+    described = {"model": "m", "task": "tagging", "labels": ["PER"], "config": config}
+    page = demo_page(described, "/tag", "abc")
+    assert page.startswith('<!DOCTYPE html>\n<html lang="en"><head>')
+    assert f'<textarea id="text" rows="5" {attributes}></textarea>' in page
+    assert f'<div id="out" {attributes}></div>' in page

@@ -34,9 +34,10 @@ Writer = Callable[[Path, "Iterable[ColumnSentence]"], int]
 #: One tagged document (:class:`seqlab.tagging.document.Document`) with its input line number as ``seqlab tag``
 #: streams it; the flag says the labels are token labels (a POS tagger's) rather than span tags.
 Renderer = Callable[[int, Any, bool], str]
-#: The opening and closing text a page format writes around its rendered documents, given the page's title and
-#: the model's entity types (HTML: the page head with a colour per type, and its end).
-Page = Callable[[str, Sequence[str]], tuple[str, str]]
+#: The opening and closing text a page format writes around its rendered documents, given the page's title, the
+#: model's entity types and its language (None: not stated) (HTML: the page head with a colour per type, its
+#: ``lang`` and ``dir``, and its end).
+Page = Callable[[str, Sequence[str], "str | None"], tuple[str, str]]
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,10 @@ def render_html(number: int, document: Any, token_labels: bool = False) -> str:
     return document_html(document, token_labels=token_labels) + "\n"
 
 
-def html_page(title: str, labels: Sequence[str]) -> tuple[str, str]:
-    """The page's head (title, a colour per entity type) and its end."""
-    return page_parts(title=title, labels=labels)
+def html_page(title: str, labels: Sequence[str], language: str | None = None) -> tuple[str, str]:
+    """The page's head (title, a colour per entity type, ``lang`` and ``dir`` of the model's ``language``) and
+    its end."""
+    return page_parts(title=title, labels=labels, language=language)
 
 
 FORMAT = Format("html", None, None, render=render_html, output="html", page=html_page)
