@@ -7,6 +7,8 @@ import argparse
 import json
 from pathlib import Path
 
+from seqlab.cli._util import add_offsets_option
+
 
 def cmd_package(args: argparse.Namespace) -> int:
     from seqlab.apps.card import read_about
@@ -65,7 +67,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         if args.out is None and args.model != str(path):
             raise SeqlabError(f"{args.model} is an installed model; give --out NEW.seqlab for the calibrated copy")
         out = Path(args.out or path)
-        refresh(path, out, calibrate_on=args.dev_file)
+        refresh(path, out, calibrate_on=args.dev_file, offsets=args.offsets)
         print(json.dumps({"model": str(out), **(read_json_member(out, rundir.CALIBRATION) or {})}))
         return 0
     if args.out is not None:
@@ -74,8 +76,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if model.task != "tagging":
         raise SeqlabError(f"{path}: seqlab calibrate needs a tagger; this is a {model.task} model")
     from seqlab.tagging.calibration import calibrate
+    from seqlab.tagging.gold import read_gold
 
-    _, summary = calibrate(model, args.dev_file, strict=True)
+    _, summary = calibrate(model, read_gold(model.config.data, args.dev_file, offsets=args.offsets), strict=True)
     rundir.save_json(path, rundir.CALIBRATION, summary)
     print(json.dumps({"model": str(path), **summary}))
     return 0
@@ -133,6 +136,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     c.add_argument("dev_file", help="labelled data in the model's layout, not the test set")
     c.add_argument("--out", metavar="FILE.seqlab", help="a model file: write the calibrated copy here (default: "
                                                        "rewrite it in place)")
+    add_offsets_option(c, default=None)
     c.set_defaults(func=cmd_calibrate)
     m = sub.add_parser("models", help="list the installed models: task, labels, size, training data, scores, "
                                       "speed, requirements")
