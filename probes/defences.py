@@ -4,9 +4,9 @@
   punctuation, of e-mail and URL starts, of digits) through ``seqlab tag - --format conll``: each answered with one
   labelled line per token the tokenizer makes, in at most 10 CPU seconds and 1.5 GB more memory;
 * the Python API (each call in a forked process, so a crash or traceback is seen): ``tag`` of a lone surrogate,
-  bytes or None, ``tag_tokens`` of an empty sentence (an empty answer), of non-string or empty tokens, of a plain
-  string, ``tag_many`` with ``batch_size`` 0, -1, 2.5 or True, or of a plain string: a ``SeqlabError`` naming the
-  argument, or the right answer;
+  bytes or None, ``tag_tokens`` of an empty sentence (an empty answer), of non-string tokens, of empty and space
+  tokens (tokens, as in a file eval reads: each tagged), of a plain string, ``tag_many`` with ``batch_size`` 0,
+  -1, 2.5 or True, or of a plain string: a ``SeqlabError`` naming the argument, or the right answer;
 * the command line: ``seqlab tag`` with standard input, output or error closed (``<&-``, ``>&-``, ``2>&-``, started
   by a shell), ``seqlab serve --port 70000`` and other bad ports, ``--help`` of every verb (each positional
   argument has its help);
@@ -82,6 +82,11 @@ def _tokens(sentences: Any) -> list[list[str]]:
     return [s.tokens for s in sentences]
 
 
+def _labelled(sentences: Any) -> list[list[Any]]:
+    """Each tagged sentence's tokens and how many labels it has: what ``tag_tokens`` answered, as JSON."""
+    return [[s.tokens, len(s.labels)] for s in sentences]
+
+
 def _load_missing(tagger: Any) -> Any:
     """``seqlab.load`` of a run directory that is not there."""
     import seqlab
@@ -104,8 +109,9 @@ API_CASES: dict[str, tuple[Callable[[Any], Any], str, Any]] = {
                                    == t.tag("Angela Merkel visited Paris .").sentences[0].labels, "ok", True),
     "tag_tokens a number token": (lambda t: t.tag_tokens([["Paris", 3]]), "clear-error", "sentence 1, token 2"),
     "tag_tokens a None token": (lambda t: t.tag_tokens([["Paris", None]]), "clear-error", "sentence 1, token 2"),
-    "tag_tokens an empty token": (lambda t: t.tag_tokens([["Paris", ""]]), "clear-error", "sentence 1, token 2"),
-    "tag_tokens a whitespace token": (lambda t: t.tag_tokens([[" "]]), "clear-error", "sentence 1, token 1"),
+    # an empty or space token is a token, as in a CoNLL file eval reads (a line opening with TAB): tagged, kept
+    "tag_tokens an empty token": (lambda t: _labelled(t.tag_tokens([["Paris", ""]])), "ok", [[["Paris", ""], 2]]),
+    "tag_tokens a whitespace token": (lambda t: _labelled(t.tag_tokens([[" "]])), "ok", [[[" "], 1]]),
     "tag_tokens a lone surrogate token": (lambda t: t.tag_tokens([["Paris", "\udc80"]]), "clear-error",
                                           "lone surrogate"),
     "tag_tokens a plain string": (lambda t: t.tag_tokens("Paris is nice"), "clear-error",

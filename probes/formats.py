@@ -146,6 +146,12 @@ def _calibrate_probes(sw: Sweep, tagger: Path, folder: Path) -> None:
         sw.probe(f"trust calibrate: {name}", ["calibrate", str(tagger), str(path)], "clear-error",
                  says="cannot calibrate",
                  after=lambda b=before: None if stored() == b else "calibration.json was replaced")
+    utf16 = folder / "utf16.jsonl"  # written by _offset_probes: one document, so read it is too little to fit
+    for unit, says in (("chars", "look like UTF-16 code units"), ("utf16", "cannot calibrate: 1 sentence")):
+        before = stored()
+        sw.probe(f"trust calibrate: span jsonl in utf16, --offsets {unit}",
+                 ["calibrate", str(tagger), str(utf16), "--offsets", unit], "clear-error", says=says,
+                 after=lambda b=before: None if stored() == b else "calibration.json was replaced")
 
 
 def _onnx_probes(sw: Sweep, packaged: Path, folder: Path) -> None:

@@ -182,7 +182,10 @@ class Sweep:
         elif outcome == "ok" and expect == "clear-error":
             outcome, detail = "silent-wrong", "bad input accepted"
         elif outcome == "ok" and check is not None:
-            detail = check(r) or ""
+            try:
+                detail = check(r) or ""
+            except Exception as err:  # noqa: BLE001  output the check cannot read is a wrong result, not a stop
+                detail = f"the check could not read the output: {type(err).__name__}: {err}"
             outcome = "silent-wrong" if detail else "ok"
         elif outcome == "clear-error" and says is not None and says not in r.err:
             outcome, detail = "unclear-error", f"the error does not say {says!r}"

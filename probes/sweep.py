@@ -300,7 +300,7 @@ def model_probes(sw: Sweep, tagger: Path, packaged: Path, relation: Path) -> Non
              "clear-error")
     sw.probe("package a missing run", ["package", str(folder / "norun"), "--out", str(folder / "n.seqlab")],
              "clear-error")
-    sw.probe("inspect a good model", ["inspect", str(packaged)], "ok",
+    sw.probe("inspect a good model", ["inspect", str(packaged), "--json"], "ok",
              lambda r: None if json.loads(r.out).get("task") == "tagging" else "manifest without the task")
 
 

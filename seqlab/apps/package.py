@@ -162,12 +162,13 @@ def _write(out: Path, manifest: dict[str, Any], members: dict[str, bytes]) -> No
 
 def refresh(path: str | Path, out: str | Path, *, about: dict[str, str] | None = None,
             calibrate_on: str | Path | None = None, calibrate: bool = True,
-            encoding: str | None = None) -> dict[str, Any]:
+            encoding: str | None = None, offsets: str | None = None) -> dict[str, Any]:
     """Rewrite the model file ``path`` at ``out`` (the same path: atomically in place) with a new card
     (``about`` over the old card's person-written part) and, with ``calibrate_on`` (a labelled file, the dev
-    set, in ``encoding``; None: the model's ``data.encoding``), a temperature fitted there; a tagger with no
-    temperature yet (and ``calibrate``) gets one fitted on its dev set when that file is here. Every other member
-    is kept byte for byte. Returns the new manifest."""
+    set, read as ``seqlab eval`` reads it: in ``encoding``, None for the model's ``data.encoding``; ``offsets``:
+    the unit of a span JSONL or Label Studio file's offsets, None for the model's ``data.offsets``), a
+    temperature fitted there; a tagger with no temperature yet (and ``calibrate``) gets one fitted on its dev set
+    when that file is here. Every other member is kept byte for byte. Returns the new manifest."""
     from seqlab.apps.card import about_of, describe
 
     path, out = Path(path), Path(out)
@@ -184,7 +185,8 @@ def refresh(path: str | Path, out: str | Path, *, about: dict[str, str] | None =
         from seqlab.tagging.calibration import calibrate as fit
         from seqlab.tagging.gold import read_gold
 
-        model, fitted = fit(model, read_gold(model.config.data, calibrate_on, encoding=encoding), strict=True)
+        model, fitted = fit(model, read_gold(model.config.data, calibrate_on, encoding=encoding, offsets=offsets),
+                            strict=True)
         members[rundir.CALIBRATION] = json.dumps(fitted, indent=2).encode("utf-8")
     measure = checked.manifest.get("measure") or "F1"
     recorded = {split: measure_report(measure, value) for split, value in

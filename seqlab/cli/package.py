@@ -7,6 +7,8 @@ import argparse
 import json
 from pathlib import Path
 
+from seqlab.cli._util import add_encoding_option, add_offsets_option
+
 
 def cmd_package(args: argparse.Namespace) -> int:
     from seqlab.apps.card import read_about
@@ -67,7 +69,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         if args.out is None and args.model != str(path):
             raise SeqlabError(f"{args.model} is an installed model; give --out NEW.seqlab for the calibrated copy")
         out = Path(args.out or path)
-        refresh(path, out, calibrate_on=args.dev_file, encoding=encoding)
+        refresh(path, out, calibrate_on=args.dev_file, encoding=encoding, offsets=args.offsets)
         print(json.dumps({"model": str(out), **(read_json_member(out, rundir.CALIBRATION) or {})}))
         return 0
     if args.out is not None:
@@ -78,7 +80,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from seqlab.tagging.calibration import calibrate
     from seqlab.tagging.gold import read_gold
 
-    _, summary = calibrate(model, read_gold(model.config.data, args.dev_file, encoding=encoding), strict=True)
+    gold = read_gold(model.config.data, args.dev_file, encoding=encoding, offsets=args.offsets)
+    _, summary = calibrate(model, gold, strict=True)
     rundir.save_json(path, rundir.CALIBRATION, summary)
     print(json.dumps({"model": str(path), **summary}))
     return 0
@@ -113,8 +116,6 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    from seqlab.cli._util import add_encoding_option
-
     p = sub.add_parser("package", help="write a trained run as one portable .seqlab model file (or rewrite a model "
                                        "file's card)")
     p.add_argument("run", help="a finished run directory; or a .seqlab file (or installed model's name), rewritten "
@@ -139,6 +140,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--out", metavar="FILE.seqlab", help="a model file: write the calibrated copy here (default: "
                                                        "rewrite it in place)")
     add_encoding_option(c, "DEV_FILE")
+    add_offsets_option(c, default=None)
     c.set_defaults(func=cmd_calibrate)
     m = sub.add_parser("models", help="list the installed models: task, labels, size, training data, scores, "
                                       "speed, requirements")

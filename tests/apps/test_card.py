@@ -88,6 +88,52 @@ def test_calibrate_rewrites_a_model_file_and_keeps_its_labels(model_copy, tmp_pa
     assert "give --out" in capsys.readouterr().err
 
 
+def _span_jsonl(path, shift: int) -> None:
+    """dev.txt's sentences as span JSONL, each text after an emoji (one character, two UTF-16 code units); the
+    offsets in characters, or (``shift`` 1) in UTF-16 code units."""
+    from seqlab.data.schemes import spans
+
+    lines = []
+    for n, block in enumerate(NER.joinpath("dev.txt").read_text(encoding="utf-8").split("\n\n")):
+        rows = [line.split() for line in block.splitlines() if line.split() and line.split()[0] != "-DOCSTART-"]
+        if not rows:
+            continue
+        words, starts = [row[0] for row in rows], [2]
+        for word in words[:-1]:
+            starts.append(starts[-1] + len(word) + 1)
+        text = "\U0001F600 " + " ".join(words)
+        ends = [start + len(word) for start, word in zip(starts, words)]
+        found = [{"start": starts[a] + shift, "end": ends[b - 1] + shift, "label": kind,
+                  "text": text[starts[a]:ends[b - 1]]} for kind, a, b in spans([row[-1] for row in rows])]
+        lines.append(json.dumps({"id": f"d{n}", "text": text, "spans": found}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_calibrate_offsets_reads_the_unit_given_and_refuses_chars_that_look_like_utf16(model_copy, tmp_path,
+                                                                                      monkeypatch, capsys) -> None:
+    from seqlab.apps.model_cache import unpacked
+
+    monkeypatch.setattr("seqlab.core.calibration.MIN_EACH", 0)
+    _span_jsonl(tmp_path / "chars.jsonl", 0)
+    _span_jsonl(tmp_path / "utf16.jsonl", 1)
+    with unpacked(model_copy) as run_dir:
+        shutil.copytree(run_dir, tmp_path / "run")
+    shutil.copy(model_copy, tmp_path / "other.seqlab")
+    temperatures = []
+    runs = ((model_copy, "utf16.jsonl", "utf16"), (tmp_path / "other.seqlab", "chars.jsonl", "chars"),
+            (tmp_path / "run", "utf16.jsonl", "utf16"))  # two model files and a run directory
+    for model, data, unit in runs:
+        assert main(["calibrate", str(model), str(tmp_path / data), "--offsets", unit]) == 0
+        record = json.loads(capsys.readouterr().out)
+        assert record["fitted_on"].endswith(data)
+        temperatures.append(record["temperature"])
+    assert temperatures[0] == temperatures[1] == temperatures[2]  # the same spans, whichever unit counts them
+    before = model_copy.read_bytes()
+    assert main(["calibrate", str(model_copy), str(tmp_path / "utf16.jsonl"), "--offsets", "chars"]) == 2
+    assert "utf16.jsonl:1: document d1: the spans' offsets look like UTF-16 code units" in capsys.readouterr().err
+    assert model_copy.read_bytes() == before
+
+
 def test_eval_reports_calibration_and_plots_it(tmp_path, capsys, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     assert main(["eval", "en-ner-conll03", str(NER / "dev.txt"), "--calibration"]) == 0
