@@ -265,6 +265,9 @@ EVALUATORS: dict[str, Callable[[Any, argparse.Namespace, Path], str]] = {
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    from seqlab.data.formats.registry import located
+
+    args.file = str(located(args.file))  # a relative path not here: under the data folder, as config paths are
     if file_format(args.file, args.format) != "brat":  # a brat folder is a gold "file" too
         require_file(args.file)
     check_encoding(args.encoding)  # a misspelt name is said before the model loads

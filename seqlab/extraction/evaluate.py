@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Protocol, Sequence
 
+from seqlab.data.formats.registry import located
 from seqlab.data.formats.spert import SpertSentence, entity_pairs, read_spert
 from seqlab.extraction.score import EntityKey, KindScore, RelationKey, score_kind
 from seqlab.tagging.document import Document
@@ -72,8 +73,9 @@ def _given_gold(model: Extractor, i: int, sentence: SpertSentence, batch_size: i
 
 
 def evaluate(model: Extractor, path: str | Path, *, batch_size: int = 100) -> ExtractionResult:
-    """Score ``model`` on the SpERT file ``path`` (module docstring)."""
-    sentences = read_spert(path)
+    """Score ``model`` on the SpERT file ``path`` (module docstring; a relative path not found here is looked for
+    under the data folder, as config paths are)."""
+    sentences = read_spert(located(path))
     docs = model.tag_tokens([list(s.tokens) for s in sentences], batch_size=batch_size)
     gold = [gold_keys(i, s) for i, s in enumerate(sentences)]
     given = [key for i, s in enumerate(sentences) for key in _given_gold(model, i, s, batch_size)]

@@ -65,7 +65,7 @@ LAYOUT = (COLUMNS, COLUMNS[0], COLUMNS[1])
 FALLBACK = "conll"
 
 
-def _located(path: str | os.PathLike[str]) -> Path:
+def located(path: str | os.PathLike[str]) -> Path:
     """``path``, or where the data folder has it when it is relative and not here."""
     found = Path(path)
     if found.exists() or found.is_absolute():
@@ -78,7 +78,7 @@ def _located(path: str | os.PathLike[str]) -> Path:
 
 def detect_format(path: str | os.PathLike[str]) -> str:
     """The format of ``path`` (module docstring for the rules): a name of :data:`READ_FORMATS`."""
-    where = _located(path)
+    where = located(path)
     return next((f.name for f in TABLE if f.detect is not None and f.detect(where)), FALLBACK)
 
 
@@ -98,4 +98,4 @@ def read_format(path: str | os.PathLike[str], fmt: str = "auto", *, encoding: st
     found = format_named(detect_format(path) if fmt == "auto" else fmt)
     if found.read is None:
         raise SeqlabError(f"{path}: {found.name} is written, not read; expected one of {list(READ_FORMATS)}")
-    return found.read(Path(path), encoding=encoding, columns=columns, report=report, offsets=offsets)
+    return found.read(located(path), encoding=encoding, columns=columns, report=report, offsets=offsets)
