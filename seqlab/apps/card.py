@@ -83,6 +83,8 @@ def tagger_card(model: Any, tree: dict[str, Any], metrics: dict[str, Any], about
                               "accuracy": round(after.accuracy, 4),
                               "mean_confidence": round(after.confidence, 4)}
     card = _common(tree, about, model.types, scores)
+    if isinstance(metrics.get("teacher"), dict):  # a distilled tagger: the teacher-labelled sentences it trained on
+        card["data"]["teacher"] = metrics["teacher"]
     card["calibration"] = {"temperature": round(model.temperature, 4), "unit": model.labelling.unit,
                            "fitted_on": data.get("dev"), **calibration}
     return card
@@ -123,6 +125,13 @@ def calibration_line(calibration: dict[str, Any] | None) -> str:
             f"({calibration.get('unit')} confidences); " + "; ".join(parts))
 
 
+def teacher_line(teacher: dict[str, Any]) -> str:
+    """A distilled tagger's teacher data in one line: the teacher, the pool and each epoch's draw."""
+    return (f"{teacher.get('sentences')} sentences ({teacher.get('words')} words) labelled by {teacher.get('teacher')} "
+            f"in {teacher.get('corpus')}, {teacher.get('sentences_per_epoch')} of them per epoch "
+            f"(mix {teacher.get('mix')}, path confidence >= {teacher.get('threshold')}, {teacher.get('loss')} loss)")
+
+
 def render(card: dict[str, Any]) -> str:
     """A card as the text ``seqlab inspect`` prints (and README shows)."""
     data = card.get("data") or {}
@@ -132,6 +141,7 @@ def render(card: dict[str, Any]) -> str:
              f"  data:        {data.get('name') or data.get('train')}; train {data.get('train')}, dev "
              f"{data.get('dev')}, test {data.get('test')}",
              f"  licence:     {data.get('licence')}",
+             *([f"  teacher:     {teacher_line(data['teacher'])}"] if isinstance(data.get("teacher"), dict) else []),
              f"  seed:        {card.get('seed')}" + (f" ({card['selection']})" if card.get("selection") else "")]
     for split, score in (card.get("scores") or {}).items():
         measure = score.get("measure", "F1")

@@ -54,7 +54,9 @@ def _start(model: str | None, backend: str = DEFAULT_BACKEND) -> None:
     _MODEL = (model, backend)
 
 
-def _tagger() -> Any:
+def worker_tagger() -> Any:
+    """The model of this worker process (loaded on its first call): what a task run by :func:`in_workers` tags
+    with."""
     global _MODEL
     if isinstance(_MODEL, tuple):
         from seqlab.apps.loader import load
@@ -69,7 +71,7 @@ def _tagger() -> Any:
 
 
 def _tag_and_render(numbered: list[tuple[int, Line]], options: dict[str, Any], fmt: str) -> str:
-    tagger = _tagger()
+    tagger = worker_tagger()
     documents = tagger.tag_many([line for _, line in numbered], **options)
     return render(zip((number for number, _ in numbered), documents), fmt, token_labels=tagger.labelling.conllu_upos)
 
@@ -81,13 +83,14 @@ def render_in_workers(model: str | Path | None, numbered: Iterable[tuple[int, Li
     ``backend``), ``chunk`` lines a task, each calling ``tag_many(**options)`` (batch_size, scheme, confidences)
     and rendering the chunk's documents in ``fmt`` (:func:`seqlab.tagging.document.render`): what
     ``seqlab tag --workers`` writes, in input order, with no documents sent back to be rendered here."""
-    yield from _in_workers(model, numbered, workers, _tag_and_render, (options or {}, fmt), chunk, backend)
+    yield from in_workers(model, numbered, workers, _tag_and_render, (options or {}, fmt), chunk, backend)
 
 
-def _in_workers(model: str | Path | None, items: Iterable[Any], workers: int, task: Callable[..., Any],
-                args: tuple[Any, ...], chunk: int, backend: str) -> Iterator[Any]:
-    """``task(part, *args)`` for each ``chunk`` of ``items`` in ``workers`` processes, results in input order,
-    at most ``2 × workers`` chunks in flight."""
+def in_workers(model: str | Path | None, items: Iterable[Any], workers: int, task: Callable[..., Any],
+               args: tuple[Any, ...], chunk: int, backend: str = DEFAULT_BACKEND) -> Iterator[Any]:
+    """``task(part, *args)`` for each ``chunk`` of ``items`` in ``workers`` processes that load ``model`` (a task
+    gets it from :func:`worker_tagger`), results in input order, at most ``2 × workers`` chunks in flight (the
+    items are read ahead by :func:`parts`). Closing the iterator early stops the workers."""
     if workers < 1:
         raise SeqlabError(f"--workers: expected a positive number of processes, got {workers}")
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no forked torch thread pools

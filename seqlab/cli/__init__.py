@@ -3,8 +3,8 @@
 ``train`` (:mod:`.train`), ``tag`` and ``eval`` (:mod:`.tag`), ``convert`` (:mod:`.convert`), ``score`` and
 ``compare`` (:mod:`.score`), ``classify``, ``explain`` and ``score semeval`` (:mod:`.relation`), ``features``
 (:mod:`.features`), ``package``, ``inspect`` and ``models`` (:mod:`.package`), ``export`` (:mod:`.export`),
-``serve`` (:mod:`.serve`), ``sweep`` (:mod:`.sweep`) and ``summarize`` (:mod:`.summarize`), each listed once in
-:data:`VERBS`.
+``serve`` (:mod:`.serve`), ``sweep`` (:mod:`.sweep`), ``summarize`` (:mod:`.summarize`), ``report``
+(:mod:`.report`) and ``distill label`` (:mod:`.distill`), each listed once in :data:`VERBS`.
 """
 from __future__ import annotations
 
@@ -57,6 +57,7 @@ VERBS: dict[str, Verb] = {
     "sweep": Verb("sweep", "cmd_sweep"),
     "summarize": Verb("summarize", "cmd_summarize"),
     "report": Verb("report", "cmd_report"),
+    "distill": Verb("distill", None),
 }
 
 

@@ -63,12 +63,13 @@ _HELD: dict[Path, int] = {}  # run directories this process holds the lock of ->
 
 
 @contextmanager
-def run_lock(run_dir: Path) -> Iterator[None]:
+def run_lock(run_dir: Path, what: str = "training") -> Iterator[None]:
     """Hold ``run_dir``'s advisory lock (``flock`` on its ``.lock`` file) while inside; re-entrant in a process.
 
     Two trainings on one run directory would interleave train.log and leave config.yaml from one run
     beside model.pt from the other, so the second is refused, naming the first one's pid. The lock goes
-    with the process: a killed run leaves no stale lock behind."""
+    with the process: a killed run leaves no stale lock behind. ``what`` names the work in the refusal (a
+    teacher's labelling holds its corpus folder so)."""
     try:
         import fcntl
     except ImportError:  # not POSIX: no lock
@@ -88,11 +89,11 @@ def run_lock(run_dir: Path) -> Iterator[None]:
     except BlockingIOError:
         holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
         os.close(fd)
-        raise SeqlabError(f"{run_dir} is in use by another seqlab training (pid {holder}); wait for it to end "
+        raise SeqlabError(f"{run_dir} is in use by another seqlab {what} (pid {holder}); wait for it to end "
                           "or stop it, or choose another --output") from None
     except OSError as err:  # a file system without flock (some network mounts): go on unlocked, and say so
-        logging.getLogger("seqlab").warning("%s: cannot lock the run directory (%s); make sure no other training "
-                                            "uses it", run_dir, err.strerror)
+        logging.getLogger("seqlab").warning("%s: cannot lock the folder (%s); make sure no other %s uses it",
+                                            run_dir, err.strerror, what)
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
     _HELD[key] = 1

@@ -67,7 +67,11 @@ class Task(Protocol):
         """Score ``model`` on ``split`` ("dev" or "test"); with ``out_dir``, also write its predictions there."""
 
     def split_sizes(self) -> dict[str, int]:
-        """Sentences per split, for the log."""
+        """Sentences per split, for the log; ``train``: the sentences of one epoch."""
+
+    def training_record(self) -> dict[str, Any]:
+        """What ``metrics.json`` records of the training data beyond the splits' sizes (a tagger's teacher-labelled
+        sentences); ``{}`` when there is nothing more to say."""
 
     def calibrate(self, model: nn.Module, run_dir: Path) -> dict[str, Any] | None:
         """Once trained: fit what makes the model's confidences calibrated on dev data and store it in

@@ -239,7 +239,8 @@ class Trainer:
         """Reload the best weights, score dev and test once, write their predictions, metrics.json and the report."""
         self.model.load_state_dict(rundir.load_weights(self.out_dir, self.device))
         metrics: dict[str, Any] = {"best_epoch": self.state["best_epoch"], "epochs": self.state["epoch"],
-                                   "selected_on": "dev", "measure": self.task.measure, "history": self.state["history"]}
+                                   "selected_on": "dev", "measure": self.task.measure, "history": self.state["history"],
+                                   **self.task.training_record()}
         sizes, metrics["speed"] = self.task.split_sizes(), {}
         for name in ("dev", "test"):
             if name not in sizes:

@@ -328,10 +328,13 @@ class CRF(torch.nn.Module):
         """Mean over the batch of the negative log-likelihood (scalar)."""
         return -self.log_likelihood(emissions, tags, mask).mean()
 
-    def log_likelihood(self, emissions: Tensor, tags: Tensor, mask: Tensor) -> Tensor:
-        """log p(tags | emissions) for each sentence, shape (B,)."""
+    def log_likelihood(self, emissions: Tensor, tags: Tensor, mask: Tensor, temperature: float = 1.0) -> Tensor:
+        """log p(tags | emissions) for each sentence, shape (B,). ``temperature`` divides every score first, as in
+        :meth:`marginals` (a path's confidence at the tagger's calibration)."""
         self._validate(emissions, mask, tags)
         trans, start, end = self._scores()
+        if temperature != 1.0:
+            emissions, trans, start, end = (x / temperature for x in (emissions, trans, start, end))
         log_z = _LogPartition.apply(emissions, trans, start, end, mask, _wants_grad(emissions, trans))  # shape: (B,)
         return _gold_score(emissions, tags, mask, trans, start, end) - log_z
 

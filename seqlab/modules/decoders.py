@@ -1,4 +1,4 @@
-"""Output layers. Every decoder has ``loss``, ``decode`` and ``marginals`` over emission scores.
+"""Output layers. Every decoder has ``loss``, ``decode``, ``marginals`` and ``log_likelihood`` over emission scores.
 
 The CRF (:class:`seqlab.modules.crf.CRF`) and :class:`SoftmaxDecoder` are
 interchangeable in a :class:`~seqlab.models.tagger.Tagger`.
@@ -30,6 +30,14 @@ class SoftmaxDecoder(nn.Module):
     def marginals(self, emissions: torch.Tensor, mask: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
         """Per-token softmax probabilities of ``emissions / temperature``, 0 beyond each sentence."""
         return (emissions / temperature).softmax(dim=-1) * mask.unsqueeze(-1)  # shape: (B, T, K)
+
+    def log_likelihood(self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor,
+                       temperature: float = 1.0) -> torch.Tensor:
+        """log p(tags | emissions) for each sentence, shape (B,): the sum of its tokens' log-softmax of
+        ``emissions / temperature`` at their tags (the labels are independent given the emissions)."""
+        log_probs = (emissions / temperature).log_softmax(dim=-1)  # shape: (B, T, K)
+        chosen = log_probs.gather(-1, tags.long().masked_fill(~mask, 0).unsqueeze(-1)).squeeze(-1)  # shape: (B, T)
+        return torch.where(mask, chosen, 0.0).sum(dim=1)
 
 
 class PostViterbiDecoder(SoftmaxDecoder):

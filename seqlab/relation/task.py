@@ -148,6 +148,9 @@ class RelationTask:
     def split_sizes(self) -> dict[str, int]:
         return {name: len(examples) for name, examples in self.splits.items()}
 
+    def training_record(self) -> dict[str, Any]:
+        return {}  # the splits say it all
+
     def training_batches(self, generator: torch.Generator, shard: tuple[int, int] = (0, 1)) -> Iterator[RelationBatch]:
         t = self.config.train
         for _, batch in batches(self.data["train"], t.batch_size, shuffle=True, generator=generator,

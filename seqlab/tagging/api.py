@@ -126,7 +126,7 @@ class SequenceTagger:
         return next(self.tag_many([text], scheme=scheme))
 
     def tag_many(self, texts: Iterable[str], *, batch_size: int = 100, scheme: str | None = None,
-                 confidences: bool = True, pool: int = POOL_BATCHES) -> Iterator[Document]:
+                 confidences: bool = True, pool: int = POOL_BATCHES, marginals: bool = False) -> Iterator[Document]:
         """Tag texts (e.g. the lines of a file) as a stream, yielding one document per text, in input order; an item
         that is a list of tokens (``["EU", "rejects"]``) is one pre-tokenized sentence, tagged as it stands.
 
@@ -138,7 +138,10 @@ class SequenceTagger:
         text that arrives line by line and wants each answer at once (a person typing), pass ``pool=1``.
         Memory stays bounded by the pool and the longest text: a sentence longer than
         :data:`MAX_SENTENCE_TOKENS` tokens is tagged in pieces (with a warning). Labels are in ``scheme``, as
-        in :meth:`tag`; without ``confidences`` (a quarter faster) every span's confidence is 1.0."""
+        in :meth:`tag`; without ``confidences`` (a quarter faster) every span's confidence is 1.0. With
+        ``marginals``, each sentence also holds its tokens' marginals and its path confidence
+        (:class:`~seqlab.tagging.document.Sentence`; ask for the model's own ``scheme``,
+        ``tagger.labelling.name``, to get the labels those marginals are of)."""
         if isinstance(texts, (str, bytes)):
             raise SeqlabError(f"tag_many: expected a list (or other iterable) of texts, got "
                               f"{type(texts).__name__}; for one text use tag()")
@@ -147,7 +150,8 @@ class SequenceTagger:
         check_positive("pool", pool)
 
         def tag_pool(items: list[tuple[str, SentenceTokens]]) -> list[Sentence]:
-            predictions = self._predict([tokens.words for _, tokens in items], batch_size, confidences)
+            predictions = self._predict([tokens.words for _, tokens in items], batch_size, confidences,
+                                        marginals=marginals)
             return [self._sentence(text, list(zip(tokens.starts, tokens.ends)), tokens.words, prediction, scheme)
                     for (text, tokens), prediction in zip(items, predictions)]
         split = (self._split(item, number) for number, item in enumerate(texts, start=1))
@@ -185,10 +189,11 @@ class SequenceTagger:
         return self.labelling.output_scheme(scheme)
 
     def _predict(self, sentences: list[list[str]], batch_size: int, confidences: bool = True,
-                 columns: dict[str, list[list[str]]] | None = None) -> list[Prediction]:
+                 columns: dict[str, list[list[str]]] | None = None, *, marginals: bool = False) -> list[Prediction]:
         if not sentences:
             return []
-        return self.predictor(self._encode(sentences, columns), batch_size=batch_size, confidences=confidences)
+        return self.predictor(self._encode(sentences, columns), batch_size=batch_size, confidences=confidences,
+                              marginals=marginals)
 
     def _encode(self, sentences: list[list[str]], columns: dict[str, list[list[str]]] | None = None) -> Encoded:
         return encode(sentences, self.vocabs, **encode_options(self.features, columns))
@@ -200,7 +205,7 @@ class SequenceTagger:
         # the spans read from the predicted labels (conlleval's rules), written in the scheme asked for
         labels = self.labelling.output_labels(prediction.labels, [span[:3] for span in prediction.spans],
                                               self._scheme(scheme))
-        return Sentence(tokens, offsets, labels, spans)
+        return Sentence(tokens, offsets, labels, spans, prediction.marginals, prediction.path_confidence)
 
     # ------------------------------------------------------------ evaluation
 

@@ -16,7 +16,7 @@ from seqlab.core.config import EmbeddingsConfig, TrainSettings, TransformerConfi
 from seqlab.core.errors import ConfigError
 from seqlab.data.config import DataConfig
 from seqlab.tagging.parts import DECODERS, ENCODERS, TOKEN_FEATURES, check_encoder
-from seqlab.core.strict import choice, count, dropout_rate, in_range, load_strict, size
+from seqlab.core.strict import choice, count, dropout_rate, in_range, load_strict, positive, size
 
 TASK = "tagging"
 #: tag_many decodes the sentences of a long text this many batches at a time, sorted by length into batches:
@@ -163,12 +163,51 @@ class ModelConfig:
             raise ConfigError(f"model.forget_bias: expected a finite number or null, got {self.forget_bias}")
 
 
+#: How a student learns from a teacher's labels. ``hard``: the student's own loss (a CRF's negative log-likelihood)
+#: on the teacher's best path. A ``soft`` loss (the student's token marginals against the teacher's) is not
+#: offered: a corpus keeps only the marginal of each token's best label, not the teacher's whole distribution,
+#: and the CRF's marginals are not differentiable here (log Z's gradient is computed in closed form, once).
+TEACHER_LOSSES = ("hard",)
+
+
+@dataclass(frozen=True)
+class TeacherConfig:
+    """Sentences a teacher tagger labelled (``seqlab distill label``), joining the gold training sentences: the
+    unlabeled text of Turian et al. (2010) put to use through a more accurate tagger (self-training, distillation).
+
+    ``corpus``: the folder ``seqlab distill label`` wrote (relative to $SEQLAB_DATA, or to the working directory
+    when it starts with ./ or ../, as for files built into runs/). ``threshold``: sentences whose path confidence
+    (the teacher's probability of its whole label sequence) is below it are left out. ``words``: how many of the
+    corpus's words (tokens) to take, sentences in corpus order after the threshold (null: all). ``mix``: teacher
+    sentences per gold sentence in each epoch, drawn afresh from that pool every epoch. ``loss``: one of
+    :data:`TEACHER_LOSSES`. Dev and test stay gold."""
+
+    corpus: str
+    words: int | None = None
+    mix: float = 1.0
+    threshold: float = 0.0
+    loss: str = "hard"
+
+    def __post_init__(self) -> None:
+        if not self.corpus:
+            raise ConfigError("train.teacher.corpus: expected the folder seqlab distill label wrote, got an empty "
+                              "string")
+        if self.words is not None:
+            count("train.teacher.words", self.words)
+        positive("train.teacher.mix", self.mix)
+        if not 0.0 <= self.threshold <= 1.0:
+            raise ConfigError(f"train.teacher.threshold: expected a path confidence in [0, 1], got {self.threshold}")
+        choice("train.teacher.loss", self.loss, TEACHER_LOSSES)
+
+
 @dataclass(frozen=True)
 class TrainConfig(TrainSettings):
     """The tagger's training: :class:`seqlab.core.config.TrainSettings` (SGD, lr 0.009, momentum 0.9, batch 10,
-    Ghaddar & Langlais 2018 §4) plus a learning rate of its own for the word embeddings."""
+    Ghaddar & Langlais 2018 §4) plus a learning rate of its own for the word embeddings, and, optionally,
+    teacher-labelled sentences beside the gold ones (:class:`TeacherConfig`)."""
 
     embedding_lr: float = 1.0  # the word embeddings' learning rate, as a multiple of lr
+    teacher: TeacherConfig | None = None  # null: gold sentences only
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -43,12 +43,16 @@ class SurfaceToken:
 class Sentence:
     """One sentence: its tokens (the words the model tagged) with their character offsets into the tagged text, one
     label per token (in the scheme asked for), and its spans. The words of a multiword token share its offsets
-    (:meth:`Document.surface_tokens`)."""
+    (:meth:`Document.surface_tokens`). Tagged with ``marginals`` (``tag_many(..., marginals=True)``), it also
+    holds each token's posterior marginal of its label in the model's own scheme, and the probability of the
+    sentence's whole label sequence (``path_confidence``); otherwise both are None."""
 
     tokens: list[str]
     offsets: list[tuple[int, int]]
     labels: list[str]
     spans: list[Span]
+    marginals: list[float] | None = None
+    path_confidence: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The sentence as JSON-ready data (:mod:`seqlab.core.schema`): tokens, offsets, labels, spans."""

@@ -19,10 +19,13 @@ from seqlab.modules.window_fast import Workspace
 @dataclass(frozen=True)
 class Prediction:
     """One sentence's labels (in the model's training scheme) and its spans with confidences (none for
-    token labels)."""
+    token labels); decoded with ``marginals``, also each token's posterior marginal of its label and the
+    probability of the whole label sequence (the path confidence)."""
 
     labels: list[str]
     spans: list[tuple[str, int, int, float]]  # (type, start, end exclusive, confidence)
+    marginals: list[float] | None = None  # p(y_t = labels[t] | x) per token
+    path_confidence: float | None = None  # p(y = labels | x)
 
 
 class SpellingCache:
@@ -145,12 +148,16 @@ class Predictor:
         self.temperature = temperature
         self.decoder: nn.Module = decoder if decoder is not None else self.backend.decoder
 
-    def __call__(self, data: Encoded, *, batch_size: int = 100, confidences: bool = False) -> list[Prediction]:
+    def __call__(self, data: Encoded, *, batch_size: int = 100, confidences: bool = False,
+                 marginals: bool = False) -> list[Prediction]:
+        """One prediction per sentence of ``data``, in order: its labels and spans, the spans with confidences
+        when asked for; ``marginals`` (which implies ``confidences``) adds each token's marginal and the path
+        confidence, all at the predictor's temperature."""
         if len(data) == 0:
             return []
         out: list[Prediction | None] = [None] * len(data)
         for indices, mask, emissions in self.scored_batches(data, batch_size):
-            self._decode(emissions, mask, indices, data.lengths[indices], confidences, out)
+            self._decode(emissions, mask, indices, data.lengths[indices], confidences or marginals, marginals, out)
         return out  # type: ignore[return-value]
 
     def scored_batches(self, data: Encoded, batch_size: int = 100) -> Iterator[tuple[torch.Tensor, torch.Tensor,
@@ -167,19 +174,24 @@ class Predictor:
                 yield indices, mask, score(indices, mask)  # emissions, shape: (B, T, K)
 
     def _decode(self, emissions: torch.Tensor, mask: torch.Tensor, indices: torch.Tensor, lengths: torch.Tensor,
-                confidences: bool, out: list[Prediction | None]) -> None:
+                confidences: bool, marginals: bool, out: list[Prediction | None]) -> None:
         decoder = self.decoder
         best = decoder.decode(emissions, mask)  # shape: (B, T)
-        chosen = None
+        chosen = paths = None
         if confidences:
-            marginals = decoder.marginals(emissions, mask, self.temperature)  # shape: (B, T, K)
-            chosen = marginals.gather(-1, best.unsqueeze(-1)).squeeze(-1).cpu().tolist()  # (B, T) floats
+            posterior = decoder.marginals(emissions, mask, self.temperature)  # shape: (B, T, K)
+            chosen = posterior.gather(-1, best.unsqueeze(-1)).squeeze(-1).cpu().tolist()  # (B, T) floats
+        if marginals:
+            paths = decoder.log_likelihood(emissions, best, mask, self.temperature).exp().cpu().tolist()  # (B,)
         ids, sizes = best.cpu().numpy(), lengths.numpy()  # shapes: (B, T), (B,)
         found = self.read_spans(ids, sizes)  # the chunks of every sentence at once (no loop over tokens)
         names = self.names[ids].tolist()  # the whole batch's labels at once
         for row, (index, length) in enumerate(zip(indices.tolist(), sizes.tolist())):
             scored = _confident(found[row], chosen[row] if chosen is not None else None)
-            out[index] = Prediction(names[row][:length], scored)
+            if paths is None:
+                out[index] = Prediction(names[row][:length], scored)
+            else:
+                out[index] = Prediction(names[row][:length], scored, chosen[row][:length], paths[row])
 
 
 def predict(model: Tagger, data: Encoded, labels: Vocab, labelling: Labelling | None = None, *,

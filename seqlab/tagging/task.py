@@ -16,7 +16,7 @@ from torch import nn
 from seqlab.core import rundir
 from seqlab.text.learned import save_adaptations
 from seqlab.core.config import EmbeddingsConfig
-from seqlab.core.errors import SeqlabError
+from seqlab.core.errors import ConfigError, SeqlabError
 from seqlab.core.task import BatchLoss, Score
 from seqlab.data.pretrained import word_vocabulary
 from seqlab.data.batching import Batch, Encoded, encode, iterate
@@ -33,24 +33,29 @@ from seqlab.tagging.evaluate import evaluate_split
 from seqlab.tagging.features import TokenFeatures, encode_options
 from seqlab.tagging.parts import load_token_features
 from seqlab.tagging.predict import Predictor
+from seqlab.tagging.teacher import check_teacher_types, draw, mixed_batches, read_teacher
 
 log = logging.getLogger("seqlab.train")
 
 
-def build_vocabs(config: Config, splits: dict[str, Split]) -> tuple[dict[str, Vocab], torch.Tensor | None]:
+def build_vocabs(config: Config, splits: dict[str, Split],
+                 teacher: Split | None = None) -> tuple[dict[str, Vocab], torch.Tensor | None]:
     """Word, character and label vocabularies, and the initial word-embedding matrix
-    (:func:`seqlab.data.pretrained.word_vocabulary`'s rule; no labels of dev or test are used)."""
+    (:func:`seqlab.data.pretrained.word_vocabulary`'s rule; no labels of dev or test are used). The words and
+    characters of ``teacher``'s sentences (teacher-labelled training text) count as training text; the labels
+    are the gold training split's."""
     emb = config.model.embeddings or EmbeddingsConfig()  # null: the vocabulary still indexes the words
     train = splits["train"]
-    words, matrix = word_vocabulary(emb, train.tokens, (s for split in splits.values() for s in split.tokens),
-                                    config.train.seed)
+    training = train.tokens + (teacher.tokens if teacher is not None else [])
+    every = [*splits.values(), *([teacher] if teacher is not None else [])]
+    words, matrix = word_vocabulary(emb, training, (s for split in every for s in split.tokens), config.train.seed)
     labelling = config.data.labelling
     classes = sorted(labelling.classes(t for s in train.tags for t in s))
     if config.data.limit:
         drop_unseen(splits, set(classes), labelling)
     vocabs: dict[str, Vocab] = {
         "words": words,
-        "chars": char_vocab(w for s in train.tokens for w in s),
+        "chars": char_vocab(w for s in training for w in s),
         "tags": label_vocab(labelling.label_set(classes)),
     }
     check_classes(splits, classes, labelling)
@@ -98,30 +103,43 @@ class TaggingTask:
                         "0.00 after a few epochs is usual) say nothing of what the config reaches on all the data",
                         config.data.limit, config.data.limit)
         self.splits = read_splits(config.data)
+        self.teacher = read_teacher(config.train.teacher, self.labelling) if config.train.teacher else None
+        pool = self.teacher.split if self.teacher is not None else None
         self.encoder_record = None  # the transformer a resumed run was trained with
         if run_dir is not None:  # a resumed run: its own vocabularies; its weights come from the checkpoint
             self.vocabs, self.matrix = load_vocabs(run_dir / rundir.VOCABS), None
             self.encoder_record = recorded_encoder(run_dir)
         else:
-            self.vocabs, self.matrix = build_vocabs(config, self.splits)
+            self.vocabs, self.matrix = build_vocabs(config, self.splits, pool)
         state = rundir.load_feature_state(run_dir) if run_dir is not None else None
         evaluation = {f"data.{n}": s.path for n, s in self.splits.items() if n != "train"}
         self.features: TokenFeatures | None = load_token_features(
             config.model.features, train=self.splits["train"], state=state, evaluation_files=evaluation)
+        if self.teacher is not None:
+            self._check_teacher()
         self.model: Tagger | None = None
         self.encoded: dict[str, Encoded] = {}
         self.singletons: torch.Tensor | None = None
+
+    def _check_teacher(self) -> None:
+        """Refuse teacher data the model cannot train on: a type the labels lack, or a model reading data columns
+        (raw text has none)."""
+        check_teacher_types(self.teacher, self.vocabs["tags"].itos, self.labelling, smoke=bool(self.config.data.limit))
+        if self.features is not None and self.features.columns:
+            raise ConfigError(f"train.teacher: the model reads the data column(s) {list(self.features.columns)} "
+                              "(model.features), which teacher-labelled raw text does not have")
 
     def build_model(self, *, progress: bool = True) -> nn.Module:
         self.model = build_tagger(self.config, self.vocabs, token_features=self.features,
                                   pretrained=self.matrix, encoder_record=self.encoder_record).to(self.device)
         self.matrix = None
-        self.encoded = {name: encode(s.tokens, self.vocabs, tags=s.tags, **encode_options(self.features, s.columns))
-                        for name, s in self.splits.items()}
+        every = [*self.splits.values(), *([self.teacher.split] if self.teacher is not None else [])]
+        self.encoded = {s.name: encode(s.tokens, self.vocabs, tags=s.tags, **encode_options(self.features, s.columns))
+                        for s in every}
         self.singletons = self._singletons()
         contextual = self.model.embedder.contextual
         if contextual is not None and not contextual.fine_tune:
-            sentences = (s for split in self.splits.values() for s in split.tokens)
+            sentences = (s for split in every for s in split.tokens)
             stats = contextual.precompute(sentences, progress=progress)
             log.info("frozen transformer vectors of %d sentences cached in %.1f s (%.0f MB)", stats["sentences"],
                      stats["seconds"], stats["megabytes"])
@@ -138,7 +156,19 @@ class TaggingTask:
             rundir.save_encoder_record(run_dir, self.model.embedder.contextual.record.to_dict())
 
     def split_sizes(self) -> dict[str, int]:
-        return {name: len(self.splits[name].tokens) for name in ("train", "dev", "test") if name in self.splits}
+        """Sentences per split; with teacher data, ``train`` is an epoch's sentences (the gold ones and the
+        teacher's drawn for it) and ``teacher`` how many of them the teacher labelled."""
+        sizes = {name: len(self.splits[name].tokens) for name in ("train", "dev", "test") if name in self.splits}
+        if self.teacher is not None:
+            sizes["teacher"] = self.teacher.per_epoch(sizes["train"])
+            sizes["train"] += sizes["teacher"]
+        return sizes
+
+    def training_record(self) -> dict[str, Any]:
+        """``{"teacher": ...}``, what the teacher data was (:meth:`TeacherData.record`), for a run with one."""
+        if self.teacher is None:
+            return {}
+        return {"teacher": self.teacher.record(len(self.splits["train"].tokens))}
 
     # ------------------------------------------------------------ training
 
@@ -153,8 +183,15 @@ class TaggingTask:
 
     def training_batches(self, generator: torch.Generator, shard: tuple[int, int] = (0, 1)) -> Iterator[Batch]:
         t = self.config.train
-        for batch in iterate(self.encoded["train"], t.batch_size, shuffle=True, generator=generator,
-                             bucket_factor=t.bucket_factor, shard=shard):
+        if self.teacher is None:
+            batches = iterate(self.encoded["train"], t.batch_size, shuffle=True, generator=generator,
+                              bucket_factor=t.bucket_factor, shard=shard)
+        else:  # every gold sentence, and teacher sentences drawn afresh
+            pool = self.encoded["teacher"]
+            drawn = draw(len(pool), self.teacher.per_epoch(len(self.encoded["train"])), generator)
+            batches = mixed_batches(self.encoded["train"], pool, drawn, t.batch_size, bucket_factor=t.bucket_factor,
+                                    generator=generator, shard=shard)
+        for batch in batches:
             yield batch.to(self.device)
 
     def drop_singletons(self, words: torch.Tensor) -> torch.Tensor:

@@ -240,9 +240,9 @@ def test_a_long_line_is_tagged_in_batches_of_sentences(run_dir, monkeypatch):
     sizes = []
     predict = SequenceTagger._predict
 
-    def spy(self, sentences, batch_size, confidences=True):
+    def spy(self, sentences, batch_size, confidences=True, **options):
         sizes.append(len(sentences))
-        return predict(self, sentences, batch_size, confidences)
+        return predict(self, sentences, batch_size, confidences, **options)
 
     monkeypatch.setattr(SequenceTagger, "_predict", spy)
     texts = ["short line.", line, "Peter Blackburn said so."]
@@ -371,9 +371,9 @@ def test_confidences_are_computed_only_for_jsonl(run_dir, monkeypatch, tmp_path,
     asked = []
     call = Predictor.__call__
 
-    def spy(self, data, *, batch_size=100, confidences=False):
+    def spy(self, data, *, batch_size=100, confidences=False, **options):
         asked.append(confidences)
-        return call(self, data, batch_size=batch_size, confidences=confidences)
+        return call(self, data, batch_size=batch_size, confidences=confidences, **options)
 
     monkeypatch.setattr(Predictor, "__call__", spy)
     path = tmp_path / "in.txt"

@@ -78,6 +78,24 @@ def test_log_partition_and_likelihood_match_brute_force(seed: int, constrained: 
         torch.testing.assert_close(log_lik[b], scores[gold][0] - expected_z, rtol=1e-10, atol=1e-9)
 
 
+@pytest.mark.parametrize(("seed", "constrained"), CASES[:4])
+def test_likelihood_at_a_temperature_is_the_path_probability_of_the_scaled_scores(seed: int, constrained: bool) -> None:
+    """log_likelihood(..., temperature): every score divided first, as marginals() does; over all the sequences of a
+    sentence the probabilities sum to 1, and the best path's is at most each of its tokens' marginals."""
+    crf, emissions, mask, _, masks = _case(seed, constrained, num_tags=3)
+    best = crf.decode(emissions, mask)
+    path = crf.log_likelihood(emissions, best, mask, temperature=2.0).exp()
+    marginals = crf.marginals(emissions, mask, temperature=2.0).gather(-1, best.unsqueeze(-1)).squeeze(-1)
+    for b, length in enumerate(mask.sum(1).tolist()):
+        seqs, scores = _enumerate(_effective(crf, masks), emissions[b], length)
+        probs = torch.softmax(scores / 2.0, 0)
+        torch.testing.assert_close(path[b], probs[(seqs == best[b, :length]).all(1)][0], rtol=1e-9, atol=1e-10)
+        assert path[b] <= marginals[b, :length].min() + 1e-12
+    one = crf.log_likelihood(emissions[:, :1], best[:, :1], mask[:, :1], temperature=2.0).exp()
+    torch.testing.assert_close(one, crf.marginals(emissions[:, :1], mask[:, :1], 2.0).gather(
+        -1, best[:, :1].unsqueeze(-1)).view(-1))
+
+
 @pytest.mark.parametrize(("seed", "constrained"), CASES)
 def test_decode_matches_brute_force_argmax(seed: int, constrained: bool) -> None:
     crf, emissions, mask, _, masks = _case(seed, constrained)

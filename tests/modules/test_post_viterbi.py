@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 import torch
 
 from seqlab.data.schemes import allowed_transitions, labels_for
@@ -36,3 +37,16 @@ def test_post_viterbi_trains_like_the_softmax_and_has_no_weights():
     mask = torch.ones(2, 3, dtype=torch.bool)
     assert torch.equal(decoder.loss(emissions, tags, mask), SoftmaxDecoder(3).loss(emissions, tags, mask))
     assert decoder.state_dict() == {}
+
+
+def test_softmax_log_likelihood_is_the_sum_of_the_tokens_log_probabilities_at_a_temperature():
+    decoder = SoftmaxDecoder(5)
+    torch.manual_seed(1)
+    emissions, tags = torch.randn(3, 4, 5), torch.randint(0, 5, (3, 4))
+    mask = torch.tensor([[True] * 4, [True] * 2 + [False] * 2, [True] + [False] * 3])
+    got = decoder.log_likelihood(emissions, tags, mask, temperature=1.5)
+    probs = decoder.marginals(emissions, mask, 1.5)
+    for b in range(3):
+        n = int(mask[b].sum())
+        expected = sum(probs[b, t, tags[b, t]].log().item() for t in range(n))
+        assert got[b].item() == pytest.approx(expected, abs=1e-5)

@@ -39,3 +39,21 @@ def test_with_decoder_swaps_the_decoding_only_in_the_new_tagger(tagger) -> None:
     other = tagger.with_decoder(SoftmaxDecoder(len(tagger.vocabs["tags"])))
     assert other.predictor.decoder is not crf and tagger.predictor.decoder is crf and tagger.model.decoder is crf
     assert [s.label for s in other.tag(TEXT).spans] and tagger.with_decoder(crf).tag(TEXT) == tagger.tag(TEXT)
+
+
+def test_marginals_give_each_tokens_marginal_and_the_path_confidence(tagger) -> None:
+    """``tag_many(..., marginals=True)``: per token the marginal of its label (the smallest over a span is the span's
+    confidence), and the whole path's probability, at most any of them; without it, neither."""
+    texts = [TEXT, "Berlin", "The weather was fine."]
+    plain = list(tagger.tag_many(texts))
+    docs = list(tagger.tag_many(texts, marginals=True, scheme=tagger.labelling.name))
+    assert all(s.marginals is None and s.path_confidence is None for d in plain for s in d.sentences)
+    for doc in docs:
+        for sentence in doc.sentences:
+            assert len(sentence.marginals) == len(sentence.tokens)
+            assert 0.0 < sentence.path_confidence <= min(sentence.marginals) + 1e-6
+            for span in sentence.spans:
+                assert span.confidence == pytest.approx(min(sentence.marginals[span.token_start:span.token_end]))
+    (word,) = docs[1].sentences
+    assert word.path_confidence == pytest.approx(word.marginals[0])  # one token: its label is the whole path
+    assert [s.spans for d in docs for s in d.sentences] == [s.spans for d in plain for s in d.sentences]
