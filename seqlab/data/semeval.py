@@ -68,6 +68,7 @@ class RelationExample:
     e2: tuple[int, int]
     label: str | None = None
     comment: str | None = None
+    types: tuple[str, str] | None = None  # the entity types of e1 and e2, where the data or a tagger gives them
 
     @property
     def e1_text(self) -> str:
@@ -215,16 +216,27 @@ def parse_raw_line(line: str, source: str = "<stdin>", number: int = 0) -> Relat
     return RelationExample(sid, tuple(tokens), e1, e2)
 
 
-def with_markers(example: RelationExample) -> RelationExample:
-    """The example with its four entity tags kept as tokens around the nominals.
+def typed_markers(types: tuple[str, str]) -> tuple[str, str, str, str]:
+    """The four entity tags carrying the entities' types: ``<e1:Peop>``, ``</e1:Peop>``, ``<e2:Loc>``,
+    ``</e2:Loc>`` (Zhou & Chen 2021's typed entity markers, in the release's tag shape)."""
+    return tuple(f"{tag[:-1]}:{kind}>" for tag, kind in zip(ENTITY_MARKERS, (types[0], types[0], types[1], types[1])))
+
+
+def with_markers(example: RelationExample, *, typed: bool = False) -> RelationExample:
+    """The example with its four entity tags kept as tokens around the nominals; ``typed``: tags that name the
+    entities' types (:func:`typed_markers`; the example must carry ``types``).
 
     Zhang & Wang (2015)'s position indicators, which Lee et al. (2019)'s released code keeps in the
     input: the recurrent layer then sees where each nominal begins and ends. The spans move to the
     nominals' words in the longer token sequence (the tags are not part of the entities).
     """
+    if typed and example.types is None:
+        raise SeqlabError(f"example {example.id}: typed entity markers need the entities' types (SpERT data, or an "
+                          f"extraction model's tagger, gives them); set model.typed_markers: false")
+    tags = typed_markers(example.types) if typed and example.types else ENTITY_MARKERS
     # (position, closing tags before opening ones where two nominals touch, tag)
-    inserts = sorted([(example.e1[0], 1, ENTITY_MARKERS[0]), (example.e1[1] + 1, 0, ENTITY_MARKERS[1]),
-                      (example.e2[0], 1, ENTITY_MARKERS[2]), (example.e2[1] + 1, 0, ENTITY_MARKERS[3])])
+    inserts = sorted([(example.e1[0], 1, tags[0]), (example.e1[1] + 1, 0, tags[1]),
+                      (example.e2[0], 1, tags[2]), (example.e2[1] + 1, 0, tags[3])])
     tokens: list[str] = []
     moved: dict[int, int] = {}
     cursor = 0
@@ -238,7 +250,7 @@ def with_markers(example: RelationExample) -> RelationExample:
         moved[i] = len(tokens)
         tokens.append(example.tokens[i])
     return RelationExample(example.id, tuple(tokens), (moved[example.e1[0]], moved[example.e1[1]]),
-                           (moved[example.e2[0]], moved[example.e2[1]]), example.label, example.comment)
+                           (moved[example.e2[0]], moved[example.e2[1]]), example.label, example.comment, example.types)
 
 
 def write_answers(path: str | Path, ids: Sequence[str], labels: Sequence[str]) -> None:

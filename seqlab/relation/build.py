@@ -43,8 +43,11 @@ class RelationData:
 
 
 def model_inputs(examples: Sequence[RelationExample], model: RelationModelConfig) -> list[RelationExample]:
-    """The examples as the model reads them: with the entity tags as tokens when ``model.entity_markers``."""
-    return [with_markers(e) for e in examples] if model.entity_markers else list(examples)
+    """The examples as the model reads them: with the entity tags as tokens when ``model.entity_markers``
+    (naming the entities' types when ``model.typed_markers``)."""
+    if not model.entity_markers:
+        return list(examples)
+    return [with_markers(e, typed=model.typed_markers) for e in examples]
 
 
 def encode(examples: Sequence[RelationExample], vocabs: dict[str, Vocab]) -> RelationData:

@@ -57,7 +57,8 @@ class RelationModelConfig:
     ``self_attention: false`` drops the multi-head self-attention (the BiLSTM reads the word
     embeddings); ``latent_types: 0`` drops LET (the entity features are the BiLSTM states alone).
     ``entity_markers: true`` keeps the ``<e1>``/``</e1>``/``<e2>``/``</e2>`` tags as input tokens
-    (as the paper's released code does; learned embeddings), see :func:`seqlab.data.semeval.with_markers`.
+    (as the paper's released code does; learned embeddings), see :func:`seqlab.data.semeval.with_markers`;
+    ``typed_markers: true`` makes them name the entities' types (``<e1:Peop>``), for data that gives types.
     ``transformer``: a pretrained transformer's contextual vectors, concatenated with the word embeddings
     (:class:`seqlab.core.config.TransformerConfig`); the entity tags reach it as plain text.
     """
@@ -74,6 +75,7 @@ class RelationModelConfig:
     dropout_lstm: float = 0.3
     dropout_attention: float = 0.5
     entity_markers: bool = False
+    typed_markers: bool = False  # the tags name the entities' types: <e1:Peop> (SpERT data; an extraction tagger's)
     negative_weight: float = 1.0  # weight of data.negative_label's examples in the loss (most entity pairs have none)
     transformer: TransformerConfig | None = None
 
@@ -85,6 +87,8 @@ class RelationModelConfig:
                               f"got {self.latent_types}")
         for key in ("dropout_embedding", "dropout_lstm", "dropout_attention"):
             dropout_rate(f"model.{key}", getattr(self, key))
+        if self.typed_markers and not self.entity_markers:
+            raise ConfigError("model.typed_markers: typed tags are entity markers; set model.entity_markers: true too")
         if not 0.0 < self.negative_weight <= 1.0:
             raise ConfigError(f"model.negative_weight: expected a weight in (0, 1] for the negative label's examples, "
                               f"got {self.negative_weight}")

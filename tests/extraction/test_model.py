@@ -167,3 +167,12 @@ def test_seqlab_serve_answers_tag_with_the_documents_the_api_gives(run: Path) ->
     finally:
         server.shutdown()
     assert status == 200 and body["documents"] == [d.to_dict() for d in model.tag_many(TEXTS[:2])]
+
+
+def test_pairs_carry_the_types_the_tagger_predicts(run: Path) -> None:
+    from seqlab.extraction.model import pair_examples
+
+    sentence = seqlab.load(run, "cpu").tagger.tag("John lives in Paris .").sentences[0]
+    pairs = pair_examples(sentence)
+    assert pairs and all(example.types == (sentence.spans[h].label, sentence.spans[t].label)
+                         for h, t, example in pairs)

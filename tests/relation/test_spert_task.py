@@ -57,3 +57,22 @@ def test_a_negative_weight_needs_the_negative_label(config_path: Path) -> None:
         seqlab.read_config(config_path, ["data.negative_label=null", "model.negative_weight=0.5"])
     with pytest.raises(ConfigError, match=r"model.negative_weight: expected a weight in \(0, 1\]"):
         seqlab.read_config(config_path, ["model.negative_weight=0"])
+
+
+def test_typed_markers_name_the_entities_types_and_enter_the_vocabulary(config_path: Path, tmp_path: Path) -> None:
+    config = seqlab.read_config(config_path, ["model.typed_markers=true"])
+    first = read_splits(config)["train"][0]
+    assert first.tokens[:3] == ("<e1:Peop>", "John", "</e1:Peop>") and "<e2:Loc>" in first.tokens
+    assert first.tokens[first.e1[0]] == "John" and first.types == ("Peop", "Loc")
+    trainer = relation_trainer(config, tmp_path / "typed", progress=False)
+    assert {"<e1:Peop>", "</e2:Loc>"} <= set(trainer.task.vocabs["words"].itos)
+
+
+def test_typed_markers_need_markers_and_typed_data(config_path: Path) -> None:
+    from seqlab.core.errors import SeqlabError
+    from seqlab.data.semeval import RelationExample, with_markers
+
+    with pytest.raises(ConfigError, match=r"model.typed_markers: typed tags are entity markers"):
+        seqlab.read_config(config_path, ["model.typed_markers=true", "model.entity_markers=false"])
+    with pytest.raises(SeqlabError, match=r"example 7: typed entity markers need the entities' types"):
+        with_markers(RelationExample("7", ("a", "b"), (0, 0), (1, 1)), typed=True)

@@ -234,7 +234,7 @@ class EntityPair:
         :data:`NO_RELATION` for no relation."""
         head, tail = (self.sentence.entities[k] for k in (self.head, self.tail))
         return RelationExample(self.ident, self.sentence.tokens, (head.start, head.end - 1), (tail.start, tail.end - 1),
-                               self.label if self.label is not None else NO_RELATION)
+                               self.label if self.label is not None else NO_RELATION, types=(head.type, tail.type))
 
 
 def entity_pairs(sentence: SpertSentence) -> list[EntityPair]:
