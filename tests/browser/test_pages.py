@@ -78,17 +78,21 @@ def test_the_demo_page_tags_what_a_person_types(browser, ner_model, tmp_path):
     assert url + "/tag" in browser.requests
 
 
-def test_the_demo_page_of_a_relation_model_names_the_relation(browser, relation_run, tmp_path):
-    model = seqlab.load(relation_run, "cpu")
-    sentence = "The <e1>smoke</e1> was caused by a <e2>fire</e2>."
+def _answer(browser, model, text: str, *scripts: str) -> list:
+    """Type ``text`` into the demo page of ``model`` served here, and what each of ``scripts`` then reads off it."""
     server, url = _serve(model)
     try:
         browser.open(url + "/")
-        browser.ask_demo(sentence)
-        marks = browser.evaluate(MARKS)
-        name = browser.evaluate("document.querySelector('#out .name').textContent")
+        browser.ask_demo(text)
+        return [browser.evaluate(script) for script in scripts]
     finally:
         server.shutdown()
+
+
+def test_the_demo_page_of_a_relation_model_names_the_relation(browser, relation_run, tmp_path):
+    model = seqlab.load(relation_run, "cpu")
+    sentence = "The <e1>smoke</e1> was caused by a <e2>fire</e2>."
+    marks, name = _answer(browser, model, sentence, MARKS, "document.querySelector('#out .name').textContent")
     assert marks == [["e1", "smoke"], ["e2", "fire"]]
     assert name == model.classify(sentence).label
 
@@ -96,15 +100,9 @@ def test_the_demo_page_of_a_relation_model_names_the_relation(browser, relation_
 def test_the_demo_page_of_an_extraction_model_lists_the_relations_between_the_spans(browser, extraction_model_run):
     model = seqlab.load(extraction_model_run, "cpu")
     text = "John lives in Paris . IBM is based in Rome ."
-    server, url = _serve(model)
-    try:
-        browser.open(url + "/")
-        browser.ask_demo(text)
-        relations = browser.evaluate("Array.from(document.querySelectorAll('#out li.rel'), li => "
-                                     "Array.from(li.querySelectorAll('mark'), m => m.firstChild.textContent)"
-                                     ".concat([li.querySelector('.name').textContent]))")
-    finally:
-        server.shutdown()
+    relations, = _answer(browser, model, text, "Array.from(document.querySelectorAll('#out li.rel'), li => "
+                         "Array.from(li.querySelectorAll('mark'), m => m.firstChild.textContent)"
+                         ".concat([li.querySelector('.name').textContent]))")
     doc = model.tag(text)
     assert doc.relations and relations == [[doc.spans[r.head].text, doc.spans[r.tail].text, f"→ {r.label} →"]
                                            for r in doc.relations]
