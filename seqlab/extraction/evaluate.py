@@ -19,6 +19,7 @@ class Extractor(Protocol):
 
     relations: Any
     negative: str
+    decision: Any  # seqlab.extraction.threshold.Decision: how a classified pair becomes a relation
 
     def tag_tokens(self, tokens: Sequence[Sequence[str]], **options: Any) -> list[Document]: ...
 
@@ -69,7 +70,8 @@ def _given_gold(model: Extractor, i: int, sentence: SpertSentence, batch_size: i
     pairs = entity_pairs(sentence)
     found = model.relations.classify_examples([p.example() for p in pairs], batch_size=batch_size)
     entities = gold_keys(i, sentence)[0]
-    return [(entities[p.head], entities[p.tail], r.label) for p, r in zip(pairs, found) if r.label != model.negative]
+    decided = [(p, model.decision.relation(r)) for p, r in zip(pairs, found)]
+    return [(entities[p.head], entities[p.tail], relation[0]) for p, relation in decided if relation is not None]
 
 
 def evaluate(model: Extractor, path: str | Path, *, batch_size: int = 100) -> ExtractionResult:

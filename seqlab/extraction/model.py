@@ -20,17 +20,11 @@ from seqlab.core.errors import SeqlabError
 from seqlab.core.loaded import DEFAULT_BACKEND, check_kind, model_metadata
 from seqlab.data.semeval import RelationExample
 from seqlab.extraction.config import NER_RUN, RELATION_RUN, ExtractionConfig, load_extraction_config
+from seqlab.extraction.pairs import pair_examples  # noqa: F401  (where callers found it)
+from seqlab.extraction.threshold import Decision, load_decision
 from seqlab.relation.api import RelationModel
 from seqlab.tagging.api import SequenceTagger
-from seqlab.tagging.document import Document, Sentence, SpanRelation
-
-
-def pair_examples(sentence: Sentence, ident: str = "") -> list[tuple[int, int, RelationExample]]:
-    """(head, tail, example) for every ordered pair of distinct spans of ``sentence`` (indices into its spans)."""
-    spans, tokens = sentence.spans, tuple(sentence.tokens)
-    return [(h, t, RelationExample(f"{ident}/{h}/{t}", tokens, (a.token_start, a.token_end - 1),
-                                   (b.token_start, b.token_end - 1), types=(a.label, b.label)))
-            for h, a in enumerate(spans) for t, b in enumerate(spans) if h != t]
+from seqlab.tagging.document import Document, SpanRelation
 
 
 class ExtractionModel:
@@ -40,9 +34,12 @@ class ExtractionModel:
     inputs = ("texts", "tokens")  # what :meth:`predict` takes: raw text, or pre-tokenised sentences
 
     def __init__(self, config: ExtractionConfig, tagger: SequenceTagger, relations: RelationModel, *,
-                 backend: str = DEFAULT_BACKEND) -> None:
+                 backend: str = DEFAULT_BACKEND, decision: Decision | None = None) -> None:
+        """``decision``: how a classified pair becomes a relation (:mod:`seqlab.extraction.threshold`; the
+        run's fitted threshold, read by :meth:`load`; None: the classifier's argmax)."""
         self.config, self.tagger, self.relations, self.backend = config, tagger, relations, backend
         self.negative = config.relation.data.negative_label
+        self.decision = decision or Decision(self.negative)
         self.device = tagger.device
 
     @classmethod
@@ -55,7 +52,8 @@ class ExtractionModel:
                                   f"{name}/ is missing (was its training finished?)")
         config = load_extraction_config(run_dir / "config.yaml")
         return cls(config, SequenceTagger.load(run_dir / NER_RUN, device),
-                   RelationModel.load(run_dir / RELATION_RUN, device))
+                   RelationModel.load(run_dir / RELATION_RUN, device),
+                   decision=load_decision(run_dir, config.relation.data.negative_label))
 
     @property
     def labels(self) -> list[str]:
@@ -106,8 +104,9 @@ class ExtractionModel:
         results = self.relations.classify_examples([p[3] for p in placed], batch_size=batch_size) if placed else []
         found: list[list[SpanRelation]] = [[] for _ in docs]
         for (d, h, t, _), r in zip(placed, results):
-            if r.label != self.negative:
-                found[d].append(SpanRelation(h, t, r.label, r.confidence))
+            relation = self.decision.relation(r)
+            if relation is not None:
+                found[d].append(SpanRelation(h, t, *relation))
         return [dataclasses.replace(doc, relations=relations) for doc, relations in zip(docs, found)]
 
     def evaluate(self, path: str | Path, *, batch_size: int = 100) -> Any:

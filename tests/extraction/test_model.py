@@ -36,7 +36,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_one_run_holds_both_halves_and_loads_as_one_model(run: Path) -> None:
     assert (run / "ner" / "model.pt").is_file() and (run / "relation" / "model.pt").is_file()
-    assert set(json.loads((run / "metrics.json").read_text())) == {"ner", "relation"}
+    assert set(json.loads((run / "metrics.json").read_text())) == {"ner", "relation", "decision"}
     model = seqlab.load(run, "cpu")
     assert isinstance(model, ExtractionModel) and model.task == "extraction"
     assert "Peop" in model.labels and "Live_In" in model.labels and "no_relation" not in model.labels
@@ -176,3 +176,21 @@ def test_pairs_carry_the_types_the_tagger_predicts(run: Path) -> None:
     pairs = pair_examples(sentence)
     assert pairs and all(example.types == (sentence.spans[h].label, sentence.spans[t].label)
                          for h, t, example in pairs)
+
+
+def test_training_fits_a_relation_threshold_on_dev_that_loading_applies(run: Path, tmp_path: Path) -> None:
+    from seqlab.extraction.threshold import DECISION, GRID, Decision, load_decision
+
+    record = json.loads((run / DECISION).read_text())
+    assert record["threshold"] in (*GRID, None) and record["dev_macro_f1"] >= record["dev_macro_f1_argmax"]
+    assert record["dev_macro_f1"] == max(record["grid"].values()) or record["threshold"] is None
+    model = seqlab.load(run, "cpu")
+    assert model.decision == Decision("no_relation", record["threshold"])
+    none = Relation("x", "no_relation", 0.5, "a", "b", {"no_relation": 0.5, "Live_In": 0.3, "Work_For": 0.2})
+    assert Decision("no_relation").relation(none) is None
+    assert Decision("no_relation", 0.25).relation(none) == ("Live_In", 0.3)
+    assert Decision("no_relation", 0.35).relation(none) is None
+    (tmp_path / DECISION).write_text('{"threshold": 1.5}')
+    with pytest.raises(SeqlabError, match=r"decision.json: threshold must be a number in \(0, 1\), got 1.5"):
+        load_decision(tmp_path, "no_relation")
+    assert load_decision(tmp_path / "none", "no_relation") == Decision("no_relation")
