@@ -93,6 +93,12 @@ def check_run(run_dir: Path) -> None:
     from seqlab.apps.tasks import read_config
 
     if not (run_dir / rundir.WEIGHTS).is_file():
+        from seqlab.extraction.config import NER_RUN, RELATION_RUN
+
+        if all((run_dir / half / rundir.WEIGHTS).is_file() for half in (NER_RUN, RELATION_RUN)):
+            raise SeqlabError(f"{run_dir}: an extraction run (a tagger in ner/ and a relation classifier in "
+                              f"relation/) is not packaged as one file yet; load, tag, eval or serve the run "
+                              f"directory itself, or package either half")
         raise SeqlabError(f"{run_dir}: no {rundir.WEIGHTS} (is it a finished seqlab run directory?)")
     read_config(run_dir / rundir.CONFIG)
     load_vocabs(run_dir / rundir.VOCABS)

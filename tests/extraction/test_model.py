@@ -194,3 +194,11 @@ def test_training_fits_a_relation_threshold_on_dev_that_loading_applies(run: Pat
     with pytest.raises(SeqlabError, match=r"decision.json: threshold must be a number in \(0, 1\), got 1.5"):
         load_decision(tmp_path, "no_relation")
     assert load_decision(tmp_path / "none", "no_relation") == Decision("no_relation")
+
+
+def test_packaging_an_extraction_run_says_what_to_do_instead(run: Path, tmp_path: Path) -> None:
+    from seqlab.apps.package import check_run
+
+    with pytest.raises(SeqlabError, match=r"an extraction run .* is not packaged as one file yet; load, tag, eval or "
+                                          r"serve the run directory itself, or package either half"):
+        check_run(run)
