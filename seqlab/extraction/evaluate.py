@@ -65,13 +65,15 @@ def gold_keys(i: int, sentence: SpertSentence) -> tuple[list[EntityKey], list[Re
     return entities, [(entities[r.head], entities[r.tail], r.type) for r in sentence.relations]
 
 
-def _given_gold(model: Extractor, i: int, sentence: SpertSentence, batch_size: int) -> list[RelationKey]:
-    """The relations the classifier finds between the gold entities of sentence ``i``."""
-    pairs = entity_pairs(sentence)
-    found = model.relations.classify_examples([p.example() for p in pairs], batch_size=batch_size)
-    entities = gold_keys(i, sentence)[0]
-    decided = [(p, model.decision.relation(r)) for p, r in zip(pairs, found)]
-    return [(entities[p.head], entities[p.tail], relation[0]) for p, relation in decided if relation is not None]
+def _given_gold(model: Extractor, sentences: Sequence[SpertSentence], batch_size: int) -> list[RelationKey]:
+    """The relations the classifier finds between the gold entities of every sentence, all pairs classified
+    together."""
+    placed = [(entities, pair) for i, s in enumerate(sentences) for entities in (gold_keys(i, s)[0],)
+              for pair in entity_pairs(s)]
+    found = model.relations.classify_examples([pair.example() for _, pair in placed], batch_size=batch_size * 2)
+    decided = [(entities, pair, model.decision.relation(r)) for (entities, pair), r in zip(placed, found)]
+    return [(entities[p.head], entities[p.tail], relation[0]) for entities, p, relation in decided
+            if relation is not None]
 
 
 def evaluate(model: Extractor, path: str | Path, *, batch_size: int = 100) -> ExtractionResult:
@@ -80,7 +82,7 @@ def evaluate(model: Extractor, path: str | Path, *, batch_size: int = 100) -> Ex
     sentences = read_spert(located(path))
     docs = model.tag_tokens([list(s.tokens) for s in sentences], batch_size=batch_size)
     gold = [gold_keys(i, s) for i, s in enumerate(sentences)]
-    given = [key for i, s in enumerate(sentences) for key in _given_gold(model, i, s, batch_size)]
+    given = _given_gold(model, sentences, batch_size)
     return ExtractionResult(
         score_kind((k for g in gold for k in g[0]), (k for i, d in enumerate(docs) for k in _entities(i, d))),
         score_kind((k for g in gold for k in g[1]), (k for i, d in enumerate(docs) for k in _relations(i, d))),

@@ -187,7 +187,10 @@ def read_spert(path: str | os.PathLike[str], *, encoding: str = DEFAULT_ENCODING
     path = require_file(path)
     types = types_beside(path)
     listed = json_list(path, encoding, expected="a JSON list of sentences (SpERT's format)", item="sentence")
-    return [parse_sentence(value, k, str(path), types, line) for k, (line, value) in enumerate(listed)]
+    sentences = [parse_sentence(value, k, str(path), types, line) for k, (line, value) in enumerate(listed)]
+    if not sentences:
+        raise SeqlabError(f"{path}: no sentences (an empty JSON list); expected SpERT's sentences")
+    return sentences
 
 
 def iob2_tags(sentence: SpertSentence) -> tuple[str, ...]:

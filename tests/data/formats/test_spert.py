@@ -126,3 +126,10 @@ def test_conll04_as_shipped(shared_data: Path) -> None:
     assert sizes == {"train": 922, "dev": 231, "test": 288}
     labels = [e.label for e in read_spert_pairs(folder / "conll04_train.json")]
     assert len(labels) == 11998 and len(labels) - labels.count(NO_RELATION) == 1283
+
+
+def test_an_empty_list_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    path.write_text("[]", encoding="utf-8")
+    with pytest.raises(SeqlabError, match=r"x.json: no sentences \(an empty JSON list\)"):
+        read_spert(path)
