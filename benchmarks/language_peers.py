@@ -16,7 +16,8 @@
 
 Each side runs as its own process with OMP_NUM_THREADS=1; CPU seconds (user + system) and peak RSS come from
 ``os.wait4``, start-up and loading included. Rounds alternate which side runs first; ``cpu_ratio`` is the peer's CPU
-seconds over seqlab's (min / median / max over rounds). A pipeline that does not load is reported with the reason.
+seconds over seqlab's (min / median / max over rounds) on the test set; beside it, in-process CPU is a run over the
+test set ``--repeat`` times over less a run over its first sentence (start-up, imports and loading), same round. A pipeline that does not load is reported with the reason.
 """
 from __future__ import annotations
 
@@ -105,34 +106,42 @@ def spread(values: list[float]) -> dict[str, float]:
     return {"min": round(min(values), 3), "median": round(statistics.median(values), 3), "max": round(max(values), 3)}
 
 
-def es_ner(model: str, rounds: int, tmp: Path) -> dict[str, Any]:
+def es_ner(model: str, rounds: int, tmp: Path, repeat: int) -> dict[str, Any]:
     from seqlab.data.metrics import score_prediction_file
 
-    gold = str(data_root() / SPANISH["test"])
-    sides = {"seqlab": lambda out: timed([sys.executable, "-m", "seqlab", "eval", model, gold, "--output", out,
-                                          "--threads", "1"])}
+    gold = data_root() / SPANISH["test"]
+    blocks = [b for b in gold.read_text(encoding="utf-8").split("\n\n") if b.strip()]
+    inputs = {"test": gold, "one": tmp / "one.conll", "repeated": tmp / "repeated.conll"}
+    first = next(b for b in blocks if not b.lstrip().startswith("-DOCSTART-"))
+    inputs["one"].write_text(first + "\n\n", encoding="utf-8")
+    inputs["repeated"].write_text("\n\n".join(blocks * repeat) + "\n\n", encoding="utf-8")
+    sides = {"seqlab": lambda source, out: timed([sys.executable, "-m", "seqlab", "eval", model, str(source),
+                                                  "--output", out, "--threads", "1"])}
     for name in SPANISH["pipelines"]:
-        sides[name] = lambda out, name=name: timed([sys.executable, "-m", "benchmarks.language_peers",
-                                                    "--spacy-ner", name, gold, out])
-    return run_rounds(sides, rounds, tmp, lambda out: {"f1": round(score_prediction_file(out).f1, 2)})
+        sides[name] = lambda source, out, name=name: timed([sys.executable, "-m", "benchmarks.language_peers",
+                                                            "--spacy-ner", name, str(source), out])
+    return run_rounds(sides, inputs, rounds, tmp, lambda out: {"f1": round(score_prediction_file(out).f1, 2)})
 
 
-def fr_upos(model: str, rounds: int, tmp: Path) -> dict[str, Any]:
+def fr_upos(model: str, rounds: int, tmp: Path, repeat: int) -> dict[str, Any]:
     from benchmarks.ud_raw_text import raw_text_lines, score_conllu, with_heads
 
     gold = data_root() / FRENCH["test"]
-    text = tmp / "sequoia_test.txt"
-    text.write_text("".join(line + "\n" for line in raw_text_lines(gold)), encoding="utf-8")
+    lines = [line + "\n" for line in raw_text_lines(gold)]
+    inputs = {"test": tmp / "sequoia_test.txt", "one": tmp / "one.txt", "repeated": tmp / "repeated.txt"}
+    inputs["test"].write_text("".join(lines), encoding="utf-8")
+    inputs["one"].write_text(lines[0], encoding="utf-8")
+    inputs["repeated"].write_text("".join(lines * repeat), encoding="utf-8")
 
-    def seqlab_side(out: str) -> dict[str, Any]:
+    def seqlab_side(source: Path, out: str) -> dict[str, Any]:
         with open(out, "wb") as handle:
-            return timed([sys.executable, "-m", "seqlab", "tag", model, str(text), "--format", "conllu",
+            return timed([sys.executable, "-m", "seqlab", "tag", model, str(source), "--format", "conllu",
                           "--threads", "1"], stdout=handle)
 
     sides = {"seqlab": seqlab_side}
     for name in FRENCH["pipelines"]:
-        sides[name] = lambda out, name=name: timed([sys.executable, "-m", "benchmarks.language_peers",
-                                                    "--spacy-upos", name, str(text), out])
+        sides[name] = lambda source, out, name=name: timed([sys.executable, "-m", "benchmarks.language_peers",
+                                                            "--spacy-upos", name, str(source), out])
     def measure(out: str) -> dict[str, float]:
         """The official scores of a side's CoNLL-U, HEAD filled in where it is ``_`` (the script parses trees)."""
         blocks = Path(out).read_text(encoding="utf-8").strip().split("\n\n")
@@ -140,26 +149,41 @@ def fr_upos(model: str, rounds: int, tmp: Path) -> dict[str, Any]:
         scored.write_text("".join(with_heads(block + "\n") + "\n" for block in blocks if block), encoding="utf-8")
         return score_conllu(gold, scored)
 
-    return run_rounds(sides, rounds, tmp, measure)
+    return run_rounds(sides, inputs, rounds, tmp, measure)
 
 
-def run_rounds(sides: dict[str, Any], rounds: int, tmp: Path, measure: Any) -> dict[str, Any]:
-    """Run every side ``rounds`` times, alternating the order; accuracy from the first round's output."""
+def run_rounds(sides: dict[str, Any], inputs: dict[str, Path], rounds: int, tmp: Path,
+               measure: Any) -> dict[str, Any]:
+    """Run every side ``rounds`` times on each input (``test``: the test set, scored from the first round;
+    ``one``: its first sentence, which is start-up and loading; ``repeated``: the test set several times over),
+    alternating the order of the sides. ``cpu_ratio_to_seqlab`` compares whole processes on the test set;
+    ``in_process_cpu_ratio_to_seqlab`` compares CPU on the repeated text less CPU on one sentence, same round."""
     skipped = {name: why for name in sides if name != "seqlab" and (why := loads(name))}
     active = [name for name in sides if name not in skipped]
-    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in active}
+    runs: dict[str, dict[str, list[dict[str, Any]]]] = {name: {kind: [] for kind in inputs} for name in active}
     accuracy: dict[str, Any] = {}
     for r in range(rounds):
         order = active if r % 2 == 0 else active[::-1]
-        for name in order:
-            out = str(tmp / f"{name}.{r}.out")
-            runs[name].append(sides[name](out))
-            if name not in accuracy:
-                accuracy[name] = measure(out)
+        for kind, source in inputs.items():
+            for name in order:
+                out = str(tmp / f"{name}.{kind}.{r}.out")
+                runs[name][kind].append(sides[name](source, out))
+                if kind == "test" and name not in accuracy:
+                    accuracy[name] = measure(out)
     result: dict[str, Any] = {"skipped": skipped, "accuracy": accuracy, "runs": runs}
-    base = [run["cpu_s"] for run in runs["seqlab"]]
-    result["cpu_ratio_to_seqlab"] = {name: spread([p["cpu_s"] / b for p, b in zip(runs[name], base)])
-                                     for name in active if name != "seqlab"}
+
+    def cpu(name: str, kind: str) -> list[float]:
+        return [run["cpu_s"] for run in runs[name][kind]]
+
+    def in_process(name: str) -> list[float]:
+        return [big - one for big, one in zip(cpu(name, "repeated"), cpu(name, "one"))]
+
+    result["in_process_cpu_s"] = {name: spread(in_process(name)) for name in active}
+    peers = [name for name in active if name != "seqlab"]
+    result["cpu_ratio_to_seqlab"] = {name: spread([p / b for p, b in zip(cpu(name, "test"), cpu("seqlab", "test"))])
+                                     for name in peers}
+    result["in_process_cpu_ratio_to_seqlab"] = {
+        name: spread([p / b for p, b in zip(in_process(name), in_process("seqlab"))]) for name in peers}
     return result
 
 
@@ -171,12 +195,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("task", choices=("es_ner", "fr_upos"))
     parser.add_argument("--model", required=True, help="a seqlab run directory or model file")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=10,
+                        help="the test set this many times over, for the in-process figures (default 10)")
     parser.add_argument("--out", help="also write the JSON here")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="language-peers-") as tmp:
-        body = (es_ner if args.task == "es_ner" else fr_upos)(args.model, args.rounds, Path(tmp))
+        body = (es_ner if args.task == "es_ner" else fr_upos)(args.model, args.rounds, Path(tmp), args.repeat)
     result = {"benchmark": "language_peers", "task": args.task, "model": args.model, "rounds": args.rounds,
-              "threads": 1, "load_average": os.getloadavg(), **body}
+              "repeat": args.repeat, "threads": 1, "load_average": os.getloadavg(), **body}
     text = json.dumps(result, indent=2)
     print(text)
     if args.out:

@@ -22,7 +22,7 @@ from seqlab.core import runfiles
 from seqlab.core.atomic import atomic_open
 from seqlab.core.errors import SeqlabError
 from seqlab.data.conllu import read_conllu
-from seqlab.text.mwt import MultiwordTable, learn_multiwords
+from seqlab.text.mwt import MultiwordTable, StaleTable, learn_multiwords
 from seqlab.text.tokenizers import ENGLISH, Span, word_spans
 
 log = logging.getLogger("seqlab")
@@ -73,6 +73,8 @@ class Adaptations:
                        {k: list(v) for k, v in data["splits"].items()},
                        list(data["prefixes"]), list(data["suffixes"]),
                        MultiwordTable.from_json(data["multiwords"]))
+        except StaleTable:
+            raise
         except (KeyError, TypeError, AttributeError, ValueError) as err:
             raise SeqlabError(f"{where}: not a seqlab text adaptations file ({type(err).__name__}: {err})") from None
 
@@ -136,13 +138,13 @@ def _affixes(split_pieces: list[tuple[str, list[str]]], tokens: Counter, first: 
     digit (French ``l'``, ``-t-il``), so that no word is cut inside."""
     cut = Counter((p[0] if first else p[-1]).lower() for _, p in split_pieces)
     cut = Counter({a: n for a, n in cut.items() if not (a[-1] if first else a[0]).isalnum()})
-    whole = Counter()
+    having = Counter()  # base tokens that begin (end) with the affix, cut or not
     for token, n in tokens.items():
         low = token.lower()
         for affix in cut:
             if len(low) > len(affix) and (low.startswith(affix) if first else low.endswith(affix)):
-                whole[affix] += n
-    return sorted(a for a, n in cut.items() if n >= MIN_AFFIX and n >= whole[a] and a.strip())
+                having[affix] += n
+    return sorted(a for a, n in cut.items() if n >= MIN_AFFIX and n >= having[a] - n and a.strip())
 
 
 def learn(path: str | Path, language: str) -> Adaptations:
@@ -173,7 +175,8 @@ def save(adaptations: Adaptations, run_dir: str | Path) -> Path:
 
 
 def load(run_dir: str | Path) -> Adaptations | None:
-    """The adaptations stored in ``run_dir``, or None where it has none."""
+    """The adaptations stored in ``run_dir``, or None where it has none or has them in an older form (to be learned
+    again: :func:`for_run`)."""
     path = Path(run_dir) / FILE
     if not path.is_file():
         return None
@@ -181,7 +184,11 @@ def load(run_dir: str | Path) -> Adaptations | None:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as err:
         raise SeqlabError(f"{path}: not valid JSON ({err})") from None
-    return Adaptations.from_json(data, str(path))
+    try:
+        return Adaptations.from_json(data, str(path))
+    except StaleTable as err:
+        log.info("%s: %s", path, err)
+        return None
 
 
 def from_data(data) -> Adaptations | None:
@@ -209,5 +216,10 @@ def for_run(run_dir: str | Path, data) -> Adaptations | None:
     stored = load(run_dir)
     if stored is not None or data.language == ENGLISH:
         return stored
-    log.info("%s: no %s; learning the raw-text tokenization from %s", run_dir, FILE, data.train)
-    return from_data(data)
+    log.info("%s: no current %s; learning the raw-text tokenization from %s", run_dir, FILE, data.train)
+    learned = from_data(data)
+    if learned is None:
+        log.warning("%s: the training file %s is not here to learn the raw-text tokenization from; raw text is "
+                    "tokenized by the %r base tokenizer alone, without multiword tokens", run_dir, data.train,
+                    data.language)
+    return learned

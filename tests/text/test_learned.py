@@ -1,6 +1,7 @@
 """Adaptations learned from a treebank: merges, splits, multiword tokens, stored and applied."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,30 @@ def test_a_damaged_file_is_a_one_line_error(tmp_path: Path) -> None:
 ])
 def test_words_take_the_surface_case(surface: str, words: list[str], expected: list[str]) -> None:
     assert with_case(surface, words) == expected
+
+
+def test_a_piece_cut_off_more_often_than_not_becomes_a_suffix_rule(tmp_path: Path) -> None:
+    # the treebank cuts the final hyphen off "part-" and "vient-" but keeps "dit-" whole: two cuts of three
+    rows = lambda verb, cut: (  # noqa: E731
+        [_row(1, "Il"), _row(2, verb, misc="SpaceAfter=No"), _row(3, "-"), _row(4, "vite", misc="SpaceAfter=No"),
+         _row(5, ".")] if cut else
+        [_row(1, "Il"), _row(2, verb + "-"), _row(3, "vite", misc="SpaceAfter=No"), _row(4, ".")])
+    path = tmp_path / "train.conllu"
+    path.write_text("".join(_sentence(f"Il {verb}- vite.", rows(verb, cut))
+                            for verb, cut in (("part", True), ("vient", True), ("dit", False))), encoding="utf-8")
+    learned = learn(path, "fr")
+    assert "-" in learned.suffixes
+    (sentence,) = TextPipeline("fr", learned).sentences("Il court- vite.")
+    assert sentence.words[:3] == ["Il", "court", "-"]
+
+
+def test_a_table_stored_before_the_regression_is_learned_again(train: Path, tmp_path: Path) -> None:
+    learned = learn(train, "fr")
+    save(learned, tmp_path)
+    path = tmp_path / FILE
+    data = json.loads(path.read_text(encoding="utf-8"))
+    for entry in data["multiwords"].values():  # the naive Bayes form: counts of neighbours, no weights
+        entry.pop("weights")
+        entry["context"] = {}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert load(tmp_path) is None  # so for_run learns it again from the training file
