@@ -2,7 +2,7 @@
 
     python -m benchmarks.tag_memory [--model en-ner-conll03] [--format jsonl] [--threads 1] [--lines 20000]
                                     [--rounds 3] [--cases one_line wikipedia] [--against ENV=VALUE ...]
-                                    [--compare-tree OLD_CHECKOUT]
+                                    [--compare-tree OLD_CHECKOUT] [--versus OTHER_MODEL]
 
 Inputs, built in a scratch folder from the shared data (``$SEQLAB_DATA`` or ../shared/data):
 
@@ -19,7 +19,9 @@ case also runs with those environment variables set (``ONEDNN_PRIMITIVE_CACHE_CA
 cache, which ``seqlab tag`` turns off), in alternating order, and ``ratio`` gives the min / median / max over
 rounds of its peak RSS and CPU time over the plain run's. ``--compare-tree`` makes the other side the same
 command run from another checkout (``git worktree add /tmp/old HEAD~1``: the code before a change), alternating
-likewise. On a shared machine CPU time is the steadier figure.
+likewise; ``--versus`` makes it the same command with another model (a distilled student against the installed
+model), alternating likewise, with the share of tokens whose labels agree. On a shared machine CPU time is the
+steadier figure.
 """
 from __future__ import annotations
 
@@ -140,10 +142,21 @@ def summary(rounds: list[dict[str, float]]) -> dict[str, dict[str, float]]:
     return {key: spread([r[key] for r in rounds]) for key in ("peak_rss_mb", "wall_s", "cpu_s")}
 
 
-def tag_command(args: argparse.Namespace, path: Path) -> list[str]:
-    """The timed ``seqlab tag`` command line for the input ``path``."""
-    return [sys.executable, "-m", "seqlab", "tag", args.model, str(path), "--format", args.format, "--threads",
+def tag_command(args: argparse.Namespace, path: Path, model: str) -> list[str]:
+    """The timed ``seqlab tag`` command line of ``model`` for the input ``path``."""
+    return [sys.executable, "-m", "seqlab", "tag", model, str(path), "--format", args.format, "--threads",
             str(args.threads)]
+
+
+def label_agreement(one: Path, other: Path) -> float:
+    """The share of tokens two jsonl outputs of the same text label alike."""
+    def labels(path: Path) -> list[str]:
+        with open(path, encoding="utf-8") as handle:
+            return [label for line in handle if line.strip() for label in json.loads(line)["labels"]]
+    a, b = labels(one), labels(other)
+    if len(a) != len(b):
+        return float("nan")
+    return round(sum(x == y for x, y in zip(a, b)) / max(1, len(a)), 5)
 
 
 def main() -> None:
@@ -159,6 +172,7 @@ def main() -> None:
     p.add_argument("--against", nargs="+", metavar="ENV=VALUE", default=[],
                    help="also run each case with these environment variables, alternating with the plain run")
     p.add_argument("--compare-tree", type=Path, help="also run each case from this checkout, alternating")
+    p.add_argument("--versus", metavar="MODEL", help="also run each case with this model, alternating")
     args = p.parse_args()
     if any("=" not in item for item in args.against):
         p.error("--against takes ENV=VALUE items")
@@ -168,24 +182,25 @@ def main() -> None:
     env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
     env.pop("PYTHONPATH", None)  # each side imports the seqlab of its own folder
     other = {**env, **dict(item.split("=", 1) for item in args.against)}
-    sides = {"plain": (env, ROOT)}
-    if args.against or args.compare_tree is not None:
-        sides["against"] = (other, (args.compare_tree or ROOT).resolve())
+    sides = {"plain": (env, ROOT, args.model)}
+    if args.against or args.compare_tree is not None or args.versus:
+        sides["against"] = (other, (args.compare_tree or ROOT).resolve(), args.versus or args.model)
     floor: list[dict[str, float]] = []
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         inputs = build_inputs(args.cases, folder, args.lines, args.bytes)
         measured = {case: {side: [] for side in sides} for case in args.cases}
-        for side_env, cwd in sides.values():  # unpacks the model into each side's cache
-            run(tag_command(args, inputs[args.cases[0]]), folder / "warm.out", side_env, cwd)
+        for side_env, cwd, model in sides.values():  # unpacks the model into each side's cache
+            run(tag_command(args, inputs[args.cases[0]], model), folder / "warm.out", side_env, cwd)
         for number in range(args.rounds):
             floor.append(run([sys.executable, "-c", "import torch"], folder / "floor.out", env))
             for case, path in inputs.items():
                 order = list(sides) if number % 2 == 0 else list(reversed(sides))
                 for side in order:
-                    measured[case][side].append(run(tag_command(args, path), folder / f"{case}.{side}.out",
-                                                    *sides[side]))
+                    side_env, cwd, model = sides[side]
+                    measured[case][side].append(run(tag_command(args, path, model), folder / f"{case}.{side}.out",
+                                                    side_env, cwd))
             print(f"tag_memory: round {number + 1} of {args.rounds} done", file=sys.stderr)
         for case, path in inputs.items():
             tokens = count_tokens(folder / f"{case}.plain.out", args.format)
@@ -195,6 +210,9 @@ def main() -> None:
             if "against" in sides:
                 entry["same_labels"] = same_labels(folder / f"{case}.plain.out", folder / f"{case}.against.out",
                                                    args.format)
+                if args.versus and args.format == "jsonl":
+                    entry["token_label_agreement"] = label_agreement(folder / f"{case}.plain.out",
+                                                                     folder / f"{case}.against.out")
                 pairs = list(zip(measured[case]["plain"], measured[case]["against"]))
                 entry["against"] = {**summary(measured[case]["against"]), "rounds": measured[case]["against"]}
                 entry["ratio_against_over_plain"] = {
@@ -202,6 +220,7 @@ def main() -> None:
             results[case] = entry
     print(json.dumps({"model": args.model, "format": args.format, "threads": args.threads,
                       "against": args.against, "compare_tree": str(args.compare_tree or ""),
+                      "versus": args.versus or "",
                       "floor_import_torch": summary(floor), **results}, indent=2))
 
 

@@ -114,3 +114,18 @@ def test_worker_processes_and_gzipped_text_give_the_same_corpus(teacher, text, l
     assert label(teacher, text, tmp_path / "workers", "--workers", "2") == 0
     assert shards(tmp_path / "workers") == shards(labelled)
     assert json.loads((tmp_path / "workers" / SUMMARY).read_text())["this_run"]["workers"] == 2
+
+
+def test_a_token_label_teacher_labels_text_and_a_student_trains_on_it(text, tmp_path):
+    """The same machinery for POS: a UPOS teacher's corpus is in the token scheme, and a UPOS student takes it."""
+    pos_teacher = tiny_run(tmp_path / "pos_teacher", "pos", ("train.threads=1", "train.epochs=1"))
+    corpus = tmp_path / "pos_corpus"
+    assert label(pos_teacher, text, corpus) == 0
+    progress = json.loads((corpus / PROGRESS).read_text(encoding="utf-8"))
+    assert progress["scheme"] == "token"
+    records = list(corpus_records(corpus))
+    assert records and all(len(r["labels"]) == len(r["tokens"]) == len(r["marginals"]) for r in records)
+    student = tiny_run(tmp_path / "pos_student", "pos", (
+        "train.threads=1", "train.epochs=1", f"train.teacher={{corpus: {corpus}, threshold: 0.0, mix: 1.0}}"))
+    metrics = json.loads((student / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["teacher"]["sentences"] == len(records)
