@@ -34,8 +34,8 @@ MAX_MERGE = 6
 #: The fewest times a prefix or suffix must be split off in training to become a rule.
 MIN_AFFIX = 2
 _DIGIT = re.compile(r"[0-9]")
-_DIGITS = re.compile(r"[0-9]+")
-_LETTERS = re.compile(r"[^\W\d_]+")
+_LETTER = re.compile(r"[^\W\d_]")
+_RUNS = re.compile(r"a+|0+")
 
 
 def shape(text: str) -> str:
@@ -46,7 +46,17 @@ def shape(text: str) -> str:
 def pattern(text: str) -> str:
     """``text`` with each run of letters read as ``a`` and of digits as ``0``: the key of a merge that holds for a
     kind of token (``là-bas`` and ``Croix-Rouge`` are ``a-a``)."""
-    return _LETTERS.sub("a", _DIGITS.sub("0", text))
+    return collapse(char_classes(text))
+
+
+def char_classes(text: str) -> str:
+    """``text`` with each letter read as ``a`` and each digit as ``0``, character by character (same length)."""
+    return _LETTER.sub("a", _DIGIT.sub("0", text))
+
+
+def collapse(classes: str) -> str:
+    """:func:`char_classes`' output with each run of ``a`` (``0``) made one: :func:`pattern`."""
+    return _RUNS.sub(lambda m: m.group()[0], classes)
 
 
 @dataclass

@@ -9,7 +9,7 @@ reads them), which is how a :class:`seqlab.tagging.document.Sentence` and the Co
 from __future__ import annotations
 
 from features.tokenize import SentenceTokens, sentence_tokens
-from seqlab.text.learned import MAX_MERGE, Adaptations, pattern, shape
+from seqlab.text.learned import MAX_MERGE, Adaptations, char_classes, collapse, shape
 from seqlab.text.tokenizers import ENGLISH, Span, split_sentences, word_spans
 
 
@@ -66,19 +66,29 @@ def cut(text: str, spans: list[Span], adaptations: Adaptations) -> list[Span]:
     return out
 
 
-def _joins(run: str, n: int, adaptations: Adaptations) -> bool:
-    return adaptations.merges.get(shape(run)) == n or adaptations.patterns.get(pattern(run)) == n
-
-
 def merge(text: str, spans: list[Span], adaptations: Adaptations) -> list[Span]:
     """``spans`` with each run of tokens whose shape or pattern the training data has as one token joined, longest
-    first."""
-    if not adaptations.merges and not adaptations.patterns:
+    first. Shapes and letter/digit classes are per character, so they are computed once for the whole text and a
+    run's are slices of them; a run's pattern is computed only where its first and last characters' classes match
+    a pattern of that length."""
+    merges, patterns = adaptations.merges, adaptations.patterns
+    if not merges and not patterns:
         return spans
+    shaped, classes = shape(text), char_classes(text)
+    sizes = sorted({n for n in (*merges.values(), *patterns.values()) if 1 < n <= MAX_MERGE}, reverse=True)
+    ends = {n: {(key[0], key[-1]) for key, m in patterns.items() if m == n and key} for n in sizes}
     out, k = [], 0
     while k < len(spans):
-        n = next((n for n in range(min(MAX_MERGE, len(spans) - k), 1, -1)
-                  if _joins(text[spans[k][0]:spans[k + n - 1][1]], n, adaptations)), 1)
+        n = 1
+        for size in sizes:
+            if size > len(spans) - k:
+                continue
+            start, end = spans[k][0], spans[k + size - 1][1]
+            if merges.get(shaped[start:end]) == size or (
+                    (classes[start], classes[end - 1]) in ends[size]
+                    and patterns.get(collapse(classes[start:end])) == size):
+                n = size
+                break
         out.append((spans[k][0], spans[k + n - 1][1]))
         k += n
     return out
