@@ -113,3 +113,24 @@ def test_a_table_stored_before_the_regression_is_learned_again(train: Path, tmp_
         entry["context"] = {}
     path.write_text(json.dumps(data), encoding="utf-8")
     assert load(tmp_path) is None  # so for_run learns it again from the training file
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("là-bas", "a-a"), ("Croix-Rouge", "a-a"), ("20 000", "0 0"), ("ab12cd", "a0a"), ("3,5 %", "0,0 %"),
+    ("σε-το", "a-a"), ("", ""),
+])
+def test_a_pattern_reads_runs_of_letters_and_digits_as_one(text: str, expected: str) -> None:
+    from seqlab.text.learned import char_classes, pattern
+
+    assert pattern(text) == expected
+    assert len(char_classes(text)) == len(text)  # per character: a run's classes are a slice of the text's
+
+
+def test_a_merge_by_pattern_joins_runs_of_that_kind_only() -> None:
+    from seqlab.text.learned import Adaptations
+    from seqlab.text.pipeline import merge
+
+    text = "à là - bas et 12 - 15"
+    spans = [(0, 1), (2, 4), (5, 6), (7, 10), (11, 13), (14, 16), (17, 18), (19, 21)]
+    joined = merge(text, spans, Adaptations("fr", patterns={"a - a": 3}))
+    assert [text[s:e] for s, e in joined] == ["à", "là - bas", "et", "12", "-", "15"]
