@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from seqlab.cli._util import add_device_option, input_lines, load_model, model_device, positive_int
+from seqlab.cli._util import add_device_option, add_encoding_option, input_lines, load_model, model_device, positive_int
 from seqlab.core.paths import require_file
 
 
@@ -17,7 +17,9 @@ def classify(args: argparse.Namespace) -> int:
     """``seqlab classify MODEL_DIR [FILE|-]``: label and confidence per marked sentence (``--format jsonl``: the
     relation as :func:`seqlab.core.schema.encode_relation` writes it)."""
     model = load_model(args.model_dir, "relation", "classify", device=model_device(args.device))
-    lines, source = input_lines(args.file)
+    from seqlab.data.encoding import check_encoding
+
+    lines, source = input_lines(args.file, check_encoding(args.encoding))
     if args.format == "html":
         from seqlab.data.relations import parse_input_lines
         from seqlab.render.html import config_language, relations_html
@@ -73,6 +75,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="tsv: id, label, confidence; jsonl: id, label, confidence, e1, e2, probabilities; html: one "
                         "self-contained page, the entities marked and the relation named")
     c.add_argument("--batch-size", type=positive_int, default=200)
+    add_encoding_option(c, "FILE (or standard input)")
     add_device_option(c)
     c.set_defaults(func=classify)
 

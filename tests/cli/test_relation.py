@@ -92,6 +92,15 @@ def test_classify_tsv_and_jsonl(run_dir, monkeypatch):
     assert record["probabilities"][record["label"]] == record["confidence"]
 
 
+def test_classify_reads_another_encoding_when_told_and_names_it_when_not(run_dir, tmp_path):
+    latin = tmp_path / "latin1.txt"
+    latin.write_bytes('1\t"The <e1>caf\u00e9</e1> of <e2>th\u00e9</e2>."\n'.encode("latin-1"))
+    code, out, _ = run_cli(["classify", str(run_dir), str(latin), "--encoding", "latin-1", "--format", "jsonl"])
+    assert code == 0 and json.loads(out)["e1"] == "caf\u00e9"
+    code, _, err = run_cli(["classify", str(run_dir), str(latin)])
+    assert code != 0 and "--encoding" in err and "Traceback" not in err
+
+
 def test_a_packaged_relation_model_records_its_scores_and_classifies_as_its_run(run_dir, tmp_path, monkeypatch):
     import seqlab
     from seqlab.apps.model_file import read_manifest
