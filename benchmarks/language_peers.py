@@ -17,7 +17,8 @@
 Each side runs as its own process with OMP_NUM_THREADS=1; CPU seconds (user + system) and peak RSS come from
 ``os.wait4``, start-up and loading included. Rounds alternate which side runs first; ``cpu_ratio`` is the peer's CPU
 seconds over seqlab's (min / median / max over rounds) on the test set; beside it, in-process CPU is a run over the
-test set ``--repeat`` times over less a run over its first sentence (start-up, imports and loading), same round. A pipeline that does not load is reported with the reason.
+test set ``--repeat`` times over less a run over its first sentence (start-up, imports and loading), same round.
+A pipeline that does not load is reported with the reason.
 """
 from __future__ import annotations
 

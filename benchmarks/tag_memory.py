@@ -221,7 +221,8 @@ def main() -> None:
                     key: spread([b[key] / a[key] for a, b in pairs]) for key in ("peak_rss_mb", "cpu_s")}
             results[case] = entry
     print(json.dumps({"model": portable_path(args.model), "format": args.format, "threads": args.threads,
-                      "against": args.against, "compare_tree": portable_path(args.compare_tree) if args.compare_tree else "",
+                      "against": args.against,
+                      "compare_tree": portable_path(args.compare_tree) if args.compare_tree else "",
                       "versus": portable_path(args.versus) if args.versus else "",
                       "floor_import_torch": summary(floor), **results}, indent=2))
 
