@@ -205,7 +205,8 @@ class SequenceTagger:
         # the spans read from the predicted labels (conlleval's rules), written in the scheme asked for
         labels = self.labelling.output_labels(prediction.labels, [span[:3] for span in prediction.spans],
                                               self._scheme(scheme))
-        return Sentence(tokens, offsets, labels, spans, prediction.marginals, prediction.path_confidence)
+        return Sentence(tokens, offsets, labels, spans, prediction.marginals, prediction.path_confidence,
+                        prediction.distributions)
 
     # ------------------------------------------------------------ evaluation
 

@@ -44,8 +44,10 @@ class Sentence:
     """One sentence: its tokens (the words the model tagged) with their character offsets into the tagged text, one
     label per token (in the scheme asked for), and its spans. The words of a multiword token share its offsets
     (:meth:`Document.surface_tokens`). Tagged with ``marginals`` (``tag_many(..., marginals=True)``), it also
-    holds each token's posterior marginal of its label in the model's own scheme, and the probability of the
-    sentence's whole label sequence (``path_confidence``); otherwise both are None."""
+    holds each token's posterior marginal of its label in the model's own scheme, the probability of the
+    sentence's whole label sequence (``path_confidence``) and each token's distribution over the labels of that
+    scheme (``distributions``: ``{label: p}`` for every label at or above
+    :data:`seqlab.tagging.predict.DISTRIBUTION_FLOOR`); otherwise all three are None."""
 
     tokens: list[str]
     offsets: list[tuple[int, int]]
@@ -53,6 +55,7 @@ class Sentence:
     spans: list[Span]
     marginals: list[float] | None = None
     path_confidence: float | None = None
+    distributions: list[dict[str, float]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The sentence as JSON-ready data (:mod:`seqlab.core.schema`): tokens, offsets, labels, spans."""

@@ -26,6 +26,8 @@ class Prediction:
     spans: list[tuple[str, int, int, float]]  # (type, start, end exclusive, confidence)
     marginals: list[float] | None = None  # p(y_t = labels[t] | x) per token
     path_confidence: float | None = None  # p(y = labels | x)
+    #: per token, every label whose marginal p(y_t = label | x) is at least :data:`DISTRIBUTION_FLOOR`, with it
+    distributions: list[dict[str, float]] | None = None
 
 
 class SpellingCache:
@@ -177,13 +179,14 @@ class Predictor:
                 confidences: bool, marginals: bool, out: list[Prediction | None]) -> None:
         decoder = self.decoder
         best = decoder.decode(emissions, mask)  # shape: (B, T)
-        chosen = paths = None
+        chosen = paths = spread = None
+        ids, sizes = best.cpu().numpy(), lengths.numpy()  # shapes: (B, T), (B,)
         if confidences:
             posterior = decoder.marginals(emissions, mask, self.temperature)  # shape: (B, T, K)
             chosen = posterior.gather(-1, best.unsqueeze(-1)).squeeze(-1).cpu().tolist()  # (B, T) floats
         if marginals:
             paths = decoder.log_likelihood(emissions, best, mask, self.temperature).exp().cpu().tolist()  # (B,)
-        ids, sizes = best.cpu().numpy(), lengths.numpy()  # shapes: (B, T), (B,)
+            spread = distributions(posterior.float().cpu().numpy(), self.names, sizes.tolist())
         found = self.read_spans(ids, sizes)  # the chunks of every sentence at once (no loop over tokens)
         names = self.names[ids].tolist()  # the whole batch's labels at once
         for row, (index, length) in enumerate(zip(indices.tolist(), sizes.tolist())):
@@ -191,7 +194,25 @@ class Predictor:
             if paths is None:
                 out[index] = Prediction(names[row][:length], scored)
             else:
-                out[index] = Prediction(names[row][:length], scored, chosen[row][:length], paths[row])
+                out[index] = Prediction(names[row][:length], scored, chosen[row][:length], paths[row], spread[row])
+
+
+#: The smallest marginal a token's distribution (``Prediction.distributions``) keeps: what a student's soft loss reads
+#: of its teacher (:mod:`seqlab.tagging.teacher`); the mass under it (at most K times it) is left out.
+DISTRIBUTION_FLOOR = 1e-3
+
+
+def distributions(posterior: np.ndarray, names: np.ndarray, lengths: list[int],
+                  floor: float = DISTRIBUTION_FLOOR) -> list[list[dict[str, float]]]:
+    """Each sentence's token distributions from marginals of shape (B, T, K): per token, ``{label: p}`` for every
+    label with p >= ``floor``, found for the whole batch at once (np.nonzero), only the dicts built per token."""
+    rows, steps, labels = np.nonzero(posterior >= floor)  # row-major order: by sentence, token, then label
+    values = posterior[rows, steps, labels].tolist()
+    out: list[list[dict[str, float]]] = [[{} for _ in range(n)] for n in lengths]
+    for row, step, name, value in zip(rows.tolist(), steps.tolist(), names[labels].tolist(), values):
+        if step < lengths[row]:
+            out[row][step][name] = value
+    return out
 
 
 def predict(model: Tagger, data: Encoded, labels: Vocab, labelling: Labelling | None = None, *,

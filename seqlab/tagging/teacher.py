@@ -9,7 +9,10 @@ object per sentence (:func:`sentence_record`):
 * ``tokens``, and ``labels``: the teacher's best path (Viterbi), in the teacher's own training scheme (the progress
   file's ``scheme``);
 * ``marginals``: each token's posterior marginal of its label, p(y_t = label | x), and ``path_confidence``: the
-  probability of the whole path, p(y = labels | x), both at the teacher's calibrated temperature.
+  probability of the whole path, p(y = labels | x), both at the teacher's calibrated temperature;
+* ``distributions``: each token's posterior over the labels, ``{label: p}`` for every label with
+  p >= :data:`seqlab.tagging.predict.DISTRIBUTION_FLOOR` (nearly always one or two), at that temperature: what a
+  student's ``soft`` loss learns from. A corpus written before they were kept lacks them; only ``hard`` reads it.
 
 ``progress.json`` names the teacher, the input and the scheme, and lists the finished shards in order with their
 counts: it is what a reader trusts (a shard file it does not list is no part of the corpus). Every file is written
@@ -52,7 +55,9 @@ def sentence_record(line: int, index: int, sentence: Any) -> dict[str, Any]:
     the ``index``-th of input line ``line``."""
     return {"line": line, "sentence": index, "tokens": list(sentence.tokens), "labels": list(sentence.labels),
             "marginals": [round(p, DIGITS) for p in sentence.marginals],
-            "path_confidence": round(sentence.path_confidence, DIGITS)}
+            "path_confidence": round(sentence.path_confidence, DIGITS),
+            "distributions": [{label: round(p, DIGITS) for label, p in token.items()}
+                              for token in sentence.distributions]}
 
 
 def write_json(folder: Path, name: str, value: dict[str, Any]) -> None:
