@@ -39,6 +39,7 @@ class Batch:
     feature_ids: torch.Tensor | None = None  # shape: (B, T, k) ids of discrete features (Brown prefixes)
     types: torch.Tensor | None = None  # shape: (B, T) word-type ids, on the CPU: with `type_strings`, the words
     type_strings: list[str] | None = None  # the word of each type id
+    targets: torch.Tensor | None = None  # shape: (B, T, K) a distribution over the labels per token (a teacher's)
 
     @property
     def tokens(self) -> list[tuple[str, ...]] | None:
@@ -55,7 +56,7 @@ class Batch:
         return Batch(
             move(self.words), move(self.caps), move(self.mask), move(self.chars), move(self.char_lengths),
             move(self.type_index), move(self.features), move(self.tags), self.indices, move(self.char_vectors),
-            move(self.feature_ids), self.types, self.type_strings,
+            move(self.feature_ids), self.types, self.type_strings, move(self.targets),
         )
 
 

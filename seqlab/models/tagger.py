@@ -47,6 +47,10 @@ class Tagger(nn.Module):
         return self.projection(encoded)  # shape: (B, T, K)
 
     def loss(self, batch: Batch) -> torch.Tensor:
+        """The decoder's loss on the batch's tags, or, for a batch with ``targets`` (a teacher's distributions),
+        its soft loss on those."""
+        if batch.targets is not None:
+            return self.decoder.soft_loss(self.emissions(batch), batch.targets, batch.mask)
         if batch.tags is None:
             raise ValueError("a batch without tags has no loss")
         return self.decoder.loss(self.emissions(batch), batch.tags, batch.mask)

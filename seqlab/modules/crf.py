@@ -220,7 +220,14 @@ def _log_partition_reference(
 
 
 def _marginals_reference(emissions: Tensor, trans: Tensor, start: Tensor, end: Tensor, mask: Tensor) -> Tensor:
-    """Posterior marginals (B, T, K) in log space; beta comes from the alpha recursion on reversed sentences."""
+    """Posterior marginals (B, T, K) in log space (:func:`_log_marginals`), 0 beyond each sentence."""
+    return _log_marginals(emissions, trans, start, end, mask).exp().masked_fill(~mask.unsqueeze(-1), 0.0)
+
+
+def _log_marginals(emissions: Tensor, trans: Tensor, start: Tensor, end: Tensor, mask: Tensor) -> Tensor:
+    """log p(y_t = k | x), shape (B, T, K), by log-space forward-backward, differentiable by autograd (the soft
+    loss's student side); beta comes from the alpha recursion on reversed sentences. Rows beyond each sentence
+    hold garbage."""
     lengths = mask.sum(1)  # shape: (B,)
     emissions = emissions.masked_fill(~mask.unsqueeze(-1), 0.0)  # shape: (B, T, K)
     alphas = _log_alphas(emissions, trans, start)  # shape: (B, T, K)
@@ -229,8 +236,7 @@ def _marginals_reference(emissions: Tensor, trans: Tensor, start: Tensor, end: T
     rev = _reverse(rev.transpose(0, 1), lengths).transpose(0, 1)  # shape: (B, T, K)
     last = (lengths - 1).view(-1, 1, 1).expand(-1, 1, alphas.size(2))  # shape: (B, 1, K)
     log_z = torch.logsumexp(alphas.gather(1, last) + end, dim=-1, keepdim=True)  # shape: (B, 1, 1)
-    marginals = (alphas + rev - emissions - log_z).exp()  # shape: (B, T, K)
-    return marginals.masked_fill(~mask.unsqueeze(-1), 0.0)
+    return alphas + rev - emissions - log_z  # shape: (B, T, K)
 
 
 class _LogPartition(torch.autograd.Function):
@@ -327,6 +333,21 @@ class CRF(torch.nn.Module):
     def loss(self, emissions: Tensor, tags: Tensor, mask: Tensor) -> Tensor:
         """Mean over the batch of the negative log-likelihood (scalar)."""
         return -self.log_likelihood(emissions, tags, mask).mean()
+
+    def soft_loss(self, emissions: Tensor, targets: Tensor, mask: Tensor) -> Tensor:
+        """Mean over the batch of each sentence's summed token cross-entropy between ``targets`` (B, T, K), a
+        distribution over the tags per token (a teacher's marginals), and this CRF's own marginals p(y_t | x):
+        -sum_t sum_k q_t(k) log p(y_t = k | x), the token-level distillation loss of a structured student (Wang et
+        al. 2020). The student's marginals come from log-space forward-backward under autograd: slower than
+        :meth:`loss`'s closed-form gradients, and differentiable."""
+        self._validate(emissions, mask)
+        if targets.shape != emissions.shape:
+            raise ValueError(f"targets must have the emissions' shape {tuple(emissions.shape)}, got "
+                             f"{tuple(targets.shape)}")
+        log_marginals = _log_marginals(emissions, *self._scores(), mask)  # shape: (B, T, K)
+        # a target of 0 contributes 0, even where the student's marginal is 0 (a disallowed tag: -inf no less)
+        cross = torch.where(targets > 0, targets * log_marginals, 0.0).sum(-1)  # shape: (B, T)
+        return -torch.where(mask, cross, 0.0).sum() / emissions.shape[0]
 
     def log_likelihood(self, emissions: Tensor, tags: Tensor, mask: Tensor, temperature: float = 1.0) -> Tensor:
         """log p(tags | emissions) for each sentence, shape (B,). ``temperature`` divides every score first, as in

@@ -1,4 +1,5 @@
-"""Output layers. Every decoder has ``loss``, ``decode``, ``marginals`` and ``log_likelihood`` over emission scores.
+"""Output layers. Every decoder has ``loss``, ``soft_loss`` (against a distribution per token), ``decode``,
+``marginals`` and ``log_likelihood`` over emission scores.
 
 The CRF (:class:`seqlab.modules.crf.CRF`) and :class:`SoftmaxDecoder` are
 interchangeable in a :class:`~seqlab.models.tagger.Tagger`.
@@ -23,6 +24,12 @@ class SoftmaxDecoder(nn.Module):
         """Summed token cross-entropy per sentence, averaged over sentences (the CRF's scale)."""
         token_loss = F.cross_entropy(emissions.transpose(1, 2), tags, reduction="none")  # shape: (B, T)
         return (token_loss * mask).sum() / emissions.shape[0]
+
+    def soft_loss(self, emissions: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Summed token cross-entropy against ``targets`` (B, T, K), a distribution over the labels per token (a
+        teacher's marginals), per sentence, averaged over sentences, as :meth:`loss`."""
+        cross = (targets * emissions.log_softmax(dim=-1)).sum(-1)  # shape: (B, T)
+        return -torch.where(mask, cross, 0.0).sum() / emissions.shape[0]
 
     def decode(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return emissions.argmax(dim=-1).masked_fill(~mask, 0)  # shape: (B, T)

@@ -164,10 +164,10 @@ class ModelConfig:
 
 
 #: How a student learns from a teacher's labels. ``hard``: the student's own loss (a CRF's negative log-likelihood)
-#: on the teacher's best path. A ``soft`` loss (the student's token marginals against the teacher's) is not
-#: offered: a corpus keeps only the marginal of each token's best label, not the teacher's whole distribution,
-#: and the CRF's marginals are not differentiable here (log Z's gradient is computed in closed form, once).
-TEACHER_LOSSES = ("hard",)
+#: on the teacher's best path. ``soft``: the cross-entropy of the student's token marginals against the teacher's
+#: distribution over the labels at each token (the corpus's ``distributions``), the token-level distillation of
+#: Wang et al. (2020); it needs a corpus that kept them and the teacher's scheme as the student's training scheme.
+TEACHER_LOSSES = ("hard", "soft")
 
 
 @dataclass(frozen=True)

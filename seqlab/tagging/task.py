@@ -33,7 +33,7 @@ from seqlab.tagging.evaluate import evaluate_split
 from seqlab.tagging.features import TokenFeatures, encode_options
 from seqlab.tagging.parts import load_token_features
 from seqlab.tagging.predict import Predictor
-from seqlab.tagging.teacher import check_teacher_types, draw, mixed_batches, read_teacher
+from seqlab.tagging.teacher import SoftTargets, check_teacher_types, draw, mixed_batches, read_teacher
 
 log = logging.getLogger("seqlab.train")
 
@@ -120,6 +120,7 @@ class TaggingTask:
         self.model: Tagger | None = None
         self.encoded: dict[str, Encoded] = {}
         self.singletons: torch.Tensor | None = None
+        self._label_ids: torch.Tensor | None = None  # the student's label id of each soft-target label
 
     def _check_teacher(self) -> None:
         """Refuse teacher data the model cannot train on: a type the labels lack, or a model reading data columns
@@ -190,9 +191,25 @@ class TaggingTask:
             pool = self.encoded["teacher"]
             drawn = draw(len(pool), self.teacher.per_epoch(len(self.encoded["train"])), generator)
             batches = mixed_batches(self.encoded["train"], pool, drawn, t.batch_size, bucket_factor=t.bucket_factor,
-                                    generator=generator, shard=shard)
+                                    generator=generator, shard=shard, soft=self._soft_targets())
         for batch in batches:
             yield batch.to(self.device)
+
+    def _soft_targets(self) -> tuple[SoftTargets, torch.Tensor] | None:
+        """The pool's distributions and the student's label id of each of their labels (-1: one it lacks, left
+        out with a warning), for ``train.teacher.loss: soft``; None for ``hard``."""
+        if self.teacher is None or self.teacher.targets is None:
+            return None
+        if self._label_ids is None:
+            targets, tags = self.teacher.targets, self.vocabs["tags"]
+            known = set(tags.itos)
+            missing = [label for label in targets.labels if label not in known]
+            if missing:
+                log.warning("train.teacher: the teacher's distributions name %s, which the student's labels lack; "
+                            "their probability is left out", ", ".join(missing))
+            self._label_ids = torch.tensor([tags.index(label) if label in known else -1 for label in targets.labels],
+                                           dtype=torch.long)
+        return self.teacher.targets, self._label_ids
 
     def drop_singletons(self, words: torch.Tensor) -> torch.Tensor:
         """Lample et al. 2016 §4: each training singleton is read as <unk> with probability ``singleton_unk``."""

@@ -84,8 +84,10 @@ def read_progress(folder: Path) -> dict[str, Any] | None:
     return progress
 
 
-def corpus_records(folder: Path) -> Iterator[dict[str, Any]]:
-    """The sentence records of a corpus, shard after shard as its progress file lists them."""
+def corpus_records(folder: Path, *, distributions: bool = False) -> Iterator[dict[str, Any]]:
+    """The sentence records of a corpus, shard after shard as its progress file lists them; with
+    ``distributions``, each checked to hold a distribution per token (a corpus written before they were kept
+    is refused, naming the loss that reads it)."""
     progress = read_progress(folder)
     if progress is None:
         raise SeqlabError(f"{folder}: no {PROGRESS}; not a corpus written by seqlab distill label")
@@ -93,7 +95,10 @@ def corpus_records(folder: Path) -> Iterator[dict[str, Any]]:
         path = Path(folder) / Path(str(shard.get("file"))).name
         with open(path, "rb") as handle:
             for number, raw in enumerate(handle, start=1):
-                yield _checked(load_json(raw, f"{path}:{number}"), f"{path}:{number}")
+                record = _checked(load_json(raw, f"{path}:{number}"), f"{path}:{number}")
+                if distributions:
+                    _check_distributions(record, f"{path}:{number}")
+                yield record
 
 
 def _checked(record: Any, where: str) -> dict[str, Any]:
@@ -103,6 +108,78 @@ def _checked(record: Any, where: str) -> dict[str, Any]:
             or not isinstance(record.get("path_confidence"), (int, float)):
         raise SeqlabError(f"{where}: expected a sentence record with tokens, as many labels and a path_confidence")
     return record
+
+
+def _check_distributions(record: dict[str, Any], where: str) -> None:
+    """Refuse a record without one ``{label: probability}`` per token, in one line naming ``where``."""
+    spread = record.get("distributions")
+    if spread is None:
+        raise SeqlabError(f"{where}: this sentence has no distributions (the corpus was written before seqlab distill "
+                          "label kept them): label the text again, or train with train.teacher.loss: hard")
+    if not isinstance(spread, list) or len(spread) != len(record["tokens"]) or not all(
+            isinstance(token, dict) and token and all(isinstance(p, (int, float)) and 0 <= p <= 1
+                                                      for p in token.values()) for token in spread):
+        raise SeqlabError(f"{where}: expected distributions, one {{label: probability}} per token, with "
+                          f"probabilities in [0, 1]")
+
+
+@dataclass
+class SoftTargets:
+    """The teacher's token distributions over a pool of sentences, flat: sentence ``i``'s entries are
+    ``offsets[i]:offsets[i + 1]``, each a token position, a label (an index into ``labels``) and its probability.
+    Flat because a pool of millions of tokens holds one or two entries a token, where a padded (N, T, K) tensor
+    would hold K per padded cell."""
+
+    offsets: torch.Tensor  # shape: (N + 1,) int64
+    positions: torch.Tensor  # shape: (E,) int64, the token of each entry within its sentence
+    codes: torch.Tensor  # shape: (E,) int64, each entry's label, an index into ``labels``
+    probs: torch.Tensor  # shape: (E,) float32
+    labels: list[str]
+
+    @classmethod
+    def collect(cls, distributions: list[list[dict[str, float]]]) -> "SoftTargets":
+        """From per-sentence, per-token ``{label: p}`` dicts (the corpus's ``distributions``)."""
+        codes: dict[str, int] = {}
+        lengths, positions, labels, probs = [], [], [], []
+        for sentence in distributions:
+            lengths.append(sum(len(token) for token in sentence))
+            for position, token in enumerate(sentence):
+                for label, p in token.items():
+                    positions.append(position)
+                    labels.append(codes.setdefault(label, len(codes)))
+                    probs.append(p)
+        offsets = torch.zeros(len(lengths) + 1, dtype=torch.long)
+        torch.cumsum(torch.tensor(lengths, dtype=torch.long), 0, out=offsets[1:])
+        return cls(offsets, torch.tensor(positions, dtype=torch.long), torch.tensor(labels, dtype=torch.long),
+                   torch.tensor(probs, dtype=torch.float32), list(codes))
+
+    def _entries(self, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The entries of sentences ``rows`` (in that order) and the position in ``rows`` of each, by tensor
+        indexing."""
+        starts = self.offsets[rows]  # shape: (B,)
+        counts = self.offsets[rows + 1] - starts  # shape: (B,)
+        owner = torch.repeat_interleave(torch.arange(len(rows)), counts)  # shape: (E_b,)
+        before = torch.cumsum(counts, 0) - counts  # shape: (B,), the batch entries ahead of each row
+        return torch.arange(int(counts.sum())) - before[owner] + starts[owner], owner
+
+    def subset(self, rows: list[int]) -> "SoftTargets":
+        """The targets of sentences ``rows``, in that order."""
+        index = torch.tensor(rows, dtype=torch.long)
+        entries, _ = self._entries(index)
+        offsets = torch.zeros(len(rows) + 1, dtype=torch.long)
+        torch.cumsum(self.offsets[index + 1] - self.offsets[index], 0, out=offsets[1:])
+        return SoftTargets(offsets, self.positions[entries], self.codes[entries], self.probs[entries], self.labels)
+
+    def dense(self, rows: torch.Tensor, width: int, ids: torch.Tensor) -> torch.Tensor:
+        """The distributions of sentences ``rows`` as a (B, width, K) tensor over the student's labels, each
+        token's renormalised to sum to 1 (the mass under the corpus's floor is left out); ``ids``: the student's
+        label id of each of ``labels``, -1 for one it lacks (its mass left out the same way)."""
+        entries, owner = self._entries(rows)
+        label = ids[self.codes[entries]]  # shape: (E_b,)
+        kept = label >= 0
+        out = torch.zeros(len(rows), width, int(ids.max()) + 1 if len(ids) else 1)
+        out[owner[kept], self.positions[entries][kept], label[kept]] = self.probs[entries][kept]
+        return out / out.sum(-1, keepdim=True).clamp_min(1e-12)  # shape: (B, width, K)
 
 
 @dataclass
@@ -117,6 +194,13 @@ class TeacherData:
     mix: float
     loss: str
     threshold: float
+    targets: SoftTargets | None = None  # the kept sentences' token distributions, for a soft loss
+
+    def subset(self, rows: list[int]) -> None:
+        """Keep only the pool's sentences ``rows``."""
+        self.split = self.split.subset(rows)
+        if self.targets is not None:
+            self.targets = self.targets.subset(rows)
 
     def per_epoch(self, gold: int) -> int:
         """Teacher sentences drawn for each epoch of ``gold`` gold sentences (``mix`` of them per gold one)."""
@@ -143,8 +227,13 @@ def read_teacher(config: Any, labelling: Labelling) -> TeacherData:
     if (progress.get("scheme") == TOKEN) != (labelling.name == TOKEN):
         raise ConfigError(f"train.teacher.corpus: the teacher's labels are in scheme {progress.get('scheme')!r}, "
                           f"and this model trains {labelling.name!r}: span labels and token labels do not mix")
-    tokens, file_tags, tags, dropped, taken = [], [], [], 0, 0
-    for record in corpus_records(folder):
+    soft = config.loss == "soft"
+    if soft and progress.get("scheme") != labelling.name:
+        raise ConfigError(f"train.teacher.loss: soft reads the teacher's distributions over its labels in scheme "
+                          f"{progress.get('scheme')!r}, and this model trains in {labelling.name!r}; set "
+                          f"data.tag_scheme: {progress.get('scheme')}, or use loss: hard")
+    tokens, file_tags, tags, spread, dropped, taken = [], [], [], [], 0, 0
+    for record in corpus_records(folder, distributions=soft):
         if config.words is not None and taken >= config.words:
             break
         if record["path_confidence"] < config.threshold:
@@ -153,6 +242,8 @@ def read_teacher(config: Any, labelling: Labelling) -> TeacherData:
         tokens.append([str(t) for t in record["tokens"]])
         file_tags.append([str(t) for t in record["labels"]])
         tags.append(labelling.training_labels(file_tags[-1]))
+        if soft:
+            spread.append(record["distributions"])
         taken += len(tokens[-1])
     if not tokens:
         raise ConfigError(f"train.teacher: no sentence of {folder} is left (threshold {config.threshold} dropped "
@@ -160,7 +251,8 @@ def read_teacher(config: Any, labelling: Labelling) -> TeacherData:
     split = Split("teacher", folder, tokens, file_tags, tags)
     log.info("teacher data: %d sentences, %d words from %s (%d below path confidence %s left out)", len(tokens),
              taken, folder, dropped, config.threshold)
-    return TeacherData(split, config.corpus, progress, dropped, config.mix, config.loss, config.threshold)
+    targets = SoftTargets.collect(spread) if soft else None
+    return TeacherData(split, config.corpus, progress, dropped, config.mix, config.loss, config.threshold, targets)
 
 
 def check_teacher_types(teacher: TeacherData, labels: list[str], labelling: Labelling, *, smoke: bool) -> None:
@@ -173,7 +265,7 @@ def check_teacher_types(teacher: TeacherData, labels: list[str], labelling: Labe
         log.warning("data.limit: %d of the %d teacher sentences left out: they hold %s, which the limited training "
                     "split never shows", len(teacher.split.tags) - len(keep), len(teacher.split.tags),
                     ", ".join(unseen))
-        teacher.split = teacher.split.subset(keep)
+        teacher.subset(keep)
     elif unseen:
         raise SeqlabError(f"train.teacher.corpus: the teacher labels {labelling.label_word} {unseen[0]!r}, which the "
                           f"gold training data never shows ({', '.join(sorted(known))})")
@@ -189,12 +281,18 @@ def draw(pool: int, count: int, generator: torch.Generator) -> torch.Tensor:
 
 
 def mixed_batches(gold: Encoded, teacher: Encoded, drawn: torch.Tensor, batch_size: int, *, bucket_factor: int,
-                  generator: torch.Generator, shard: tuple[int, int] = (0, 1)) -> Iterator[Batch]:
+                  generator: torch.Generator, shard: tuple[int, int] = (0, 1),
+                  soft: tuple[SoftTargets, torch.Tensor] | None = None) -> Iterator[Batch]:
     """One epoch's training batches: every gold sentence and the teacher rows ``drawn``, each side bucketed by
-    length (:func:`seqlab.data.batching.bucketed_batches`), the batches of both in one random order."""
+    length (:func:`seqlab.data.batching.bucketed_batches`), the batches of both in one random order. With
+    ``soft`` (the pool's :class:`SoftTargets` and the student's label id of each of their labels), a teacher
+    batch carries its distributions as ``targets``, for the soft loss."""
     options = {"generator": generator, "bucket_factor": bucket_factor, "shard": shard}
     batches = [(gold, rows) for rows in bucketed_batches(gold.lengths, batch_size, **options)]
     batches += [(teacher, drawn[rows]) for rows in bucketed_batches(teacher.lengths[drawn], batch_size, **options)]
     for k in torch.randperm(len(batches), generator=generator).tolist():
         data, rows = batches[k]
-        yield make_batch(data, rows)
+        batch = make_batch(data, rows)
+        if soft is not None and data is teacher:
+            batch.targets = soft[0].dense(rows, batch.mask.shape[1], soft[1])
+        yield batch

@@ -64,6 +64,9 @@ def test_a_corpus_holds_each_sentence_with_its_marginals_and_path_confidence(lab
         assert len(r["tokens"]) == len(r["labels"]) == len(r["marginals"])
         assert all(split_tag(label)[0] in "OBILU" for label in r["labels"])  # the teacher's own scheme
         assert 0 < r["path_confidence"] <= min(r["marginals"]) + 1e-4
+        assert len(r["distributions"]) == len(r["tokens"])  # each token's labels at p >= 0.001, its best among them
+        for label_, p, spread in zip(r["labels"], r["marginals"], r["distributions"]):
+            assert spread[label_] == p and min(spread.values()) >= 1e-3 and sum(spread.values()) <= 1 + 1e-3
     summary = json.loads((labelled / SUMMARY).read_text())
     assert summary["corpus"]["words"] == sum(len(r["tokens"]) for r in records) == summary["this_run"]["words"]
     assert summary["corpus"]["input_words"] == sum(len(line.split()) for line in LINES)
@@ -129,3 +132,11 @@ def test_a_token_label_teacher_labels_text_and_a_student_trains_on_it(text, tmp_
         "train.threads=1", "train.epochs=1", f"train.teacher={{corpus: {corpus}, threshold: 0.0, mix: 1.0}}"))
     metrics = json.loads((student / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["teacher"]["sentences"] == len(records)
+
+
+def test_a_student_trains_on_the_teachers_distributions_from_a_labelled_corpus(labelled, tmp_path):
+    """The soft loss end to end: the corpus seqlab distill label wrote, read by a student in the teacher's scheme."""
+    student = tiny_run(tmp_path / "soft_student", "ner", (
+        "train.threads=1", "train.epochs=1", f"train.teacher={{corpus: {labelled}, loss: soft}}"))
+    metrics = json.loads((student / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["teacher"]["loss"] == "soft" and metrics["teacher"]["sentences"] == len(list(corpus_records(labelled)))

@@ -427,3 +427,34 @@ def test_shapes_and_masks_property(batch: int, length: int, num_tags: int, seed:
     torch.testing.assert_close(marginals.sum(-1)[mask], torch.ones(sum(lengths)))
     best = crf.log_likelihood(emissions, paths, mask)
     assert bool((best >= log_lik - 1e-5).all())  # the Viterbi path is at least as likely as any other
+
+
+@pytest.mark.parametrize(("seed", "constrained"), CASES)
+def test_soft_loss_is_the_cross_entropy_of_the_targets_against_the_marginals(seed: int, constrained: bool) -> None:
+    """Against brute-force marginals, and zero gradient where the targets are the CRF's own marginals (the
+    minimum of a cross-entropy is where the two distributions agree)."""
+    crf, emissions, mask, _, masks = _case(seed, constrained)
+    gen = torch.Generator().manual_seed(seed)
+    targets = torch.softmax(torch.randn(emissions.shape, generator=gen, dtype=torch.float64) * 3, -1)
+    if constrained:  # a target may not ask for a tag no path has: its student log-marginal is -inf-like
+        targets = targets * (crf.marginals(emissions, mask) > 0)
+    expected = torch.zeros((), dtype=torch.float64)
+    for b, length in enumerate(mask.sum(1).tolist()):
+        seqs, scores = _enumerate(_effective(crf, masks), emissions[b], length)
+        probs = torch.softmax(scores, 0)
+        for t in range(length):
+            marginal = torch.zeros(crf.num_tags, dtype=torch.float64).index_add_(0, seqs[:, t], probs)
+            keep = targets[b, t] > 0
+            expected -= (targets[b, t][keep] * marginal[keep].log()).sum()
+    torch.testing.assert_close(crf.soft_loss(emissions, targets, mask), expected / emissions.shape[0])
+    own = crf.marginals(emissions, mask)
+    emissions = emissions.clone().requires_grad_()
+    crf.soft_loss(emissions, own, mask).backward()
+    torch.testing.assert_close(emissions.grad, torch.zeros_like(emissions), atol=1e-8, rtol=0)
+    assert all(p.grad is None or bool(p.grad.isfinite().all()) for p in crf.parameters())
+
+
+def test_soft_loss_refuses_targets_of_another_shape() -> None:
+    crf, emissions, mask, _, _ = _case(0, False)
+    with pytest.raises(ValueError, match="targets must have the emissions' shape"):
+        crf.soft_loss(emissions, emissions[:, :, :2], mask)

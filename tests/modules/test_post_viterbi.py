@@ -50,3 +50,13 @@ def test_softmax_log_likelihood_is_the_sum_of_the_tokens_log_probabilities_at_a_
         n = int(mask[b].sum())
         expected = sum(probs[b, t, tags[b, t]].log().item() for t in range(n))
         assert got[b].item() == pytest.approx(expected, abs=1e-5)
+
+
+def test_a_softmax_decoders_soft_loss_on_one_hot_targets_is_its_loss():
+    gen = torch.Generator().manual_seed(0)
+    emissions = torch.randn(3, 5, 4, generator=gen)
+    tags = torch.randint(0, 4, (3, 5), generator=gen)
+    mask = torch.arange(5).unsqueeze(0) < torch.tensor([[5], [3], [1]])
+    decoder = SoftmaxDecoder(4)
+    one_hot = torch.nn.functional.one_hot(tags, 4).float()
+    torch.testing.assert_close(decoder.soft_loss(emissions, one_hot, mask), decoder.loss(emissions, tags, mask))

@@ -3,6 +3,7 @@ student trained on gold and teacher-labelled sentences together."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -10,8 +11,9 @@ import torch
 
 from seqlab.core.errors import ConfigError, SeqlabError
 from seqlab.data.labelling import labelling
+from seqlab.data.schemes import convert
 from seqlab.tagging.config import TeacherConfig, load_config
-from seqlab.tagging.teacher import FORMAT, PROGRESS, corpus_records, draw, read_teacher, shard_name
+from seqlab.tagging.teacher import FORMAT, PROGRESS, SoftTargets, corpus_records, draw, read_teacher, shard_name
 from seqlab.tagging.teacher import write_json, write_shard
 from tests.conftest import tiny_run
 
@@ -24,11 +26,15 @@ SENTENCES = [
 ]
 
 
-def make_corpus(folder: Path, sentences=SENTENCES, scheme: str = "iob2") -> Path:
-    """A corpus folder as seqlab distill label writes one: two shards of two lines, and the progress file."""
+def make_corpus(folder: Path, sentences=SENTENCES, scheme: str = "iob2", distributions: bool = False) -> Path:
+    """A corpus folder as seqlab distill label writes one: two shards of two lines, and the progress file; with
+    ``distributions``, each entity token's label at 0.8 and O at 0.2, an O token's O at 1."""
     records = [{"line": n, "sentence": 0, "tokens": text.split(), "labels": labels.split(),
                 "marginals": [1.0] * len(text.split()), "path_confidence": confidence}
                for n, (text, labels, confidence) in enumerate(sentences, start=1)]
+    for record in records if distributions else ():
+        record["distributions"] = [{"O": 1.0} if label == "O" else {label: 0.8, "O": 0.2}
+                                   for label in record["labels"]]
     shards = []
     for index in range(0, len(records), 2):
         write_shard(folder, index // 2, records[index:index + 2])
@@ -46,7 +52,7 @@ MINIMAL = "data:\n  train: a.txt\n  dev: b.txt\n"
     (["train.teacher={corpus: c, wrods: 10}"], r"train.teacher.wrods: unknown key; did you mean 'words'\?"),
     (["train.teacher.corpus=c", "train.teacher.wrods=10"], r"--set train.teacher.wrods: unknown key"),
     (["train.teacher={words: 10}"], r"train.teacher.corpus: required key is missing"),
-    (["train.teacher={corpus: c, loss: soft}"], r"train.teacher.loss: expected one of \['hard'\], got 'soft'"),
+    (["train.teacher={corpus: c, loss: kl}"], r"train.teacher.loss: expected one of \['hard', 'soft'\], got 'kl'"),
     (["train.teacher={corpus: c, threshold: 1.5}"], r"train.teacher.threshold: expected a path confidence in \[0, 1\]"),
     (["train.teacher={corpus: c, mix: 0}"], r"train.teacher.mix: expected a positive number"),
     (["train.teacher={corpus: c, words: 0}"], r"train.teacher.words: expected a number from 1"),
@@ -113,3 +119,35 @@ def test_a_teacher_type_the_gold_data_lacks_is_refused(tmp_path):
     with pytest.raises(SeqlabError, match="the teacher labels type 'ALIEN', which the gold training data never shows"):
         tiny_run(tmp_path / "student", "ner", ("train.epochs=1", f"train.teacher={{corpus: {folder}}}"))
     assert not (tmp_path / "student").exists()
+
+
+def test_soft_targets_are_kept_flat_and_made_dense_per_batch():
+    targets = SoftTargets.collect([[{"O": 1.0}, {"B-PER": 0.6, "O": 0.3}], [{"U-LOC": 1.0}]])
+    assert targets.offsets.tolist() == [0, 3, 4] and targets.labels == ["O", "B-PER", "U-LOC"]
+    ids = torch.tensor([0, 2, -1])  # the student lacks U-LOC
+    dense = targets.dense(torch.tensor([1, 0]), 3, ids)
+    assert dense.shape == (2, 3, 3) and dense[0].sum() == 0  # sentence 1's only label is one the student lacks
+    torch.testing.assert_close(dense[1, :2], torch.tensor([[1.0, 0.0, 0.0], [1 / 3, 0.0, 2 / 3]]))
+    assert dense[1, 2].sum() == 0  # beyond the sentence
+    assert SoftTargets.collect([[{"O": 1.0}], [{"U-LOC": 0.5}]]).subset([1]).probs.tolist() == [0.5]
+
+
+def test_a_soft_loss_needs_the_distributions_and_the_teachers_scheme(tmp_path):
+    bare = make_corpus(tmp_path / "bare", scheme="bilou")
+    with pytest.raises(SeqlabError, match="has no distributions .* train.teacher.loss: hard"):
+        read_teacher(TeacherConfig(corpus=str(bare), loss="soft"), labelling("bilou", "iob1"))
+    iob2 = make_corpus(tmp_path / "iob2", distributions=True)
+    with pytest.raises(ConfigError, match="in scheme 'iob2', and this model trains in 'bilou'; set data.tag_scheme"):
+        read_teacher(TeacherConfig(corpus=str(iob2), loss="soft"), labelling("bilou", "iob1"))
+    pool = read_teacher(TeacherConfig(corpus=str(iob2), loss="soft", threshold=0.5), labelling("iob2", "iob1"))
+    assert len(pool.split.tokens) == 3 and pool.targets.offsets.tolist() == [0, 7 + 4, 11 + 5 + 1, 17 + 3 + 1]
+
+
+def test_a_student_trains_an_epoch_on_the_teachers_distributions(tmp_path):
+    sentences = [(text, " ".join(convert(labels.split(), "bilou", "iob2")), p) for text, labels, p in SENTENCES]
+    folder = make_corpus(tmp_path / "corpus", sentences, scheme="bilou", distributions=True)
+    run = tiny_run(tmp_path / "student", "ner", ("train.epochs=1", "train.threads=1",
+                                                 f"train.teacher={{corpus: {folder}, loss: soft}}"))
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["teacher"]["loss"] == "soft" and metrics["teacher"]["sentences"] == 4
+    assert math.isfinite(metrics["history"][0]["loss"])
