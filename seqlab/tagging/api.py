@@ -211,21 +211,24 @@ class SequenceTagger:
     # ------------------------------------------------------------ evaluation
 
     def evaluate(self, data: str | Path | Split | Outcomes, *, output: str | Path | None = None,
-                 batch_size: int = 100, scheme: str | None = None, columns: Sequence[str] | None = None) -> Evaluation:
+                 batch_size: int = 100, scheme: str | None = None, columns: Sequence[str] | None = None,
+                 encoding: str | None = None, offsets: str | None = None) -> Evaluation:
         """The model's measure on a labelled file, a split read, or a split decoded already (:meth:`outcomes`):
         :func:`seqlab.tagging.evaluate.evaluate`, whose arguments these are."""
-        return evaluate(self, data, output=output, batch_size=batch_size, scheme=scheme, columns=columns)
+        return evaluate(self, data, output=output, batch_size=batch_size, scheme=scheme, columns=columns,
+                        encoding=encoding, offsets=offsets)
 
     @property
     def temperature(self) -> float:
         """The calibration temperature the confidences are computed at (1.0: uncalibrated)."""
         return self.predictor.temperature
 
-    def outcomes(self, data: str | Path | Split, *, batch_size: int = 100,
-                 columns: Sequence[str] | None = None) -> Outcomes:
+    def outcomes(self, data: str | Path | Split, *, batch_size: int = 100, columns: Sequence[str] | None = None,
+                 encoding: str | None = None, offsets: str | None = None) -> Outcomes:
         """A labelled file decoded once, for calibration and scoring: its units' confidences at any temperature
-        and whether each is right (:class:`seqlab.tagging.calibration.Outcomes`)."""
-        split = read_labelled(self.config.data, data, columns)
+        and whether each is right (:class:`seqlab.tagging.calibration.Outcomes`); ``encoding`` and ``offsets`` as
+        for :meth:`evaluate`."""
+        split = read_labelled(self.config.data, data, columns, encoding=encoding, offsets=offsets)
         encoded = encode(split.tokens, self.vocabs, **encode_options(self.features, split.columns))
         return Outcomes(self.predictor, encoded, split, self.labelling, batch_size=batch_size)
 

@@ -14,28 +14,30 @@ from seqlab.core.paths import require_file
 from seqlab.data.batching import Encoded, encode
 from seqlab.data.config import DataConfig
 from seqlab.data.conll import as_field, column_separator, write_conll
-from seqlab.data.dataset import Split, file_layout, read_split
+from seqlab.data.dataset import Split
 from seqlab.data.labelling import Evaluation, Labelling
 from seqlab.tagging.calibration import Outcomes
 from seqlab.tagging.features import encode_options
+from seqlab.tagging.gold import read_gold
 from seqlab.tagging.predict import Predictor
 
 #: A loaded tagger (:class:`seqlab.tagging.api.SequenceTagger`, which imports this module: named, not imported back).
 SequenceTagger = Any
 
 
-def read_labelled(config: DataConfig, data: str | Path | Split, columns: Sequence[str] | None = None) -> Split:
-    """A labelled file read in the layout of a model whose data config is ``config`` (or as ``columns``), or a
-    split already read."""
+def read_labelled(config: DataConfig, data: str | Path | Split, columns: Sequence[str] | None = None, *,
+                  encoding: str | None = None, offsets: str | None = None) -> Split:
+    """A labelled file (or brat folder) read in the layout of a model whose data config is ``config`` (or as
+    ``columns``), in ``encoding`` and with ``offsets`` as :func:`seqlab.tagging.gold.read_gold` reads what
+    ``seqlab eval`` scores (None: the model's ``data.encoding`` and ``data.offsets``); or a split already read."""
     if isinstance(data, Split):
         return data
-    if not Path(data).exists():  # a file, or a brat folder: what seqlab eval reads
-        raise SeqlabError(f"{data}: no such file or folder")
-    return read_split(file_layout(config, data, columns), "eval", path=data)
+    return read_gold(config, data, columns=columns, encoding=encoding, offsets=offsets)
 
 
 def evaluate(tagger: SequenceTagger, data: str | Path | Split | Outcomes, *, output: str | Path | None = None,
-             batch_size: int = 100, scheme: str | None = None, columns: Sequence[str] | None = None) -> Evaluation:
+             batch_size: int = 100, scheme: str | None = None, columns: Sequence[str] | None = None,
+             encoding: str | None = None, offsets: str | None = None) -> Evaluation:
     """Score ``tagger`` on a labelled file laid out like its training data, or as ``token ... tag`` (e.g.
     ``token TAG``: :func:`seqlab.data.dataset.file_layout`), or on a split already read, with its labelling's
     measure; with ``output``, write ``token gold pred`` lines there (atomically). Predictions are written and
@@ -46,9 +48,11 @@ def evaluate(tagger: SequenceTagger, data: str | Path | Split | Outcomes, *, out
     ``result.to_dict()`` the report as data, ``str(result)`` the field's scorer's text. ``data`` may also be a
     split the tagger has decoded already (:meth:`~seqlab.tagging.api.SequenceTagger.outcomes`): its labels are
     then decoded from the emissions stored there, so the encoder does not run again (``batch_size`` is the one
-    it was decoded at)."""
+    it was decoded at). ``encoding`` and ``offsets``: the file's text encoding and an offset format's unit, as
+    ``seqlab eval --encoding / --offsets`` (None: the model's ``data.encoding`` and ``data.offsets``)."""
     labelling = tagger.labelling
-    split = data.split if isinstance(data, Outcomes) else read_labelled(tagger.config.data, data, columns)
+    split = data.split if isinstance(data, Outcomes) else read_labelled(tagger.config.data, data, columns,
+                                                                        encoding=encoding, offsets=offsets)
     if scheme == "auto":
         try:
             file_scheme = labelling.detect_file_scheme(split.file_tags)

@@ -141,3 +141,17 @@ def test_utf16_lines_keep_their_ends_and_lose_the_byte_order_mark() -> None:
     raw = io.BytesIO("Zürich\r\nMünchen\n\nend".encode("utf-16"))
     assert list(decoded_lines(raw, "x", "utf-16")) == ["Zürich\r\n", "München\n", "\n", "end"]
     assert list(decoded_lines(io.BytesIO("a\nb\n".encode("utf-16-le")), "x", "utf-16-le")) == ["a\n", "b\n"]
+
+
+def test_the_python_api_evaluates_and_decodes_a_file_in_the_encoding_given(tmp_path) -> None:
+    """``evaluate`` and ``outcomes`` take ``encoding`` as ``seqlab eval --encoding`` does (the same reader)."""
+    import seqlab
+    from seqlab.core.errors import SeqlabError
+
+    tagger = seqlab.load("en-ner-conll03")
+    utf8, latin = _write(tmp_path / "u.txt", GOLD, "utf-8"), _write(tmp_path / "l.txt", GOLD, "latin-1")
+    expected = tagger.evaluate(utf8).to_dict()
+    assert tagger.evaluate(latin, encoding="latin-1").to_dict() == expected
+    assert tagger.evaluate(tagger.outcomes(latin, encoding="latin-1")).to_dict() == expected
+    with pytest.raises(SeqlabError, match="looks like latin-1 text: read it with --encoding latin-1"):
+        tagger.evaluate(latin)
