@@ -19,6 +19,12 @@ Each side runs as its own process with OMP_NUM_THREADS=1; CPU seconds (user + sy
 seconds over seqlab's (min / median / max over rounds) on the test set; beside it, in-process CPU is a run over the
 test set ``--repeat`` times over less a run over its first sentence (start-up, imports and loading), same round.
 A pipeline that does not load is reported with the reason.
+
+Beside the sides, each round times the *floors* of the test set's language: processes that only start Python,
+import torch, build spaCy's rule-based tokenizer for the language (``spacy.blank``), or both; ``floor_cpu_s`` gives
+their CPU and ``peer_cpu_over_floor`` each peer's whole-process CPU over seqlab's floor (torch, with the rules where
+seqlab reads raw text): the most any process that runs a torch model, and tokenizes the language by those rules,
+could be faster by than the peer on that text.
 """
 from __future__ import annotations
 
@@ -123,7 +129,8 @@ def es_ner(model: str, rounds: int, tmp: Path, repeat: int) -> dict[str, Any]:
     for name in SPANISH["pipelines"]:
         sides[name] = lambda source, out, name=name: timed([sys.executable, "-m", "benchmarks.language_peers",
                                                             "--spacy-ner", name, str(source), out])
-    return run_rounds(sides, inputs, rounds, tmp, lambda out: {"f1": round(score_prediction_file(out).f1, 2)})
+    return run_rounds(sides, inputs, rounds, tmp, lambda out: {"f1": round(score_prediction_file(out).f1, 2)},
+                      floors("es"), "import_torch")
 
 
 def fr_upos(model: str, rounds: int, tmp: Path, repeat: int) -> dict[str, Any]:
@@ -152,19 +159,34 @@ def fr_upos(model: str, rounds: int, tmp: Path, repeat: int) -> dict[str, Any]:
         scored.write_text("".join(with_heads(block + "\n") + "\n" for block in blocks if block), encoding="utf-8")
         return score_conllu(gold, scored)
 
-    return run_rounds(sides, inputs, rounds, tmp, measure)
+    return run_rounds(sides, inputs, rounds, tmp, measure, floors("fr"), "import_torch_and_tokenizer_rules")
+
+
+def floors(language: str) -> dict[str, list[str]]:
+    """The start-up floors of a process for ``language``: Python alone, torch imported, spaCy's rules for the
+    language built, and both (what seqlab's raw-text path loads before its model)."""
+    rules = f"import spacy; spacy.blank({language!r})"
+    return {"python": [sys.executable, "-c", "pass"],
+            "import_torch": [sys.executable, "-c", "import torch"],
+            "tokenizer_rules": [sys.executable, "-c", rules],
+            "import_torch_and_tokenizer_rules": [sys.executable, "-c", f"import torch; {rules}"]}
 
 
 def run_rounds(sides: dict[str, Any], inputs: dict[str, Path], rounds: int, tmp: Path,
-               measure: Any) -> dict[str, Any]:
+               measure: Any, floor_argv: dict[str, list[str]] | None = None,
+               seqlab_floor: str = "import_torch") -> dict[str, Any]:
     """Run every side ``rounds`` times on each input (``test``: the test set, scored from the first round;
     ``one``: its first sentence, which is start-up and loading; ``repeated``: the test set several times over),
-    alternating the order of the sides. ``cpu_ratio_to_seqlab`` compares whole processes on the test set;
-    ``in_process_cpu_ratio_to_seqlab`` compares CPU on the repeated text less CPU on one sentence, same round."""
+    alternating the order of the sides, then each of ``floor_argv`` once (:func:`floors`; ``seqlab_floor``: the
+    one that seqlab's side cannot go below: torch, and the tokenizer rules where it reads raw text).
+    ``cpu_ratio_to_seqlab`` compares whole processes on the test set; ``in_process_cpu_ratio_to_seqlab`` compares
+    CPU on the repeated text less CPU on one sentence, same round."""
     skipped = {name: why for name in sides if name != "seqlab" and (why := loads(name))}
     active = [name for name in sides if name not in skipped]
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {name: {kind: [] for kind in inputs} for name in active}
     accuracy: dict[str, Any] = {}
+    floor_argv = floor_argv or {}
+    floor_runs: dict[str, list[dict[str, Any]]] = {name: [] for name in floor_argv}
     for r in range(rounds):
         order = active if r % 2 == 0 else active[::-1]
         for kind, source in inputs.items():
@@ -173,6 +195,8 @@ def run_rounds(sides: dict[str, Any], inputs: dict[str, Path], rounds: int, tmp:
                 runs[name][kind].append(sides[name](source, out))
                 if kind == "test" and name not in accuracy:
                     accuracy[name] = measure(out)
+        for name, argv in (floor_argv.items() if r % 2 == 0 else reversed(floor_argv.items())):
+            floor_runs[name].append(timed(argv))
     result: dict[str, Any] = {"skipped": skipped, "accuracy": accuracy, "runs": runs}
 
     def cpu(name: str, kind: str) -> list[float]:
@@ -187,6 +211,13 @@ def run_rounds(sides: dict[str, Any], inputs: dict[str, Path], rounds: int, tmp:
                                      for name in peers}
     result["in_process_cpu_ratio_to_seqlab"] = {
         name: spread([p / b for p, b in zip(in_process(name), in_process("seqlab"))]) for name in peers}
+    if floor_runs:
+        result["floor_runs"] = floor_runs
+        result["floor_cpu_s"] = {name: spread([run["cpu_s"] for run in done]) for name, done in floor_runs.items()}
+        floor = [run["cpu_s"] for run in floor_runs[seqlab_floor]]
+        result["seqlab_floor"] = seqlab_floor
+        result["peer_cpu_over_floor"] = {name: spread([p / f for p, f in zip(cpu(name, "test"), floor)])
+                                         for name in peers}
     return result
 
 

@@ -1,0 +1,46 @@
+"""benchmarks/language_peers.py's rounds, with sides that are tiny processes: every side runs on every input in
+each round, the floors run once a round, and the ratios are the peer's CPU over seqlab's and over seqlab's floor."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks import language_peers
+from benchmarks.language_peers import floors, run_rounds
+
+
+def test_floors_are_python_torch_the_language_rules_and_both():
+    argv = floors("fr")
+    assert list(argv) == ["python", "import_torch", "tokenizer_rules", "import_torch_and_tokenizer_rules"]
+    assert "spacy.blank('fr')" in argv["tokenizer_rules"][-1] and "import torch" in argv["import_torch"][-1]
+
+
+def test_rounds_time_each_side_on_each_input_and_the_floors_once_a_round(monkeypatch, tmp_path: Path):
+    monkeypatch.setattr(language_peers, "loads", lambda name: None)
+    inputs = {kind: tmp_path / f"{kind}.txt" for kind in ("test", "one", "repeated")}
+    for path in inputs.values():
+        path.write_text("x\n", encoding="utf-8")
+
+    def side(source: Path, out: str) -> dict:
+        Path(out).write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+        return language_peers.timed([sys.executable, "-c", "pass"])
+
+    quick = {"python": [sys.executable, "-c", "pass"], "floor": [sys.executable, "-c", "pass"]}
+    result = run_rounds({"seqlab": side, "peer": side}, inputs, 2, tmp_path, lambda out: {"read": True},
+                        quick, "floor")
+    assert {kind: len(runs) for kind, runs in result["runs"]["peer"].items()} == {"test": 2, "one": 2,
+                                                                                  "repeated": 2}
+    assert set(result["floor_cpu_s"]) == {"python", "floor"} and result["seqlab_floor"] == "floor"
+    assert result["accuracy"] == {"seqlab": {"read": True}, "peer": {"read": True}}
+    peer = [run["cpu_s"] for run in result["runs"]["peer"]["test"]]
+    ours = [run["cpu_s"] for run in result["runs"]["seqlab"]["test"]]
+    assert result["cpu_ratio_to_seqlab"]["peer"] == language_peers.spread([p / b for p, b in zip(peer, ours)])
+    floor = [run["cpu_s"] for run in result["floor_runs"]["floor"]]
+    assert result["peer_cpu_over_floor"]["peer"] == language_peers.spread([p / f for p, f in zip(peer, floor)])
+
+
+def test_a_side_that_fails_stops_the_benchmark_with_its_last_line():
+    with pytest.raises(RuntimeError, match="boom"):
+        language_peers.timed([sys.executable, "-c", "import sys; sys.exit('boom')"])
