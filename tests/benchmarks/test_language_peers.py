@@ -24,8 +24,10 @@ def test_rounds_time_each_side_on_each_input_and_the_floors_once_a_round(monkeyp
         path.write_text("x\n", encoding="utf-8")
 
     def side(source: Path, out: str) -> dict:
+        """A process whose CPU grows with its input: the repeated text costs more than one sentence."""
         Path(out).write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
-        return language_peers.timed([sys.executable, "-c", "pass"])
+        work = 4_000_000 if source.name == "repeated.txt" else 1
+        return language_peers.timed([sys.executable, "-c", f"sum(range({work}))"])
 
     quick = {"python": [sys.executable, "-c", "pass"], "floor": [sys.executable, "-c", "pass"]}
     result = run_rounds({"seqlab": side, "peer": side}, inputs, 2, tmp_path, lambda out: {"read": True},
