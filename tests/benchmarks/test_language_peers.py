@@ -46,3 +46,24 @@ def test_rounds_time_each_side_on_each_input_and_the_floors_once_a_round(monkeyp
 def test_a_side_that_fails_stops_the_benchmark_with_its_last_line():
     with pytest.raises(RuntimeError, match="boom"):
         language_peers.timed([sys.executable, "-c", "import sys; sys.exit('boom')"])
+
+
+def test_without_a_seqlab_side_the_peers_are_set_against_the_floor_alone(monkeypatch, tmp_path: Path):
+    monkeypatch.setattr(language_peers, "loads", lambda name: None)
+    inputs = {kind: tmp_path / f"{kind}.txt" for kind in ("test", "one", "repeated")}
+    for path in inputs.values():
+        path.write_text("x\n", encoding="utf-8")
+
+    def peer(source: Path, out: str) -> dict:
+        Path(out).write_text("x\n", encoding="utf-8")
+        return language_peers.timed([sys.executable, "-c", "pass"])
+
+    result = run_rounds({"peer": peer}, inputs, 1, tmp_path, lambda out: {}, {"floor": [sys.executable, "-c", "pass"]},
+                        "floor")
+    assert "cpu_ratio_to_seqlab" not in result and set(result["peer_cpu_over_floor"]) == {"peer"}
+
+
+def test_the_command_needs_a_model_or_floors_only(capsys):
+    with pytest.raises(SystemExit):
+        language_peers.main(["fr_upos"])
+    assert "--floors-only" in capsys.readouterr().err
