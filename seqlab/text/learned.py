@@ -201,13 +201,19 @@ def load(run_dir: str | Path) -> Adaptations | None:
         return None
 
 
-def from_data(data) -> Adaptations | None:
-    """What ``data``'s training file (a :class:`seqlab.data.config.DataConfig`) teaches: None for English, whose
-    tokenizer is fixed, and for training files that are not CoNLL-U with ``# text`` (nothing to learn from)."""
-    from seqlab.core.paths import resolve_data_path
+def learns(data) -> bool:
+    """Whether ``data`` (a :class:`seqlab.data.config.DataConfig`) has a tokenization to learn: a language other
+    than English (whose tokenizer is fixed) with a CoNLL-U training file (the only format that keeps the text)."""
     from seqlab.data.config import file_format
 
-    if data.language == ENGLISH or file_format(data.train, data.format) != "conllu":
+    return data.language != ENGLISH and file_format(data.train, data.format) == "conllu"
+
+
+def from_data(data) -> Adaptations | None:
+    """What ``data``'s training file teaches: None where it has nothing to teach (:func:`learns`) or is not here."""
+    from seqlab.core.paths import resolve_data_path
+
+    if not learns(data):
         return None
     path = resolve_data_path(str(data.train), key="data.train", must_exist=False)
     return learn(path, data.language) if path.is_file() else None
@@ -224,7 +230,7 @@ def for_run(run_dir: str | Path, data) -> Adaptations | None:
     """A run's stored adaptations; for a run trained before they were stored, learned again from its training file
     (when it is there)."""
     stored = load(run_dir)
-    if stored is not None or data.language == ENGLISH:
+    if stored is not None or not learns(data):
         return stored
     log.info("%s: no current %s; learning the raw-text tokenization from %s", run_dir, FILE, data.train)
     learned = from_data(data)

@@ -134,3 +134,17 @@ def test_a_merge_by_pattern_joins_runs_of_that_kind_only() -> None:
     spans = [(0, 1), (2, 4), (5, 6), (7, 10), (11, 13), (14, 16), (17, 18), (19, 21)]
     joined = merge(text, spans, Adaptations("fr", patterns={"a - a": 3}))
     assert [text[s:e] for s, e in joined] == ["à", "là - bas", "et", "12", "-", "15"]
+
+
+def test_a_run_trained_on_columns_has_nothing_to_learn_and_says_nothing(tmp_path: Path, caplog) -> None:
+    """A Spanish run trained on two-column CoNLL has no text to learn a tokenization from: no text.json, and
+    loading it neither relearns nor warns that its training file is missing (it only has nothing to teach)."""
+    from seqlab.data.config import DataConfig
+    from seqlab.text.learned import for_run, learns
+
+    data = DataConfig(train="conll2002_es/esp.train", dev="conll2002_es/esp.testa", columns=("word", "ner"),
+                      language="es")
+    assert not learns(data)
+    with caplog.at_level("INFO", logger="seqlab"):
+        assert for_run(tmp_path, data) is None
+    assert caplog.records == []
