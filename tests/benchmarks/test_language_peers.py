@@ -11,17 +11,23 @@ from benchmarks import language_peers
 from benchmarks.language_peers import floors, run_rounds
 
 
+@pytest.fixture
+def inputs(monkeypatch, tmp_path: Path) -> dict[str, Path]:
+    """The three inputs of a round, each one line, with every peer taken as loadable."""
+    monkeypatch.setattr(language_peers, "loads", lambda name: None)
+    made = {kind: tmp_path / f"{kind}.txt" for kind in ("test", "one", "repeated")}
+    for path in made.values():
+        path.write_text("x\n", encoding="utf-8")
+    return made
+
+
 def test_floors_are_python_torch_the_language_rules_and_both():
     argv = floors("fr")
     assert list(argv) == ["python", "import_torch", "tokenizer_rules", "import_torch_and_tokenizer_rules"]
     assert "spacy.blank('fr')" in argv["tokenizer_rules"][-1] and "import torch" in argv["import_torch"][-1]
 
 
-def test_rounds_time_each_side_on_each_input_and_the_floors_once_a_round(monkeypatch, tmp_path: Path):
-    monkeypatch.setattr(language_peers, "loads", lambda name: None)
-    inputs = {kind: tmp_path / f"{kind}.txt" for kind in ("test", "one", "repeated")}
-    for path in inputs.values():
-        path.write_text("x\n", encoding="utf-8")
+def test_rounds_time_each_side_on_each_input_and_the_floors_once_a_round(inputs, tmp_path: Path):
 
     def side(source: Path, out: str) -> dict:
         """A process whose CPU grows with its input: the repeated text costs more than one sentence."""
@@ -48,11 +54,7 @@ def test_a_side_that_fails_stops_the_benchmark_with_its_last_line():
         language_peers.timed([sys.executable, "-c", "import sys; sys.exit('boom')"])
 
 
-def test_without_a_seqlab_side_the_peers_are_set_against_the_floor_alone(monkeypatch, tmp_path: Path):
-    monkeypatch.setattr(language_peers, "loads", lambda name: None)
-    inputs = {kind: tmp_path / f"{kind}.txt" for kind in ("test", "one", "repeated")}
-    for path in inputs.values():
-        path.write_text("x\n", encoding="utf-8")
+def test_without_a_seqlab_side_the_peers_are_set_against_the_floor_alone(inputs, tmp_path: Path):
 
     def peer(source: Path, out: str) -> dict:
         Path(out).write_text("x\n", encoding="utf-8")
