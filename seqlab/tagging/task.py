@@ -103,7 +103,9 @@ class TaggingTask:
                         "0.00 after a few epochs is usual) say nothing of what the config reaches on all the data",
                         config.data.limit, config.data.limit)
         self.splits = read_splits(config.data)
-        self.teacher = read_teacher(config.train.teacher, self.labelling) if config.train.teacher else None
+        self.teacher = read_teacher(config.train.teacher, self.labelling, (
+            sentence for name, split in self.splits.items() if name != "train" for sentence in split.tokens)
+        ) if config.train.teacher else None
         pool = self.teacher.split if self.teacher is not None else None
         self.encoder_record = None  # the transformer a resumed run was trained with
         if run_dir is not None:  # a resumed run: its own vocabularies; its weights come from the checkpoint

@@ -24,7 +24,7 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 import torch
 
@@ -195,6 +195,7 @@ class TeacherData:
     loss: str
     threshold: float
     targets: SoftTargets | None = None  # the kept sentences' token distributions, for a soft loss
+    held_out: int = 0  # sentences left out because a dev or test sentence has the same tokens
 
     def subset(self, rows: list[int]) -> None:
         """Keep only the pool's sentences ``rows``."""
@@ -212,13 +213,16 @@ class TeacherData:
         return {"corpus": self.corpus, "teacher": self.progress.get("teacher"), "loss": self.loss,
                 "threshold": self.threshold, "mix": self.mix, "sentences": len(self.split.tokens),
                 "words": self.split.num_tokens, "below_threshold": self.below_threshold,
-                "sentences_per_epoch": self.per_epoch(gold)}
+                "same_as_dev_or_test": self.held_out, "sentences_per_epoch": self.per_epoch(gold)}
 
 
-def read_teacher(config: Any, labelling: Labelling) -> TeacherData:
+def read_teacher(config: Any, labelling: Labelling,
+                 evaluation: Iterable[Sequence[str]] = ()) -> TeacherData:
     """The pool a ``train.teacher`` section (:class:`seqlab.tagging.config.TeacherConfig`) names: the corpus's
     sentences in order, those whose path confidence is under ``threshold`` left out, until ``words`` tokens are
-    taken (null: all), their labels in the student's training scheme (``labelling``)."""
+    taken (null: all), their labels in the student's training scheme (``labelling``). A sentence with the same
+    tokens as one of ``evaluation`` (the dev and test sentences) is left out too, with a warning: unlabeled text
+    that holds the test set would teach the student the teacher's answers to it."""
     folder = resolve_data_path(config.corpus, key="train.teacher.corpus")
     progress = read_progress(folder)
     if progress is None:
@@ -232,12 +236,16 @@ def read_teacher(config: Any, labelling: Labelling) -> TeacherData:
         raise ConfigError(f"train.teacher.loss: soft reads the teacher's distributions over its labels in scheme "
                           f"{progress.get('scheme')!r}, and this model trains in {labelling.name!r}; set "
                           f"data.tag_scheme: {progress.get('scheme')}, or use loss: hard")
-    tokens, file_tags, tags, spread, dropped, taken = [], [], [], [], 0, 0
+    held = {tuple(sentence) for sentence in evaluation}
+    tokens, file_tags, tags, spread, dropped, taken, same = [], [], [], [], 0, 0, 0
     for record in corpus_records(folder, distributions=soft):
         if config.words is not None and taken >= config.words:
             break
         if record["path_confidence"] < config.threshold:
             dropped += 1
+            continue
+        if tuple(record["tokens"]) in held:
+            same += 1
             continue
         tokens.append([str(t) for t in record["tokens"]])
         file_tags.append([str(t) for t in record["labels"]])
@@ -251,8 +259,12 @@ def read_teacher(config: Any, labelling: Labelling) -> TeacherData:
     split = Split("teacher", folder, tokens, file_tags, tags)
     log.info("teacher data: %d sentences, %d words from %s (%d below path confidence %s left out)", len(tokens),
              taken, folder, dropped, config.threshold)
+    if same:
+        log.warning("train.teacher.corpus: %d sentences of %s have the same tokens as a dev or test sentence; they "
+                    "are left out of the pool", same, folder)
     targets = SoftTargets.collect(spread) if soft else None
-    return TeacherData(split, config.corpus, progress, dropped, config.mix, config.loss, config.threshold, targets)
+    return TeacherData(split, config.corpus, progress, dropped, config.mix, config.loss, config.threshold, targets,
+                       same)
 
 
 def check_teacher_types(teacher: TeacherData, labels: list[str], labelling: Labelling, *, smoke: bool) -> None:

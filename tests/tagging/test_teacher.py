@@ -83,7 +83,16 @@ def test_the_pool_leaves_out_low_confidence_sentences_then_takes_the_words_asked
     assert pool.split.tags[0] == ["U-PER", "O", "B-PER", "L-PER", "O", "U-LOC", "O"]  # the student's scheme
     assert pool.record(gold=5) | {"corpus": None} == {
         "corpus": None, "teacher": "a-teacher", "loss": "hard", "threshold": 0.5, "mix": 1.0, "sentences": 2,
-        "words": 12, "below_threshold": 1, "sentences_per_epoch": 5}
+        "words": 12, "below_threshold": 1, "same_as_dev_or_test": 0, "sentences_per_epoch": 5}
+
+
+def test_a_sentence_the_dev_or_test_set_holds_is_left_out_of_the_pool(tmp_path, caplog):
+    folder = make_corpus(tmp_path / "corpus")
+    evaluation = [SENTENCES[2][0].split(), "British lamb".split()]  # the second is not a whole teacher sentence
+    pool = read_teacher(TeacherConfig(corpus=str(folder)), labelling("bilou", "iob1"), evaluation)
+    assert [" ".join(s) for s in pool.split.tokens] == [SENTENCES[0][0], SENTENCES[1][0], SENTENCES[3][0]]
+    assert pool.held_out == 1 and pool.record(gold=1)["same_as_dev_or_test"] == 1
+    assert "1 sentences of" in caplog.text and "same tokens as a dev or test sentence" in caplog.text
 
 
 def test_a_corpus_of_another_kind_of_labels_or_none_is_refused(tmp_path):
@@ -112,6 +121,15 @@ def test_a_student_trains_an_epoch_on_gold_and_teacher_sentences(tmp_path):
     assert "Zorglub" in json.loads((run / "vocabs.json").read_text())["words"]["itos"]  # teacher text is training text
     log = (run / "train.log").read_text()
     assert "8 train/" in log and "/3 teacher sentences" in log
+
+
+def test_a_student_leaves_out_teacher_sentences_its_dev_or_test_file_holds(tmp_path):
+    dev = ("EU rejects German call to boycott British lamb .", "B-ORG O B-MISC O O O B-MISC O O", 0.9)
+    folder = make_corpus(tmp_path / "corpus", [dev, *SENTENCES[:3]])
+    run = tiny_run(tmp_path / "student", "ner", ("train.epochs=1", "train.threads=1",
+                                                 f"train.teacher={{corpus: {folder}}}"))
+    record = json.loads((run / "metrics.json").read_text())["teacher"]
+    assert record["sentences"] == 3 and record["same_as_dev_or_test"] == 1
 
 
 def test_a_teacher_type_the_gold_data_lacks_is_refused(tmp_path):
