@@ -1,7 +1,7 @@
 """Unlabeled text labelled by a teacher tagger, for a fast student to train on: ``seqlab distill label``.
 
-The text (one sentence or paragraph per line, UTF-8, gzipped or not) is cut into shards of ``lines_per_shard``
-lines. Each shard is tagged with per-token marginals (``tag_many(..., marginals=True)``), written whole into the
+The text (one sentence or paragraph per line, UTF-8, gzipped or not; one file, or several read as one text in
+the order given, their lines numbered through) is cut into shards of ``lines_per_shard`` lines. Each shard is tagged with per-token marginals (``tag_many(..., marginals=True)``), written whole into the
 corpus folder (:mod:`seqlab.tagging.teacher` describes it), then listed in the folder's progress file; the
 progress file is what makes a shard part of the corpus. So a labelling killed at any point resumes by running
 it again: the shards listed are skipped, any other is tagged (again) and written over whatever a killed write
@@ -21,7 +21,7 @@ import resource
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from features.corpus import read_lines
 from seqlab.apps.parallel import in_workers, worker_tagger
@@ -87,10 +87,10 @@ def _label_in_worker(part: list[Job], batch_size: int) -> Labelled:
     return label_job(worker_tagger(), job, batch_size)
 
 
-def jobs(path: Path, start: int, lines_per_shard: int, budget: Callable[[], int | None]) -> Iterator[Job]:
-    """The shards of the text at ``path`` from shard ``start`` on, each with the budget of words left when it is
-    made (``budget()``: the limit less the words labelled so far)."""
-    lines = read_lines(path)
+def jobs(paths: Sequence[Path], start: int, lines_per_shard: int, budget: Callable[[], int | None]) -> Iterator[Job]:
+    """The shards of the text in ``paths`` (one after the other) from shard ``start`` on, each with the budget of
+    words left when it is made (``budget()``: the limit less the words labelled so far)."""
+    lines = itertools.chain.from_iterable(read_lines(path) for path in paths)
     for _ in itertools.islice(lines, start * lines_per_shard):
         pass
     for index in itertools.count(start):
@@ -107,11 +107,12 @@ def teacher_key(teacher: str) -> str:
     return str(path.resolve()) if path.exists() else teacher
 
 
-def begin(output: Path, teacher: str, text: Path, lines_per_shard: int) -> dict[str, Any]:
+def begin(output: Path, teacher: str, texts: Sequence[Path], lines_per_shard: int) -> dict[str, Any]:
     """The progress of the corpus in ``output``: the one there, checked to be of this teacher, input and shard
-    size, or a new one."""
-    settings = {"teacher": teacher_key(teacher), "input": str(text.resolve()), "input_bytes": text.stat().st_size,
-                "lines_per_shard": lines_per_shard}
+    size, or a new one. One input file is named by its path and size, several by a list of each."""
+    paths, sizes = [str(text.resolve()) for text in texts], [text.stat().st_size for text in texts]
+    settings = {"teacher": teacher_key(teacher), "input": paths[0] if len(paths) == 1 else paths,
+                "input_bytes": sizes[0] if len(sizes) == 1 else sizes, "lines_per_shard": lines_per_shard}
     progress = read_progress(output)
     if progress is None:
         return {"format": FORMAT, **settings, "scheme": None, "finished": False, "shards": []}
@@ -200,30 +201,35 @@ def summary(progress: dict[str, Any], before: int, started: tuple[float, float],
             "this_run": {"workers": workers, "shards": len(new), **run}, "tagging": tagging}
 
 
-def label(teacher: str, text: str | Path, output: str | Path, *, workers: int = 1, limit_words: int | None = None,
-          lines_per_shard: int = LINES_PER_SHARD, batch_size: int = 100, device: str = "auto") -> dict[str, Any]:
-    """Label ``text`` with ``teacher`` (a run directory, a ``.seqlab`` file or an installed model's name) into the
-    corpus folder ``output``, going on from where an earlier run there stopped; returns (and writes) the summary."""
+def label(teacher: str, text: str | Path | Sequence[str | Path], output: str | Path, *, workers: int = 1,
+          limit_words: int | None = None, lines_per_shard: int = LINES_PER_SHARD, batch_size: int = 100,
+          device: str = "auto") -> dict[str, Any]:
+    """Label ``text`` (a file, or several read one after the other) with ``teacher`` (a run directory, a
+    ``.seqlab`` file or an installed model's name) into the corpus folder ``output``, going on from where an
+    earlier run there stopped; returns (and writes) the summary."""
     started = (time.perf_counter(), process_cpu())
-    text, output = require_file(text), Path(output)
+    texts = [require_file(t) for t in ([text] if isinstance(text, (str, Path)) else text)]
+    if not texts:
+        raise SeqlabError("seqlab distill label: expected at least one text file")
+    output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     with run_lock(output, "labelling"):
         remove_stale_temp_files(output)
-        progress = begin(output, teacher, text, lines_per_shard)
+        progress = begin(output, teacher, texts, lines_per_shard)
         reopen(progress, output, limit_words)
         before = len(progress["shards"])
         if not progress["finished"] and (limit_words is None or words_of(progress["shards"]) < limit_words):
-            _run(progress, output, teacher, text, workers, limit_words, batch_size, device)
+            _run(progress, output, teacher, texts, workers, limit_words, batch_size, device)
         result = summary(progress, before, started, workers)
         write_json(output, SUMMARY, result)
     return result
 
 
-def _run(progress: dict[str, Any], output: Path, teacher: str, text: Path, workers: int, limit: int | None,
-         batch_size: int, device: str) -> None:
+def _run(progress: dict[str, Any], output: Path, teacher: str, texts: Sequence[Path], workers: int,
+         limit: int | None, batch_size: int, device: str) -> None:
     """Tag and commit the shards after those ``progress`` lists, until the input ends or ``limit`` is reached."""
     budget = lambda: None if limit is None else limit - words_of(progress["shards"])  # noqa: E731
-    pending = jobs(text, len(progress["shards"]), progress["lines_per_shard"], budget)
+    pending = jobs(texts, len(progress["shards"]), progress["lines_per_shard"], budget)
     if workers > 1:
         results: Iterator[Labelled] = in_workers(teacher, pending, workers, _label_in_worker, (batch_size,), chunk=1)
     else:

@@ -38,13 +38,14 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     d_sub = d.add_subparsers(dest="action", required=True)
     g = d_sub.add_parser("label", help="tag unlabeled text with a teacher into shards of a labelled corpus, with "
                                        "each token's marginal and each sentence's path confidence (resumable)",
-                         description="Tag TEXT (one sentence or paragraph per line, UTF-8, gzipped or not) with "
-                                     "TEACHER into DIR, a shard file every --lines-per-shard lines. Killed, it "
-                                     "resumes when run again with the same arguments. A student trains on DIR "
+                         description="Tag TEXT (one sentence or paragraph per line, UTF-8, gzipped or not; "
+                                     "several files are one text, in order) with TEACHER into DIR, a shard file "
+                                     "every --lines-per-shard lines. Killed, it resumes when run again with the same arguments. A student trains on DIR "
                                      "through its config's train.teacher section.")
     g.add_argument("teacher", help="a run directory, a .seqlab file or an installed model's name "
                                    "(en-ner-conll03-minilm)")
-    g.add_argument("text", help="the unlabeled text, one sentence or paragraph per line")
+    g.add_argument("text", nargs="+", help="the unlabeled text, one sentence or paragraph per line; several files "
+                                            "are read as one text, in the order given")
     g.add_argument("--output", metavar="DIR", required=True, help="the corpus folder (made, or gone on with)")
     g.add_argument("--limit-words", type=positive_int, metavar="N",
                    help="stop once N words (tokens as the teacher splits them) are labelled")

@@ -142,3 +142,17 @@ def test_a_student_trains_on_the_teachers_distributions_from_a_labelled_corpus(l
     teacher = metrics["teacher"]  # some lines of the text are sentences of the fixture's dev file: left out
     assert teacher["loss"] == "soft" and teacher["same_as_dev_or_test"] > 0
     assert teacher["sentences"] + teacher["same_as_dev_or_test"] == len(list(corpus_records(labelled)))
+
+
+def test_text_in_several_files_is_one_text_and_a_rerun_must_name_the_same_files(teacher, text, labelled, tmp_path,
+                                                                              capsys):
+    head, tail = tmp_path / "head.txt", tmp_path / "tail.txt.gz"
+    head.write_text("\n".join(LINES[:4]) + "\n", encoding="utf-8")  # a file ends mid-shard: shards go on across it
+    tail.write_bytes(gzip.compress(("\n".join(LINES[4:]) + "\n").encode("utf-8")))
+    out = tmp_path / "corpus"
+    argv = ["distill", "label", str(teacher), str(head), str(tail), "--output", str(out), "--lines-per-shard", "3"]
+    assert main(argv) == 0
+    assert shards(out) == shards(labelled)
+    assert json.loads((out / PROGRESS).read_text())["input"] == [str(head.resolve()), str(tail.resolve())]
+    assert main([*argv[:3], str(tail), str(head), *argv[5:]]) == 2
+    assert "this corpus was begun with input" in capsys.readouterr().err
