@@ -8,10 +8,13 @@ it again: the shards listed are skipped, any other is tagged (again) and written
 left. ``limit_words`` stops once that many words (tokens, as the teacher split them; what ``train.teacher.words``
 counts) are labelled, the last shard cut after the line that reaches it; a later run with a higher limit (or
 none) tags that shard again and goes on. With ``workers`` > 1 the shards are tagged in that many processes (one
-torch thread each, :mod:`seqlab.apps.parallel`) and written in input order.
+torch thread each, :mod:`seqlab.apps.parallel`) and written in input order; with ``ray`` (an address: ``local``,
+``auto``, ``ray://HEAD:10001``) they are tagged by that many Ray actors across a cluster's machines
+(:func:`seqlab.apps.ray.label_on_ray`) and still written here, in input order, by this one process.
 
 ``summary.json`` says what the labelling took: this run's words per second and CPU seconds per million words
-(the teacher's loading included, and the workers' CPU time), and the tagging alone over every shard.
+(the teacher's loading included, and the workers' CPU time; on Ray, this process's and the actors' tagging, their
+start-up not counted), and the tagging alone over every shard.
 """
 from __future__ import annotations
 
@@ -185,28 +188,32 @@ def process_cpu() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def summary(progress: dict[str, Any], before: int, started: tuple[float, float], workers: int) -> dict[str, Any]:
+def summary(progress: dict[str, Any], before: int, started: tuple[float, float], workers: int,
+            ray: str | None = None) -> dict[str, Any]:
     """``summary.json``: the corpus's counts, this run's throughput (from ``started``, the wall clock and
-    :func:`process_cpu` when it began; its shards are those after the first ``before``), and the tagging's alone
-    over every shard (per process: the workers' seconds summed)."""
+    :func:`process_cpu` when it began; its shards are those after the first ``before``; on Ray, whose actors are
+    no children of this process, their shards' tagging seconds are added), and the tagging's alone over every
+    shard (per process: the workers' seconds summed)."""
     shards, new = progress["shards"], progress["shards"][before:]
     corpus = {"shards": len(shards), "lines": words_of(shards, "lines"), "sentences": words_of(shards, "sentences"),
               "words": words_of(shards), "input_words": words_of(shards, "input_words"),
               "finished": progress["finished"]}
-    run = rates(words_of(new), words_of(new, "input_words"), time.perf_counter() - started[0],
-                process_cpu() - started[1])
+    cpu = process_cpu() - started[1] + (words_of(new, "cpu_seconds") if ray is not None else 0.0)
+    run = rates(words_of(new), words_of(new, "input_words"), time.perf_counter() - started[0], cpu)
     tagging = rates(corpus["words"], corpus["input_words"], words_of(shards, "wall_seconds"),
                     words_of(shards, "cpu_seconds"))
+    where = {"workers": workers} if ray is None else {"ray": ray, "actors": workers}
     return {**{key: progress[key] for key in ("teacher", "input", "scheme", "lines_per_shard")}, "corpus": corpus,
-            "this_run": {"workers": workers, "shards": len(new), **run}, "tagging": tagging}
+            "this_run": {**where, "shards": len(new), **run}, "tagging": tagging}
 
 
 def label(teacher: str, text: str | Path | Sequence[str | Path], output: str | Path, *, workers: int = 1,
           limit_words: int | None = None, lines_per_shard: int = LINES_PER_SHARD, batch_size: int = 100,
-          device: str = "auto") -> dict[str, Any]:
+          device: str = "auto", ray: str | None = None) -> dict[str, Any]:
     """Label ``text`` (a file, or several read one after the other) with ``teacher`` (a run directory, a
     ``.seqlab`` file or an installed model's name) into the corpus folder ``output``, going on from where an
-    earlier run there stopped; returns (and writes) the summary."""
+    earlier run there stopped, in ``workers`` processes here or, with ``ray`` (a Ray address), ``workers`` Ray
+    actors; returns (and writes) the summary."""
     started = (time.perf_counter(), process_cpu())
     texts = [require_file(t) for t in ([text] if isinstance(text, (str, Path)) else text)]
     if not texts:
@@ -219,19 +226,23 @@ def label(teacher: str, text: str | Path | Sequence[str | Path], output: str | P
         reopen(progress, output, limit_words)
         before = len(progress["shards"])
         if not progress["finished"] and (limit_words is None or words_of(progress["shards"]) < limit_words):
-            _run(progress, output, teacher, texts, workers, limit_words, batch_size, device)
-        result = summary(progress, before, started, workers)
+            _run(progress, output, teacher, texts, workers, limit_words, batch_size, device, ray)
+        result = summary(progress, before, started, workers, ray)
         write_json(output, SUMMARY, result)
     return result
 
 
 def _run(progress: dict[str, Any], output: Path, teacher: str, texts: Sequence[Path], workers: int,
-         limit: int | None, batch_size: int, device: str) -> None:
+         limit: int | None, batch_size: int, device: str, ray: str | None) -> None:
     """Tag and commit the shards after those ``progress`` lists, until the input ends or ``limit`` is reached."""
     budget = lambda: None if limit is None else limit - words_of(progress["shards"])  # noqa: E731
     pending = jobs(texts, len(progress["shards"]), progress["lines_per_shard"], budget)
-    if workers > 1:
-        results: Iterator[Labelled] = in_workers(teacher, pending, workers, _label_in_worker, (batch_size,), chunk=1)
+    if ray is not None:
+        from seqlab.apps.ray import label_on_ray
+
+        results: Iterator[Labelled] = label_on_ray(teacher, pending, workers, batch_size, ray)
+    elif workers > 1:
+        results = in_workers(teacher, pending, workers, _label_in_worker, (batch_size,), chunk=1)
     else:
         from seqlab.apps.loader import load
 

@@ -21,13 +21,17 @@ CPUs for the whole run: on a machine with no more CPUs than that, read the input
 none (``ray.data.read_text(path, num_cpus=0)``), or the read waits for a CPU that never comes free; write the
 result from the driver (``iter_batches(batch_format="pyarrow")`` into a ``pyarrow.parquet.ParquetWriter``) or
 with write tasks that need none (``write_parquet(path, ray_remote_args={"num_cpus": 0})``).
+
+:func:`label_on_ray` is ``seqlab distill label --ray``'s pool: Ray actors that each hold a teacher tag the
+shards of unlabeled text, and the driver writes them (:mod:`seqlab.apps.distill`).
 """
 from __future__ import annotations
 
 import itertools
 import zipfile
+from collections import deque
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from seqlab.core.errors import SeqlabError
 from seqlab.core.schema import CONFIDENCE_DIGITS, SPAN_FIELDS
@@ -204,3 +208,85 @@ def tag_dataset(dataset: Any, model: str | Path | None = None, *, text_column: s
         udf_modifying_row_count=False,
         fn_constructor_kwargs={"model": None if model is None else str(model), "column": text_column,
                                "options": options})
+
+
+class _Labeller:
+    """A Ray actor of ``seqlab distill label --ray``: a teacher loaded once on the CPU with one torch thread, which
+    tags the shards it is handed (:func:`seqlab.apps.distill.label_job`)."""
+
+    def __init__(self, teacher: str) -> None:
+        import gc
+
+        import torch
+
+        from seqlab.apps.loader import load
+
+        torch.set_num_threads(1)
+        self.tagger = load(teacher, "cpu")
+        gc.freeze()
+
+    def label(self, job: Any, batch_size: int) -> Any:
+        from seqlab.apps.distill import label_job
+
+        return label_job(self.tagger, job, batch_size)
+
+
+def connect(address: str) -> tuple[Any, bool]:
+    """Ray, connected: to the running instance if this process has one, else ``ray.init(address)`` (``local``:
+    a new instance on this machine; ``auto``: the cluster this machine is part of; ``ray://HEAD:10001``: a remote
+    one); and whether this call started the connection (and so should end it)."""
+    ray = _ray()
+    if ray.is_initialized():
+        return ray, False
+    try:
+        ray.init(address=None if address == "local" else address, include_dashboard=False, log_to_driver=False)
+    except (ConnectionError, RuntimeError, ValueError) as err:
+        raise SeqlabError(f"--ray {address}: no Ray cluster could be reached ({err}); give 'local' to start one on "
+                          "this machine, 'auto' for the cluster this machine is part of, or ray://HEAD:10001") from None
+    return ray, True
+
+
+def label_on_ray(teacher: str, jobs: Iterable[Any], actors: int, batch_size: int, address: str) -> Iterator[Any]:
+    """``seqlab distill label --ray``: each shard of ``jobs`` (:class:`seqlab.apps.distill.Job`) tagged by one of
+    ``actors`` Ray actors (one CPU each) that hold ``teacher`` (a ``.seqlab`` file, a run directory or an installed
+    name, readable at that path on every node), the tagged shards (:class:`seqlab.apps.distill.Labelled`)
+    yielded in input order, at most two per actor in flight. The driver writes them, so the corpus folder keeps
+    one writer and resumes as with local workers. Closing the iterator ends the actors (and the connection, if
+    this call made it)."""
+    if actors < 1:
+        raise SeqlabError(f"--workers: expected a positive number of Ray actors, got {actors}")
+    if Path(teacher).exists():
+        teacher = str(Path(teacher).resolve())  # actors may start in another working directory
+    task = _task(teacher)  # a bad path or a relation model is said once, before any actor starts
+    if task != "tagging":
+        raise SeqlabError(f"{teacher}: a teacher must be a tagger, and this is a {task} model")
+    ray, started = connect(address)
+    labeller = ray.remote(num_cpus=1)(_Labeller)
+    pool = [labeller.remote(teacher) for _ in range(actors)]
+    pending: deque = deque()
+    try:
+        for k, job in enumerate(jobs):
+            pending.append(pool[k % actors].label.remote(job, batch_size))
+            if len(pending) >= 2 * actors:
+                yield _result(ray, pending.popleft())
+        while pending:
+            yield _result(ray, pending.popleft())
+    finally:
+        for actor in pool:
+            ray.kill(actor)
+        if started:
+            ray.shutdown()
+
+
+def _result(ray: Any, ref: Any) -> Any:
+    """A task's result; its :class:`SeqlabError` as itself, a lost actor or node as a :class:`SeqlabError` that says
+    the shards written are kept."""
+    try:
+        return ray.get(ref)
+    except ray.exceptions.RayTaskError as err:
+        if isinstance(err.cause, SeqlabError):
+            raise err.cause from None
+        raise
+    except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as err:
+        raise SeqlabError(f"a Ray actor was lost ({type(err).__name__}: {str(err).splitlines()[0]}); the shards "
+                          "written are kept: run the same command again to go on") from None

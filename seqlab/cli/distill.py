@@ -12,17 +12,21 @@ import sys
 
 from seqlab.cli._util import add_device_option, add_threads_option, model_device, positive_int, use_threads
 from seqlab.cli.tag import ONEDNN_CACHE
+from seqlab.core.errors import SeqlabError
 
 
 def cmd_label(args: argparse.Namespace) -> int:
     from seqlab.apps.distill import label
 
     os.environ.setdefault(*ONEDNN_CACHE)  # as seqlab tag: a stream of batches of every length
-    device = model_device(args.device, args.workers)
-    if args.workers == 1:
+    if args.ray is not None and args.device not in ("auto", "cpu"):
+        raise SeqlabError(f"--device {args.device} with --ray: the Ray actors run the teacher on the CPU, one "
+                          "thread each; leave --device out")
+    device = model_device(args.device, args.workers if args.ray is None else 2)
+    if args.workers == 1 and args.ray is None:
         use_threads(args.threads)
     result = label(args.teacher, args.text, args.output, workers=args.workers, limit_words=args.limit_words,
-                   lines_per_shard=args.lines_per_shard, batch_size=args.batch_size, device=device)
+                   lines_per_shard=args.lines_per_shard, batch_size=args.batch_size, device=device, ray=args.ray)
     corpus, run = result["corpus"], result["this_run"]
     print(f"{args.output}: {corpus['shards']} shards, {corpus['sentences']} sentences, {corpus['words']} words"
           f"{'' if corpus['finished'] else ' (input not finished)'}; this run {run['words']} words at "
@@ -55,6 +59,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--workers", type=positive_int, default=1,
                    help="worker processes, one torch thread each, each loading the teacher; shards are written "
                         "in input order")
+    g.add_argument("--ray", metavar="ADDRESS",
+                   help="tag the shards in --workers Ray actors (one CPU each) instead of local processes: 'local' "
+                        "starts Ray on this machine, 'auto' joins the cluster this machine is part of, "
+                        "ray://HEAD:10001 a remote one; the teacher must be readable at its path on every node "
+                        "(an installed name, or a .seqlab file copied alike); this process writes the corpus "
+                        "(pip install -e '.[ray]')")
     add_device_option(g, workers=True)
     add_threads_option(g)
     g.set_defaults(func=cmd_label)

@@ -119,6 +119,22 @@ def test_worker_processes_and_gzipped_text_give_the_same_corpus(teacher, text, l
     assert json.loads((tmp_path / "workers" / SUMMARY).read_text())["this_run"]["workers"] == 2
 
 
+def test_ray_actors_give_the_same_corpus_written_by_this_process(teacher, text, labelled, tmp_path, capsys):
+    ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install -e '.[ray]'")
+    assert label(teacher, text, tmp_path / "cuda", "--ray", "local", "--device", "cuda") == 2
+    assert "the Ray actors run the teacher on the CPU" in capsys.readouterr().err
+    assert label(tmp_path / "nowhere", text, tmp_path / "bad", "--ray", "local") == 2  # said before Ray starts
+    assert "nowhere" in capsys.readouterr().err
+    # the first shard here, the rest on Ray: a Ray run goes on from a folder as a local one does (an actor pool
+    # takes tens of seconds to start, so the test starts one)
+    assert label(teacher, text, tmp_path / "ray", "--limit-words", "6") == 0
+    assert label(teacher, text, tmp_path / "ray", "--ray", "local", "--workers", "2") == 0
+    assert shards(tmp_path / "ray") == shards(labelled)
+    assert not ray.is_initialized()  # the run that connected disconnected
+    run = json.loads((tmp_path / "ray" / SUMMARY).read_text())["this_run"]
+    assert (run["ray"], run["actors"]) == ("local", 2) and run["cpu_seconds"] > 0
+
+
 def test_a_token_label_teacher_labels_text_and_a_student_trains_on_it(text, tmp_path):
     """The same machinery for POS: a UPOS teacher's corpus is in the token scheme, and a UPOS student takes it."""
     pos_teacher = tiny_run(tmp_path / "pos_teacher", "pos", ("train.threads=1", "train.epochs=1"))
