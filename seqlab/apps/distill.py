@@ -10,7 +10,7 @@ counts) are labelled, the last shard cut after the line that reaches it; a later
 none) tags that shard again and goes on. With ``workers`` > 1 the shards are tagged in that many processes (one
 torch thread each, :mod:`seqlab.apps.parallel`) and written in input order; with ``ray`` (an address: ``local``,
 ``auto``, ``ray://HEAD:10001``) they are tagged by that many Ray actors across a cluster's machines
-(:func:`seqlab.apps.ray.label_on_ray`) and still written here, in input order, by this one process.
+(:func:`seqlab.apps.ray.in_actors`) and still written here, in input order, by this one process.
 
 ``summary.json`` says what the labelling took: this run's words per second and CPU seconds per million words
 (the teacher's loading included, and the workers' CPU time; on Ray, this process's and the actors' tagging, their
@@ -238,9 +238,9 @@ def _run(progress: dict[str, Any], output: Path, teacher: str, texts: Sequence[P
     budget = lambda: None if limit is None else limit - words_of(progress["shards"])  # noqa: E731
     pending = jobs(texts, len(progress["shards"]), progress["lines_per_shard"], budget)
     if ray is not None:
-        from seqlab.apps.ray import label_on_ray
+        from seqlab.apps.ray import in_actors
 
-        results: Iterator[Labelled] = label_on_ray(teacher, pending, workers, batch_size, ray)
+        results: Iterator[Labelled] = in_actors(teacher, pending, workers, label_job, (batch_size,), ray)
     elif workers > 1:
         results = in_workers(teacher, pending, workers, _label_in_worker, (batch_size,), chunk=1)
     else:

@@ -22,8 +22,8 @@ none (``ray.data.read_text(path, num_cpus=0)``), or the read waits for a CPU tha
 result from the driver (``iter_batches(batch_format="pyarrow")`` into a ``pyarrow.parquet.ParquetWriter``) or
 with write tasks that need none (``write_parquet(path, ray_remote_args={"num_cpus": 0})``).
 
-:func:`label_on_ray` is ``seqlab distill label --ray``'s pool: Ray actors that each hold a teacher tag the
-shards of unlabeled text, and the driver writes them (:mod:`seqlab.apps.distill`).
+:func:`in_actors` is ``seqlab distill label --ray``'s pool: Ray actors that each hold a teacher tag the shards of
+unlabeled text, and the driver writes them (:mod:`seqlab.apps.distill`).
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ import itertools
 import zipfile
 from collections import deque
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from seqlab.core.errors import SeqlabError
 from seqlab.core.schema import CONFIDENCE_DIGITS, SPAN_FIELDS
@@ -210,11 +210,11 @@ def tag_dataset(dataset: Any, model: str | Path | None = None, *, text_column: s
                                "options": options})
 
 
-class _Labeller:
-    """A Ray actor of ``seqlab distill label --ray``: a teacher loaded once on the CPU with one torch thread, which
-    tags the shards it is handed (:func:`seqlab.apps.distill.label_job`)."""
+class _Worker:
+    """A Ray actor of :func:`in_actors`: a tagger loaded once on the CPU with one torch thread, which runs the
+    tasks it is handed on it."""
 
-    def __init__(self, teacher: str) -> None:
+    def __init__(self, model: str) -> None:
         import gc
 
         import torch
@@ -222,13 +222,11 @@ class _Labeller:
         from seqlab.apps.loader import load
 
         torch.set_num_threads(1)
-        self.tagger = load(teacher, "cpu")
+        self.tagger = load(model, "cpu")
         gc.freeze()
 
-    def label(self, job: Any, batch_size: int) -> Any:
-        from seqlab.apps.distill import label_job
-
-        return label_job(self.tagger, job, batch_size)
+    def run(self, task: Callable[..., Any], item: Any, args: tuple[Any, ...]) -> Any:
+        return task(self.tagger, item, *args)
 
 
 def connect(address: str) -> tuple[Any, bool]:
@@ -246,27 +244,29 @@ def connect(address: str) -> tuple[Any, bool]:
     return ray, True
 
 
-def label_on_ray(teacher: str, jobs: Iterable[Any], actors: int, batch_size: int, address: str) -> Iterator[Any]:
-    """``seqlab distill label --ray``: each shard of ``jobs`` (:class:`seqlab.apps.distill.Job`) tagged by one of
-    ``actors`` Ray actors (one CPU each) that hold ``teacher`` (a ``.seqlab`` file, a run directory or an installed
-    name, readable at that path on every node), the tagged shards (:class:`seqlab.apps.distill.Labelled`)
-    yielded in input order, at most two per actor in flight. The driver writes them, so the corpus folder keeps
-    one writer and resumes as with local workers. Closing the iterator ends the actors (and the connection, if
-    this call made it)."""
+def in_actors(model: str, items: Iterable[Any], actors: int, task: Callable[..., Any], args: tuple[Any, ...],
+              address: str) -> Iterator[Any]:
+    """``task(tagger, item, *args)`` for each of ``items`` in one of ``actors`` Ray actors (one CPU each) that hold
+    ``model`` as ``tagger`` (a ``.seqlab`` file, a run directory or an installed name, readable at that path on
+    every node; a tagging model), the results in input order, at most two per actor in flight: the pool of
+    ``seqlab distill label --ray`` (:mod:`seqlab.apps.distill`), as :func:`seqlab.apps.parallel.in_workers` is
+    of its local workers. ``task`` must be importable by the actors (a module-level function). The caller writes
+    the results, so its output keeps one writer. Closing the iterator ends the actors (and the connection, if this
+    call made it)."""
     if actors < 1:
         raise SeqlabError(f"--workers: expected a positive number of Ray actors, got {actors}")
-    if Path(teacher).exists():
-        teacher = str(Path(teacher).resolve())  # actors may start in another working directory
-    task = _task(teacher)  # a bad path or a relation model is said once, before any actor starts
-    if task != "tagging":
-        raise SeqlabError(f"{teacher}: a teacher must be a tagger, and this is a {task} model")
+    if Path(model).exists():
+        model = str(Path(model).resolve())  # actors may start in another working directory
+    kind = _task(model)  # a bad path or a relation model is said once, before any actor starts
+    if kind != "tagging":
+        raise SeqlabError(f"{model}: expected a tagging model, and this is a {kind} model")
     ray, started = connect(address)
-    labeller = ray.remote(num_cpus=1)(_Labeller)
-    pool = [labeller.remote(teacher) for _ in range(actors)]
+    worker = ray.remote(num_cpus=1)(_Worker)
+    pool = [worker.remote(model) for _ in range(actors)]
     pending: deque = deque()
     try:
-        for k, job in enumerate(jobs):
-            pending.append(pool[k % actors].label.remote(job, batch_size))
+        for k, item in enumerate(items):
+            pending.append(pool[k % actors].run.remote(task, item, args))
             if len(pending) >= 2 * actors:
                 yield _result(ray, pending.popleft())
         while pending:
