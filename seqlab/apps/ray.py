@@ -114,23 +114,31 @@ def row_columns(documents: Sequence[Document]) -> dict[str, Any]:
             "sentences": pa.ListArray.from_arrays(_starts(per_doc), sentence_rows, type=sentences_type)}
 
 
+def _actor_model(model: str | None) -> Any:
+    """An actor's model: loaded once on the CPU, with one torch thread (an actor holds one CPU), then frozen out of
+    the garbage collector's scans, as in ``seqlab tag``."""
+    import gc
+
+    import torch
+
+    from seqlab.apps.loader import load
+
+    torch.set_num_threads(1)
+    loaded = load(model, "cpu")
+    gc.freeze()
+    return loaded
+
+
 class _Tagger:
     """A Ray actor's callable: the model, loaded once on the CPU with one torch thread, tags a batch."""
 
     def __init__(self, model: str | None, column: str, options: dict[str, Any]) -> None:
-        import gc
-
-        import torch
-
-        from seqlab.apps.loader import load
         from seqlab.tagging.config import POOL_BATCHES
 
-        torch.set_num_threads(1)
-        self.tagger = load(model, "cpu")
+        self.tagger = _actor_model(model)
         if self.tagger.task != "tagging":
             raise SeqlabError(f"tag_dataset: {model} is a {self.tagger.task} model, not a tagging model")
         self.column, self.options = column, {"pool": POOL_BATCHES, **options}
-        gc.freeze()  # as in seqlab tag: the modules and model just loaded are not scanned by every collection
 
     def __call__(self, batch: Any) -> Any:  # a pyarrow.Table → the same rows with spans and sentences
         import pyarrow.compute as pc
@@ -215,15 +223,7 @@ class _Worker:
     tasks it is handed on it."""
 
     def __init__(self, model: str) -> None:
-        import gc
-
-        import torch
-
-        from seqlab.apps.loader import load
-
-        torch.set_num_threads(1)
-        self.tagger = load(model, "cpu")
-        gc.freeze()
+        self.tagger = _actor_model(model)
 
     def run(self, task: Callable[..., Any], item: Any, args: tuple[Any, ...]) -> Any:
         return task(self.tagger, item, *args)

@@ -19,12 +19,15 @@ def cmd_label(args: argparse.Namespace) -> int:
     from seqlab.apps.distill import label
 
     os.environ.setdefault(*ONEDNN_CACHE)  # as seqlab tag: a stream of batches of every length
-    if args.ray is not None and args.device not in ("auto", "cpu"):
-        raise SeqlabError(f"--device {args.device} with --ray: the Ray actors run the teacher on the CPU, one "
-                          "thread each; leave --device out")
-    device = model_device(args.device, args.workers if args.ray is None else 2)
-    if args.workers == 1 and args.ray is None:
-        use_threads(args.threads)
+    if args.ray is not None:
+        if args.device not in ("auto", "cpu"):
+            raise SeqlabError(f"--device {args.device} with --ray: the Ray actors run the teacher on the CPU, one "
+                              "thread each; leave --device out")
+        device = "cpu"
+    else:
+        device = model_device(args.device, args.workers)
+        if args.workers == 1:
+            use_threads(args.threads)
     result = label(args.teacher, args.text, args.output, workers=args.workers, limit_words=args.limit_words,
                    lines_per_shard=args.lines_per_shard, batch_size=args.batch_size, device=device, ray=args.ray)
     corpus, run = result["corpus"], result["this_run"]
